@@ -1,0 +1,38 @@
+"""sanitizer: out-of-bounds against the argument's storage (TL001 definite, TL002 possible)."""
+
+from __future__ import annotations
+
+from tilelens_lsp.clients.base import ClientOutput, IRClient, LaunchAnalysis, frame_fields
+from tilelens_lsp.model import Diagnostic, Witness
+
+
+class SanitizerClient(IRClient):
+    name = "sanitizer"
+
+    def run(self, analysis: LaunchAnalysis) -> ClientOutput:
+        out = ClientOutput()
+        for site in analysis.sites:
+            if site.oob is None or site.arg not in analysis.args:
+                continue
+            stack = analysis.stack_of(site.loc, site.call_stack)
+            where = frame_fields(stack)
+            info = analysis.args[site.arg]
+            oob = site.oob
+            definite = site.exact and oob.get("exact", True)
+            view = analysis.views.get(site.arg)
+            size = f"{info.hi} elements" if info.lo == 0 else f"elements {info.lo}..{info.hi - 1}"
+            lane = ", ".join(str(i) for i in oob["lane"]) or "scalar"
+            it = oob["iteration"]
+            when = f", loop iteration {', '.join(map(str, it))}" if it else ""
+            verb = {"load": "reads", "store": "writes", "atomic": "updates"}[site.op]
+            shape = f" (view {view.dtype}{list(view.shape)})" if view else ""
+            message = (f"{'out-of-bounds' if definite else 'possible out-of-bounds'} {site.op}: "
+                       f"program {tuple(oob['pid'])}, lane [{lane}]{when} {verb} element {oob['element']} "
+                       f"of {site.arg}, whose storage holds {size}{shape}")
+            out.diagnostics.append(Diagnostic(
+                code="TL001" if definite else "TL002", message=message, line=where["line"],
+                column=where["column"], stack=stack,
+                witness=Witness(tuple(oob["pid"]), tuple(oob["lane"]),
+                                tuple(it) if it else None, oob["element"]),
+                kind=self.name))
+        return out

@@ -1,0 +1,892 @@
+"""AccessGraph: evaluates the address, mask and control slice of a TTIR module for a whole launch.
+
+Every integer value is a numpy array over (programs, *lanes) with its bit width, so wraparound and
+width obligations are exact; every pointer keeps its provenance (the kernel parameter it derives
+from). Programs are evaluated in batches and loops iteration by iteration with a per-program
+`active` predicate, so pid-dependent trip counts and program-uniform branches are followed exactly.
+Loaded data is opaque: an address built from it is refused (`indirect-address`), a mask built from it
+turns the footprint into a proven over-approximation (`exact: false`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from tilelens_lsp.refusal import Refusal
+from tilelens_lsp.ttir import Block, Func, Module, Op, Type, parse_type, split_top
+
+CHUNK_LANES = 1 << 20          # programs × lanes per batch: bounds memory, not results
+DTYPE_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4,
+               "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "f8E4M3B11FNUZ": 1,
+               "tf32": 4}
+
+
+# ---------------------------------------------------------------- values
+
+
+@dataclass
+class IntV:
+    a: np.ndarray   # (P or 1, *shape); bool for i1, int64 otherwise (wrapped to `bits`)
+    bits: int
+
+
+@dataclass
+class PtrV:
+    arg: str         # kernel parameter the address derives from
+    boff: np.ndarray  # byte offsets from that parameter's address, (P or 1, *shape)
+    pointee: int     # bytes per element of the pointee type
+
+
+@dataclass
+class BlockPtrV:
+    base: PtrV
+    shape: list[np.ndarray]
+    strides: list[np.ndarray]
+    offsets: list[np.ndarray]
+    block: tuple[int, ...]
+
+
+@dataclass
+class Opaque:
+    """A value the model does not compute: loaded data (`why='data'`) or an unmodelled op."""
+
+    why: str          # data | float | out-of-vocabulary | inline-asm
+    message: str = ""
+    loc: str = ""
+
+
+Value = Any
+
+
+def _wrap(a: np.ndarray, bits: int) -> np.ndarray:
+    if bits >= 64:
+        return a
+    if bits == 1:
+        return a.astype(bool)
+    half = 1 << (bits - 1)
+    return ((a + half) & ((1 << bits) - 1)) - half
+
+
+def _unsigned(a: np.ndarray, bits: int) -> np.ndarray:
+    if bits >= 64:
+        return a.astype(np.uint64)
+    return a.astype(np.int64) & ((1 << bits) - 1)
+
+
+def elem_bytes(elem: str) -> int:
+    if elem.startswith("ptr<"):
+        return 8
+    return DTYPE_BYTES.get(elem, 4)
+
+
+# ---------------------------------------------------------------- results of evaluation
+
+
+@dataclass
+class SiteResult:
+    """What one access site touched over the whole launch."""
+
+    op: str
+    arg: str
+    loc: str
+    call_stack: tuple[str, ...]
+    chunks: list[np.ndarray] = field(default_factory=list)
+    exact: bool = True
+    oob: dict[str, Any] | None = None        # first out-of-bounds lane, in evaluation order
+    refusal: Refusal | None = None
+
+    def elements(self) -> np.ndarray:
+        if not self.chunks:
+            return np.zeros(0, dtype=np.int64)
+        if len(self.chunks) > 1:
+            self.chunks = [np.unique(np.concatenate(self.chunks))]
+        return self.chunks[0]
+
+
+@dataclass
+class Obligation:
+    """An integer op in address arithmetic whose result must fit its width."""
+
+    op: str
+    loc: str
+    call_stack: tuple[str, ...]
+    bits: int
+    violation: dict[str, Any] | None = None
+
+
+@dataclass
+class ArgInfo:
+    name: str
+    elem_size: int
+    lo: int          # lowest valid element index relative to the argument's address
+    hi: int          # one past the highest
+
+
+@dataclass
+class LaunchModel:
+    module: Module
+    arg_values: dict[str, Any]       # entry func arg SSA name → value (scalar ints, ptrs, opaque)
+    args: dict[str, ArgInfo]         # pointer parameters by name
+    grid: tuple[int, int, int]
+    budget: int
+
+
+# ---------------------------------------------------------------- evaluator
+
+
+class _Ctx:
+    def __init__(self, pred: np.ndarray, iters: tuple[int, ...], exact: bool, stack: tuple[str, ...]):
+        self.pred = pred          # (P,) bool: programs for which this code runs
+        self.iters = iters
+        self.exact = exact
+        self.stack = stack        # call-site locs, innermost last
+
+
+class AccessGraph:
+    """Evaluates one launch; `run()` returns its access sites and width obligations."""
+
+    def __init__(self, model: LaunchModel) -> None:
+        self.m = model
+        self.sites: dict[tuple, SiteResult] = {}
+        self.obligations: dict[tuple, Obligation] = {}
+        self.work = 0
+        self.slice = _address_slice(model.module)
+        self.pid_base = 0
+        self.P = 1
+        self._pids: list[np.ndarray] = []
+
+    def width_obligations(self) -> list[Obligation]:
+        return list(self.obligations.values())
+
+    # -- driver
+
+    def run(self) -> None:
+        gx, gy, gz = self.m.grid
+        total = gx * gy * gz
+        if total == 0:
+            return
+        lanes = max([1] + [_numel(t) for f in self.m.module.funcs.values() for op in _ops(f.body)
+                           for t in op.result_types])
+        chunk = max(1, min(total, CHUNK_LANES // lanes))
+        entry = self.m.module.funcs[self.m.module.entry]
+        for start in range(0, total, chunk):
+            self.P = min(chunk, total - start)
+            self.pid_base = start
+            idx = np.arange(start, start + self.P, dtype=np.int64)
+            self._pids = [idx % gx, (idx // gx) % gy, idx // (gx * gy)]
+            env = {name: self.m.arg_values[name] for name, _ in entry.args}
+            ctx = _Ctx(np.ones(self.P, dtype=bool), (), True, ())
+            self.eval_block(entry.body, env, ctx)
+
+    # -- blocks
+
+    def eval_block(self, block: Block, env: dict[str, Value], ctx: _Ctx) -> list[Value]:
+        for op in block.ops:
+            if op.name in ("scf.yield", "tt.return"):
+                return [self.get(env, o) for o in op.operands]
+            handler = _HANDLERS.get(op.name)
+            if handler is None:
+                results = self.unknown(op, env)
+            else:
+                results = handler(self, op, env, ctx)
+            for name, value in zip(op.results, results):
+                env[name] = value
+        return []
+
+    def get(self, env: dict[str, Value], name: str) -> Value:
+        try:
+            return env[name]
+        except KeyError:
+            raise Refusal("reader-misalignment", f"value {name} used before its definition") from None
+
+    def unknown(self, op: Op, env: dict[str, Value]) -> list[Value]:
+        why = "inline-asm" if "inline_asm" in op.name else "out-of-vocabulary"
+        if any(isinstance(self.get(env, o), Opaque) and self.get(env, o).why == "data" for o in op.operands
+               if o in env):
+            return [Opaque("data", f"{op.name} of loaded data", op.loc)] * len(op.results)
+        return [Opaque(why, f"{op.name} is not modelled", op.loc)] * len(op.results)
+
+    # -- helpers used by handlers
+
+    def need_int(self, v: Value, op: Op, role: str) -> IntV:
+        if isinstance(v, IntV):
+            return v
+        if isinstance(v, Opaque):
+            kind = {"data": "data-dependent-bound"}.get(v.why, v.why)
+            raise Refusal(kind, f"{role} depends on {v.message or v.why}", v.loc or op.loc)
+        raise Refusal("out-of-vocabulary", f"{role} is not an integer", op.loc)
+
+    def pred_like(self, ctx: _Ctx, shape_ndim: int) -> np.ndarray:
+        return ctx.pred.reshape((self.P,) + (1,) * shape_ndim)
+
+    def pid(self, axis: int) -> np.ndarray:
+        return self._pids[axis]
+
+    def check_width(self, op: Op, ctx: _Ctx, exact: np.ndarray, bits: int) -> np.ndarray:
+        """Record the width obligation of `op` and return the wrapped result."""
+        if bits > 32 or bits == 1 or id(op) not in self.slice:
+            return _wrap(exact, bits)
+        key = (id(op), ctx.stack)
+        ob = self.obligations.get(key)
+        if ob is None:
+            ob = self.obligations[key] = Obligation(op.name, op.loc, ctx.stack, bits)
+        if ob.violation is None:
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+            full = np.broadcast_to(exact, (self.P,) + exact.shape[1:])
+            bad = ((full < lo) | (full > hi)) & self.pred_like(ctx, full.ndim - 1)
+            if bad.any():
+                flat = int(np.argmax(bad.reshape(-1)))
+                where = np.unravel_index(flat, bad.shape)
+                ob.violation = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
+                                "iteration": ctx.iters or None, "value": int(full[where])}
+        return _wrap(exact, bits)
+
+    def pid_tuple(self, p: int) -> tuple[int, int, int]:
+        return (int(self._pids[0][p]), int(self._pids[1][p]), int(self._pids[2][p]))
+
+    def record(self, op: Op, kind: str, ptr: Value, mask: Value, ctx: _Ctx) -> None:
+        """Record the elements that mask-true lanes of running programs touch."""
+        if isinstance(ptr, BlockPtrV):
+            ptr, bmask = _block_addresses(ptr, op)
+            mask = bmask if mask is None else _and(mask, bmask)
+        if isinstance(ptr, Opaque):
+            site = self._site(op, kind, "?", ctx)
+            if site.refusal is None:
+                k = "indirect-address" if ptr.why == "data" else ptr.why
+                site.refusal = Refusal(k, f"the address of this {kind} depends on {ptr.message or ptr.why}",
+                                       op.loc)
+            return
+        if not isinstance(ptr, PtrV):
+            raise Refusal("out-of-vocabulary", f"{kind} through a value the model does not follow", op.loc)
+        site = self._site(op, kind, ptr.arg, ctx)
+        exact = ctx.exact
+        shape = (self.P,) + tuple(ptr.boff.shape[1:])
+        if isinstance(mask, Opaque):
+            exact = False
+            m = np.ones(shape, dtype=bool)
+        elif mask is None:
+            m = np.ones(shape, dtype=bool)
+        else:
+            m = np.broadcast_to(mask.a, shape) if isinstance(mask, IntV) else np.ones(shape, dtype=bool)
+        m = m & self.pred_like(ctx, len(shape) - 1)
+        if not exact:
+            site.exact = False
+        info = self.m.args[ptr.arg]
+        boff = np.broadcast_to(ptr.boff, shape)
+        elems = boff[m] // info.elem_size
+        self.work += int(m.size)
+        if self.work > self.m.budget:
+            raise Refusal("launch-too-large",
+                          f"enumerating this launch exceeds the budget of {self.m.budget} lane evaluations",
+                          op.loc)
+        if elems.size == 0:
+            return
+        site.chunks.append(np.unique(elems))
+        if len(site.chunks) > 64:
+            site.chunks = [np.unique(np.concatenate(site.chunks))]
+        if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):
+            full = boff // info.elem_size
+            bad = m & ((full < info.lo) | (full >= info.hi))
+            flat = int(np.argmax(bad.reshape(-1)))
+            where = np.unravel_index(flat, bad.shape)
+            site.oob = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
+                        "iteration": ctx.iters or None, "element": int(full[where]), "exact": exact}
+
+    def _site(self, op: Op, kind: str, arg: str, ctx: _Ctx) -> SiteResult:
+        key = (id(op), ctx.stack, arg)
+        site = self.sites.get(key)
+        if site is None:
+            site = self.sites[key] = SiteResult(kind, arg, op.loc, ctx.stack)
+        return site
+
+
+# ---------------------------------------------------------------- op handlers
+
+_HANDLERS: dict[str, Callable[[AccessGraph, Op, dict, _Ctx], list[Value]]] = {}
+
+
+def handles(*names: str):
+    def deco(fn):
+        for n in names:
+            _HANDLERS[n] = fn
+        return fn
+    return deco
+
+
+def _numel(t: Type) -> int:
+    n = 1
+    for s in t.shape:
+        n *= s
+    return n
+
+
+def _ops(block: Block):
+    for op in block.ops:
+        yield op
+        for r in op.regions:
+            for b in r.blocks:
+                yield from _ops(b)
+
+
+def _and(a: Value, b: Value) -> Value:
+    if isinstance(a, Opaque):
+        return a
+    if isinstance(b, Opaque):
+        return b
+    return IntV(a.a & b.a, 1)
+
+
+_CONST_RE = re.compile(r"^(?:dense<(.*)>|(\S+))\s*:\s*(.*)$")
+
+
+@handles("arith.constant")
+def _constant(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    m = _CONST_RE.match(op.text.strip())
+    ty = op.result_types[0]
+    if not m or not ty.is_int:
+        return [Opaque("float", "a floating-point constant", op.loc)]
+    raw = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
+    if raw.startswith("["):
+        vals = np.array(_parse_list(raw), dtype=np.int64).reshape((1,) + ty.shape)
+    else:
+        v = 1 if raw == "true" else 0 if raw == "false" else int(raw, 0)
+        vals = np.full((1,) + ty.shape, v, dtype=np.int64)
+    if ty.bits == 1:
+        return [IntV(vals.astype(bool), 1)]
+    return [IntV(_wrap(vals, ty.bits), ty.bits)]
+
+
+def _parse_list(raw: str) -> list:
+    import ast as _ast
+    return _ast.literal_eval(raw.replace("true", "1").replace("false", "0"))
+
+
+@handles("tt.get_program_id")
+def _program_id(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    axis = "xyz".index(op.text.split()[0])
+    return [IntV(g.pid(axis).copy(), 32)]
+
+
+@handles("tt.get_num_programs")
+def _num_programs(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    axis = "xyz".index(op.text.split()[0])
+    return [IntV(np.full((1,), g.m.grid[axis], dtype=np.int64), 32)]
+
+
+@handles("tt.make_range")
+def _make_range(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    start = int(re.search(r"start = (-?\d+)", op.text).group(1))
+    end = int(re.search(r"end = (-?\d+)", op.text).group(1))
+    return [IntV(np.arange(start, end, dtype=np.int64)[None], 32)]
+
+
+def _binary(fn: Callable[[np.ndarray, np.ndarray, int], np.ndarray], checked: bool = False):
+    def handler(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+        a, b = (g.get(env, o) for o in op.operands[:2])
+        ty = op.result_types[0]
+        if isinstance(a, PtrV) or isinstance(b, PtrV):
+            return [Opaque("out-of-vocabulary", f"{op.name} on pointers", op.loc)]
+        if not isinstance(a, IntV) or not isinstance(b, IntV):
+            return [_opaque_of(a, b, op)]
+        bits = ty.bits or max(a.bits, b.bits)
+        with np.errstate(all="ignore"):
+            exact = fn(a.a.astype(np.int64) if a.bits != 1 else a.a, b.a.astype(np.int64) if b.bits != 1 else b.a,
+                       bits)
+        if bits == 1:
+            return [IntV(exact.astype(bool), 1)]
+        if checked:
+            return [IntV(g.check_width(op, ctx, exact, bits), bits)]
+        return [IntV(_wrap(exact, bits), bits)]
+    return handler
+
+
+def _opaque_of(*values: Value) -> Opaque:
+    for v in values:
+        if isinstance(v, Opaque) and v.why == "data":
+            return v
+    for v in values:
+        if isinstance(v, Opaque):
+            return v
+    return Opaque("out-of-vocabulary", "an unmodelled operand")
+
+
+def _tdiv(a, b, bits):
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe)
+    return np.where(b == 0, 0, np.where((a < 0) != (safe < 0), -q, q))
+
+
+def _trem(a, b, bits):
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, a - _tdiv(a, safe, bits) * safe)
+
+
+def _udiv(a, b, bits):
+    ua, ub = _unsigned(a, bits), _unsigned(b, bits)
+    return np.where(ub == 0, 0, ua // np.where(ub == 0, 1, ub)).astype(np.int64)
+
+
+def _urem(a, b, bits):
+    ua, ub = _unsigned(a, bits), _unsigned(b, bits)
+    return np.where(ub == 0, 0, ua % np.where(ub == 0, 1, ub)).astype(np.int64)
+
+
+def _floordiv(a, b, bits):
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, a // safe)
+
+
+def _ceildiv(a, b, bits):
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, -((-a) // safe))
+
+
+_handlers_binary = {
+    "arith.addi": (lambda a, b, w: a + b, True),
+    "arith.subi": (lambda a, b, w: a - b, True),
+    "arith.muli": (lambda a, b, w: a * b, True),
+    "arith.shli": (lambda a, b, w: np.where((b >= 0) & (b < w), a << np.clip(b, 0, 63), 0), True),
+    "arith.shrsi": (lambda a, b, w: a >> np.clip(b, 0, 63), False),
+    "arith.shrui": (lambda a, b, w: _unsigned(a, w) >> np.clip(b, 0, 63), False),
+    "arith.divsi": (_tdiv, False),
+    "arith.remsi": (_trem, False),
+    "arith.divui": (_udiv, False),
+    "arith.remui": (_urem, False),
+    "arith.floordivsi": (_floordiv, False),
+    "arith.ceildivsi": (_ceildiv, False),
+    "arith.minsi": (lambda a, b, w: np.minimum(a, b), False),
+    "arith.maxsi": (lambda a, b, w: np.maximum(a, b), False),
+    "arith.minui": (lambda a, b, w: np.where(_unsigned(a, w) <= _unsigned(b, w), a, b), False),
+    "arith.maxui": (lambda a, b, w: np.where(_unsigned(a, w) >= _unsigned(b, w), a, b), False),
+    "arith.andi": (lambda a, b, w: a & b, False),
+    "arith.ori": (lambda a, b, w: a | b, False),
+    "arith.xori": (lambda a, b, w: a ^ b, False),
+}
+for _name, (_fn, _checked) in _handlers_binary.items():
+    _HANDLERS[_name] = _binary(_fn, _checked)
+
+_CMP = {
+    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
+    "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal,
+}
+
+
+@handles("arith.cmpi")
+def _cmpi(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    pred = op.text.split(",")[0].strip()
+    a, b = (g.get(env, o) for o in op.operands[:2])
+    if isinstance(a, PtrV) and isinstance(b, PtrV) and a.arg == b.arg:
+        return [IntV(_CMP[pred](a.boff, b.boff), 1)]
+    if not isinstance(a, IntV) or not isinstance(b, IntV):
+        return [_opaque_of(a, b, op)]
+    x, y = a.a, b.a
+    if pred.startswith("u"):
+        x, y = _unsigned(x, a.bits), _unsigned(y, b.bits)
+    return [IntV(_CMP[pred](x, y), 1)]
+
+
+@handles("arith.select")
+def _select(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    c, a, b = (g.get(env, o) for o in op.operands[:3])
+    if isinstance(c, IntV) and isinstance(a, IntV) and isinstance(b, IntV):
+        return [IntV(np.where(c.a, a.a, b.a), a.bits)]
+    if isinstance(c, IntV) and isinstance(a, PtrV) and isinstance(b, PtrV):
+        if a.arg != b.arg:
+            return [Opaque("pointer-provenance", "a select between pointers of different arguments", op.loc)]
+        return [PtrV(a.arg, np.where(c.a, a.boff, b.boff), a.pointee)]
+    if isinstance(c, Opaque) and c.why == "data":
+        return [Opaque("data", "a select on loaded data", op.loc)]
+    return [_opaque_of(c, a, b)]
+
+
+def _cast(kind: str):
+    def handler(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+        v = g.get(env, op.operands[0])
+        ty = op.result_types[0]
+        if not isinstance(v, IntV):
+            return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of a pointer", op.loc)]
+        if not ty.is_int:
+            return [Opaque("float", f"{op.name} to {ty.elem}", op.loc)]
+        a = v.a.astype(np.int64)
+        if kind == "zext":
+            a = _unsigned(a, v.bits) if v.bits > 1 else a
+        if ty.bits == 1:
+            return [IntV((a & 1).astype(bool), 1)]
+        return [IntV(_wrap(a, ty.bits), ty.bits)]
+    return handler
+
+
+for _name in ("arith.extsi", "arith.trunci", "arith.index_cast"):
+    _HANDLERS[_name] = _cast("sext")
+for _name in ("arith.extui", "arith.index_castui"):
+    _HANDLERS[_name] = _cast("zext")
+
+
+@handles("arith.bitcast", "tt.bitcast")
+def _bitcast(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    v = g.get(env, op.operands[0])
+    ty = op.result_types[0]
+    if isinstance(v, PtrV) and ty.is_ptr:
+        return [PtrV(v.arg, v.boff, elem_bytes(ty.pointee))]
+    if isinstance(v, IntV) and ty.is_int and ty.bits == v.bits:
+        return [v]
+    if isinstance(v, Opaque):
+        return [v]
+    return [Opaque("float", f"{op.name} to {ty.elem}", op.loc)]
+
+
+def _reshape_lanes(arr: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    return fn(arr)
+
+
+def _shape_op(fn: Callable[[np.ndarray, Op, Type], np.ndarray]):
+    def handler(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+        v = g.get(env, op.operands[0])
+        ty = op.result_types[0]
+        if isinstance(v, IntV):
+            return [IntV(fn(v.a, op, ty), v.bits)]
+        if isinstance(v, PtrV):
+            return [PtrV(v.arg, fn(v.boff, op, ty), v.pointee)]
+        return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of this value", op.loc)]
+    return handler
+
+
+def _splat(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
+    return np.broadcast_to(a.reshape(a.shape[:1] + (1,) * len(ty.shape)), a.shape[:1] + ty.shape)
+
+
+def _broadcast(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
+    return np.broadcast_to(a, a.shape[:1] + ty.shape)
+
+
+def _expand_dims(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
+    axis = int(re.search(r"axis = (-?\d+)", op.text).group(1))
+    return np.expand_dims(a, axis + 1)
+
+
+def _reshape(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(a.shape[:1] + ty.shape)
+
+
+def _trans(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
+    m = re.search(r"order = array<i32:\s*([\d,\s]+)>", op.text)
+    order = [int(x) for x in m.group(1).split(",")] if m else list(range(a.ndim - 1))[::-1]
+    return np.transpose(a, [0] + [o + 1 for o in order])
+
+
+_HANDLERS["tt.splat"] = _shape_op(_splat)
+_HANDLERS["tt.broadcast"] = _shape_op(_broadcast)
+_HANDLERS["tt.expand_dims"] = _shape_op(_expand_dims)
+_HANDLERS["tt.reshape"] = _shape_op(_reshape)
+_HANDLERS["tt.trans"] = _shape_op(_trans)
+_HANDLERS["tt.assume"] = lambda g, op, env, ctx: []
+_HANDLERS["tt.assert"] = lambda g, op, env, ctx: []
+_HANDLERS["tt.print"] = lambda g, op, env, ctx: []
+_HANDLERS["gpu.barrier"] = lambda g, op, env, ctx: []
+_HANDLERS["ttg.barrier"] = lambda g, op, env, ctx: []
+_HANDLERS["ub.poison"] = lambda g, op, env, ctx: [Opaque("float", "poison", op.loc)] * len(op.results)
+
+
+@handles("tt.join")
+def _join(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    a, b = (g.get(env, o) for o in op.operands[:2])
+    if isinstance(a, IntV) and isinstance(b, IntV):
+        ty = op.result_types[0]
+        full = (g.P if a.a.shape[0] == g.P or b.a.shape[0] == g.P else 1,) + ty.shape[:-1]
+        return [IntV(np.stack([np.broadcast_to(a.a, full), np.broadcast_to(b.a, full)], axis=-1), a.bits)]
+    if isinstance(a, PtrV) and isinstance(b, PtrV) and a.arg == b.arg:
+        ty = op.result_types[0]
+        full = (g.P if a.boff.shape[0] == g.P or b.boff.shape[0] == g.P else 1,) + ty.shape[:-1]
+        return [PtrV(a.arg, np.stack([np.broadcast_to(a.boff, full), np.broadcast_to(b.boff, full)], axis=-1),
+                     a.pointee)]
+    return [_opaque_of(a, b)]
+
+
+@handles("tt.split")
+def _split(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    v = g.get(env, op.operands[0])
+    if isinstance(v, IntV):
+        return [IntV(v.a[..., 0], v.bits), IntV(v.a[..., 1], v.bits)]
+    if isinstance(v, PtrV):
+        return [PtrV(v.arg, v.boff[..., 0], v.pointee), PtrV(v.arg, v.boff[..., 1], v.pointee)]
+    return [v, v]
+
+
+@handles("tt.addptr")
+def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    p, off = (g.get(env, o) for o in op.operands[:2])
+    if isinstance(p, Opaque):
+        return [p]
+    if not isinstance(p, PtrV):
+        return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
+    if isinstance(off, Opaque):
+        why = "data" if off.why == "data" else off.why
+        return [Opaque(why, "an offset computed from loaded data" if why == "data" else off.message, op.loc)]
+    if not isinstance(off, IntV):
+        return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
+    return [PtrV(p.arg, p.boff + off.a.astype(np.int64) * p.pointee, p.pointee)]
+
+
+@handles("tt.int_to_ptr", "tt.ptr_to_int")
+def _int_ptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    return [Opaque("pointer-provenance", f"{op.name} loses the pointer's provenance", op.loc)]
+
+
+@handles("tt.load")
+def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    ptr = g.get(env, op.operands[0])
+    mask = g.get(env, op.operands[1]) if len(op.operands) > 1 else None
+    g.record(op, "load", ptr, mask, ctx)
+    return [Opaque("data", "loaded data", op.loc)]
+
+
+@handles("tt.store")
+def _store(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    ptr = g.get(env, op.operands[0])
+    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    g.record(op, "store", ptr, mask, ctx)
+    return []
+
+
+@handles("tt.atomic_rmw")
+def _atomic_rmw(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    ptr = g.get(env, op.operands[0])
+    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    g.record(op, "atomic", ptr, mask, ctx)
+    return [Opaque("data", "an atomic's old value", op.loc)]
+
+
+@handles("tt.atomic_cas")
+def _atomic_cas(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    g.record(op, "atomic", g.get(env, op.operands[0]), None, ctx)
+    return [Opaque("data", "an atomic's old value", op.loc)]
+
+
+# -- block pointers (Triton ≤ 3.8)
+
+
+def _operand_groups(text: str) -> list[list[str]]:
+    return [re.findall(r"%[\w$.\-]+(?:#\d+)?", grp) for grp in re.findall(r"\[([^\]]*)\]", text)]
+
+
+@handles("tt.make_block_ptr")
+def _make_block_ptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    base = g.get(env, op.operands[0])
+    if not isinstance(base, PtrV):
+        return [base if isinstance(base, Opaque) else Opaque("out-of-vocabulary", "block pointer base", op.loc)]
+    shape_n, stride_n, off_n = _operand_groups(split_top(op.text, " : ")[0])[:3]
+    vals = []
+    for group in (shape_n, stride_n, off_n):
+        row = []
+        for n in group:
+            v = g.get(env, n)
+            if not isinstance(v, IntV):
+                return [Opaque("data" if isinstance(v, Opaque) and v.why == "data" else "out-of-vocabulary",
+                               "a block pointer field the model does not compute", op.loc)]
+            row.append(v.a.astype(np.int64))
+        vals.append(row)
+    block = parse_type(op.text.rsplit(" : ", 1)[-1].strip().lstrip("<").rstrip(">")
+                       if "tensor<" in op.text else "tensor<1xi8>").shape
+    return [BlockPtrV(base, vals[0], vals[1], vals[2], block)]
+
+
+@handles("tt.advance")
+def _advance(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    bp = g.get(env, op.operands[0])
+    if not isinstance(bp, BlockPtrV):
+        return [bp if isinstance(bp, Opaque) else Opaque("out-of-vocabulary", "advance of a non block pointer",
+                                                         op.loc)]
+    deltas = []
+    for n in op.operands[1:]:
+        v = g.get(env, n)
+        if not isinstance(v, IntV):
+            return [Opaque("data" if isinstance(v, Opaque) and v.why == "data" else "out-of-vocabulary",
+                           "a block pointer advance the model does not compute", op.loc)]
+        deltas.append(v.a.astype(np.int64))
+    return [BlockPtrV(bp.base, bp.shape, bp.strides, [o + d for o, d in zip(bp.offsets, deltas)], bp.block)]
+
+
+def _block_addresses(bp: BlockPtrV, op: Op) -> tuple[PtrV, IntV]:
+    """Byte offsets and the boundary-check mask of a block pointer access."""
+    m = re.search(r"boundaryCheck = array<i32:\s*([\d,\s]*)>", op.text)
+    checked = {int(x) for x in m.group(1).split(",") if x.strip()} if m else set()
+    nd = len(bp.block)
+    boff: np.ndarray = np.zeros((1,) * (nd + 1), dtype=np.int64) + bp.base.boff.reshape((-1,) + (1,) * nd)
+    mask = np.ones((1,) * (nd + 1), dtype=bool)
+    for d in range(nd):
+        shape = [1] * (nd + 1)
+        shape[d + 1] = bp.block[d]
+        idx = np.arange(bp.block[d], dtype=np.int64).reshape(shape)
+        pos = bp.offsets[d].reshape((-1,) + (1,) * nd) + idx
+        boff = boff + pos * bp.strides[d].reshape((-1,) + (1,) * nd) * bp.base.pointee
+        if d in checked:
+            mask = mask & (pos >= 0) & (pos < bp.shape[d].reshape((-1,) + (1,) * nd))
+    return PtrV(bp.base.arg, boff, bp.base.pointee), IntV(mask, 1)
+
+
+# -- control flow
+
+
+_FOR_IV = re.compile(r"^\s*(%[\w$.\-]+)\s*=")
+_ITER_ARGS = re.compile(r"iter_args\((.*)\)\s*->", re.S)
+
+
+def _blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
+    """Per-program select between a loop's (or branch's) new and old value."""
+    if isinstance(new, IntV) and isinstance(old, IntV):
+        c = cond.reshape(cond.shape + (1,) * (max(new.a.ndim, old.a.ndim) - 1))
+        return IntV(np.where(c, new.a, old.a), new.bits)
+    if isinstance(new, PtrV) and isinstance(old, PtrV):
+        if new.arg != old.arg:
+            return Opaque("pointer-provenance", "a loop-carried pointer changes argument", op.loc)
+        c = cond.reshape(cond.shape + (1,) * (max(new.boff.ndim, old.boff.ndim) - 1))
+        return PtrV(new.arg, np.where(c, new.boff, old.boff), new.pointee)
+    if isinstance(new, BlockPtrV) and isinstance(old, BlockPtrV):
+        fields = []
+        for a_list, b_list in ((new.shape, old.shape), (new.strides, old.strides), (new.offsets, old.offsets)):
+            fields.append([np.where(cond, a, b) for a, b in zip(a_list, b_list)])
+        base = _blend(cond, new.base, old.base, op)
+        if not isinstance(base, PtrV):
+            return base
+        return BlockPtrV(base, fields[0], fields[1], fields[2], new.block)
+    if isinstance(new, Opaque):
+        return new
+    if isinstance(old, Opaque):
+        return old
+    return Opaque("out-of-vocabulary", "a loop-carried value of changing kind", op.loc)
+
+
+@handles("scf.for")
+def _for(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    lb, ub, step = (g.need_int(g.get(env, o), op, "a loop bound") for o in op.operands[:3])
+    inits = [g.get(env, o) for o in op.operands[3:]]
+    iv = _FOR_IV.match(op.text).group(1)
+    m = _ITER_ARGS.search(op.text)
+    carried = [a.split("=")[0].strip() for a in split_top(m.group(1), ", ")] if m else []
+    P = g.P
+    lbv = np.broadcast_to(lb.a, (P,)).astype(np.int64)
+    ubv = np.broadcast_to(ub.a, (P,)).astype(np.int64)
+    stv = np.broadcast_to(step.a, (P,)).astype(np.int64)
+    if (stv[ctx.pred] <= 0).any():
+        raise Refusal("control-flow", "a loop with a non-positive step", op.loc)
+    trips = np.where(ctx.pred, np.maximum(0, -((lbv - ubv) // stv)), 0)
+    values = list(inits)
+    body = op.regions[0].blocks[0]
+    for t in range(int(trips.max()) if trips.size else 0):
+        active = trips > t
+        inner = dict(env)
+        inner[iv] = IntV(_wrap(lbv + t * stv, lb.bits), lb.bits)
+        for name, v in zip(carried, values):
+            inner[name] = v
+        yielded = g.eval_block(body, inner, _Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))
+        values = [_blend(active, new, old, op) for new, old in zip(yielded, values)]
+    return values
+
+
+@handles("scf.if")
+def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    cond = g.get(env, op.operands[0])
+    then_b = op.regions[0].blocks[0]
+    else_b = op.regions[1].blocks[0] if len(op.regions) > 1 else None
+    if isinstance(cond, IntV):
+        c = np.broadcast_to(cond.a.reshape(cond.a.shape[:1]), (g.P,)).astype(bool)
+        then_v = g.eval_block(then_b, dict(env), _Ctx(ctx.pred & c, ctx.iters, ctx.exact, ctx.stack))
+        else_v = (g.eval_block(else_b, dict(env), _Ctx(ctx.pred & ~c, ctx.iters, ctx.exact, ctx.stack))
+                  if else_b else [])
+        return [_blend(c, t, e, op) for t, e in zip(then_v, else_v)]
+    if isinstance(cond, Opaque) and cond.why == "data":
+        # both branches may run: their accesses become over-approximations
+        then_v = g.eval_block(then_b, dict(env), _Ctx(ctx.pred, ctx.iters, False, ctx.stack))
+        else_v = g.eval_block(else_b, dict(env), _Ctx(ctx.pred, ctx.iters, False, ctx.stack)) if else_b else []
+        return [t if isinstance(t, Opaque) else Opaque("data", "a value chosen by loaded data", op.loc)
+                for t, _ in zip(then_v, else_v)]
+    raise Refusal("control-flow" if not isinstance(cond, Opaque) else cond.why,
+                  "a branch condition the model does not compute", op.loc)
+
+
+@handles("scf.while")
+def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    raise Refusal("control-flow", "while loops are not modelled", op.loc)
+
+
+@handles("tt.call")
+def _call(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    callee = re.match(r"@([\w$.\-]+)", op.text.strip()).group(1)
+    func = g.m.module.funcs.get(callee)
+    if func is None:
+        raise Refusal("call", f"call of @{callee}, which the module does not define", op.loc)
+    if len(ctx.stack) > 32:
+        raise Refusal("call", "calls nested more than 32 deep", op.loc)
+    inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands)}
+    return g.eval_block(func.body, inner, _Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack + (op.loc,)))
+
+
+@handles("tt.reduce")
+def _reduce(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    vals = [g.get(env, o) for o in op.operands]
+    body = op.regions[0].blocks[0].ops if op.regions else []
+    combine = [o.name for o in body if o.name != "tt.reduce.return"]
+    axis_m = re.search(r"axis = (\d+)", op.text + " " + op.tail)
+    fns = {"arith.addi": np.sum, "arith.maxsi": np.max, "arith.minsi": np.min, "arith.ori": np.any,
+           "arith.andi": np.all}
+    if (len(vals) == 1 and isinstance(vals[0], IntV) and len(combine) == 1 and combine[0] in fns and axis_m):
+        v = vals[0]
+        full = np.broadcast_to(v.a, (g.P,) + v.a.shape[1:])
+        out = fns[combine[0]](full, axis=int(axis_m.group(1)) + 1)
+        return [IntV(_wrap(out.astype(np.int64), v.bits) if v.bits > 1 else out.astype(bool), v.bits)]
+    return [_opaque_of(*vals) if any(isinstance(v, Opaque) for v in vals)
+            else Opaque("out-of-vocabulary", "this reduction is not modelled", op.loc)] * len(op.results)
+
+
+# ---------------------------------------------------------------- address slice
+
+
+def _address_slice(module: Module) -> set[int]:
+    """ids of integer ops whose results flow into a pointer offset or block-pointer field."""
+    defs: dict[tuple[str, str], Op] = {}
+    carried: dict[tuple[str, str], list[str]] = {}
+    roots: list[tuple[str, str]] = []
+    for fname, func in module.funcs.items():
+        for op in _ops(func.body):
+            for r in op.results:
+                defs[(fname, r)] = op
+            if op.name == "tt.addptr":
+                roots.append((fname, op.operands[1]))
+            elif op.name in ("tt.make_block_ptr", "tt.advance"):
+                roots.extend((fname, o) for o in op.operands[1:])
+            elif op.name == "tt.call":
+                roots.extend((fname, o) for o in op.operands)
+            if op.name == "scf.for":
+                iv = _FOR_IV.match(op.text)
+                m = _ITER_ARGS.search(op.text)
+                names = [a.split("=")[0].strip() for a in split_top(m.group(1), ", ")] if m else []
+                yields = op.regions[0].blocks[0].ops[-1].operands if op.regions[0].blocks[0].ops else []
+                for i, n in enumerate(names):
+                    srcs = [op.operands[3 + i]] + ([yields[i]] if i < len(yields) else [])
+                    carried[(fname, n)] = srcs
+                    if i < len(op.results):
+                        carried[(fname, op.results[i])] = srcs
+                if iv:
+                    carried[(fname, iv.group(1))] = op.operands[:3]
+    seen: set[tuple[str, str]] = set()
+    ops: set[int] = set()
+    stack = list(roots)
+    while stack:
+        key = stack.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        fname, name = key
+        for src in carried.get(key, []):
+            stack.append((fname, src))
+        op = defs.get(key)
+        if op is None:
+            continue
+        ops.add(id(op))
+        for o in op.operands:
+            stack.append((fname, o))
+    return ops

@@ -1,0 +1,308 @@
+"""Host compile: declared launch → JIT binder → TTIR for a target, with no driver or device.
+
+Binding goes through the JIT's own binder and `_pack_args`, so divisibility, 32/64-bit ints and
+constexprs are what a real launch would compile. A host-only stand-in is installed as Triton's
+active driver: it answers target queries for the configured target and raises on anything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
+
+ALIGN = 1 << 12          # base address alignment of fake allocations
+ADDRESS_GAP = 1 << 40    # fake allocations are far apart, so no address is ambiguous
+
+
+class DeviceAccessError(RuntimeError):
+    """Raised by the host driver stand-in for any query that would need a GPU."""
+
+
+class LaunchBindingError(ValueError):
+    """The declared arguments do not fit the kernel's signature (TL020 on the directive)."""
+
+
+def parse_target(target: str):
+    from triton.backends.compiler import GPUTarget
+
+    backend, _, arch = target.partition(":")
+    if backend == "cuda":
+        return GPUTarget("cuda", int(arch), 32)
+    if backend == "hip":
+        return GPUTarget("hip", arch, 64)
+    raise ValueError(f"unknown target backend {backend!r} (expected cuda:NN or hip:gfxNNN)")
+
+
+class _HostUtils:
+    def __getattr__(self, name: str):
+        raise DeviceAccessError(f"device query '{name}' is not available on the host compile path")
+
+
+class HostDriver:
+    """Answers `get_current_target()` for the configured target; every other query raises."""
+
+    def __init__(self, target) -> None:
+        self._target = target
+        self.utils = _HostUtils()
+
+    def get_current_target(self):
+        return self._target
+
+    def __getattr__(self, name: str):
+        raise DeviceAccessError(f"driver call '{name}' is not available on the host compile path")
+
+
+def install_host_driver(target) -> None:
+    from triton.runtime import driver
+
+    driver.set_active(HostDriver(target))
+
+
+# ---------------------------------------------------------------- fake arguments
+
+
+def triton_dtype(name: str):
+    import triton.language as tl
+
+    aliases = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
+               "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16", "fp16": "float16",
+               "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i1": "int1", "u1": "int1"}
+    attr = aliases.get(name)
+    if attr is None:
+        attr = name.replace("i", "int", 1) if name.startswith("i") else name.replace("u", "uint", 1)
+    return getattr(tl, attr)
+
+
+def element_size(dtype_name: str) -> int:
+    if dtype_name in ("i1", "u1"):
+        return 1
+    return max(1, triton_dtype(dtype_name).primitive_bitwidth // 8)
+
+
+class FakeTensor:
+    """What the binder and kernels' host code look at: dtype, data_ptr(), shape, stride()."""
+
+    def __init__(self, spec: TensorSpec, index: int) -> None:
+        self.spec = spec
+        self.dtype = triton_dtype(spec.dtype)
+        self.itemsize = element_size(spec.dtype)
+        self.base = ADDRESS_GAP * (index + 1)
+        self.shape = tuple(spec.shape)
+
+    def data_ptr(self) -> int:
+        return self.base + self.spec.offset * self.itemsize
+
+    def stride(self, dim: int | None = None):
+        return self.spec.strides if dim is None else self.spec.strides[dim]
+
+    def numel(self) -> int:
+        return self.spec.numel
+
+    def element_size(self) -> int:
+        return self.itemsize
+
+    def size(self, dim: int | None = None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"{self.spec.dtype}{list(self.shape)}"
+
+
+def fake_value(arg, index: int):
+    if isinstance(arg, TensorSpec):
+        return FakeTensor(arg, index)
+    assert isinstance(arg, ScalarSpec)
+    return arg.value
+
+
+# ---------------------------------------------------------------- kernels and configs
+
+
+@dataclass
+class KernelChain:
+    """A JITFunction with the autotune configs and heuristics wrapped around it (outermost first)."""
+
+    jit: Any
+    layers: list[Any] = field(default_factory=list)
+
+
+def unwrap(obj) -> KernelChain:
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.jit import JITFunction
+
+    layers = []
+    while isinstance(obj, (Autotuner, Heuristics)):
+        layers.append(obj)
+        obj = obj.fn
+    if not isinstance(obj, JITFunction):
+        raise LaunchBindingError(f"'{getattr(obj, '__name__', obj)}' is not a @triton.jit kernel")
+    return KernelChain(obj, layers)
+
+
+@dataclass(frozen=True)
+class ConfigBinding:
+    """One fully determined launch: every argument by name, the options, the config for display."""
+
+    arguments: dict[str, Any]
+    options: dict[str, Any]
+    config: dict[str, Any]
+
+
+_OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding]:
+    """Every autotune config × heuristics, with the declared arguments bound by name."""
+    from triton.runtime.autotuner import Autotuner
+
+    jit = chain.jit
+    names = [p.name for p in jit.params]
+    values = [fake_value(a, i) for i, a in enumerate(launch.args)]
+    if len(values) > len(names):
+        raise LaunchBindingError(
+            f"{jit.__name__} takes {len(names)} arguments but the launch passes {len(values)} positionally")
+    base: dict[str, Any] = dict(zip(names, values))
+    for i, (key, spec) in enumerate(launch.kwargs):
+        if key not in names and key not in _OPTION_KEYS:
+            raise LaunchBindingError(f"{jit.__name__} has no parameter '{key}' "
+                                     f"(parameters: {', '.join(names)})")
+        if key in base and key in names[:len(values)]:
+            raise LaunchBindingError(f"argument '{key}' given both positionally and by keyword")
+        base[key] = fake_value(spec, len(values) + i)
+
+    def expand(layer_index: int, args: dict[str, Any], config: dict[str, Any],
+               options: dict[str, Any]) -> list[ConfigBinding]:
+        if layer_index == len(chain.layers):
+            return [ConfigBinding(args, options, config)]
+        layer = chain.layers[layer_index]
+        out: list[ConfigBinding] = []
+        if isinstance(layer, Autotuner):
+            for cfg in layer.configs:
+                a = {**args, **cfg.kwargs}
+                c = {**config, **cfg.kwargs}
+                o = dict(options)
+                for key in _OPTION_KEYS:
+                    value = getattr(cfg, key, None)
+                    if value is not None:
+                        o[key] = value
+                out.extend(expand(layer_index + 1, a, c, o))
+        else:
+            a = dict(args)
+            c = dict(config)
+            for name, heur in layer.values.items():
+                a[name] = heur(dict(a))
+                c[name] = a[name]
+            out.extend(expand(layer_index + 1, a, c, options))
+        return out
+
+    options = {k: base.pop(k).value if isinstance(base[k], ScalarSpec) else base.pop(k)
+               for k in list(base) if k in _OPTION_KEYS and k not in names}
+    return expand(0, base, {}, options)
+
+
+# ---------------------------------------------------------------- binding and compile
+
+
+@dataclass
+class BoundLaunch:
+    signature: dict[str, str]
+    constexprs: dict[Any, Any]
+    attrs: dict[Any, Any]
+    options: Any
+    arguments: dict[str, Any]          # every parameter by name (fake tensors, scalars)
+    key: str                            # specialization key: identical keys compile identically
+
+
+def bind(jit, binding: ConfigBinding, backend, forced_i64: set[str]) -> BoundLaunch:
+    """Bind through the JIT's own binder, as `JITFunction.run` does."""
+    from triton.runtime.jit import create_function_from_signature
+
+    names = [p.name for p in jit.params]
+    kwargs = dict(binding.options)
+    kwargs.setdefault("debug", False)
+    binder = create_function_from_signature(jit.signature, jit.params, backend)
+    call_args = {n: binding.arguments[n] for n in names if n in binding.arguments}
+    try:
+        bound_args, specialization, options = binder(**call_args, **kwargs)
+    except TypeError as exc:
+        raise LaunchBindingError(_binding_message(jit, exc)) from None
+    for i, name in enumerate(names):
+        if name in forced_i64 and specialization[i][0] in ("i32", "u32", "constexpr"):
+            specialization[i] = ("i64", specialization[i][1] if specialization[i][0] != "constexpr" else "")
+    options, signature, constexprs, attrs = jit._pack_args(backend, kwargs, bound_args, specialization, options)
+    key = repr((sorted(signature.items()), sorted((str(k), repr(v)) for k, v in constexprs.items()),
+                sorted((str(k), repr(v)) for k, v in attrs.items()), repr(options)))
+    return BoundLaunch(signature, constexprs, attrs, options, dict(bound_args), key)
+
+
+def _binding_message(jit, exc: TypeError) -> str:
+    text = str(exc)
+    if "missing" in text and "argument" in text:
+        return f"{jit.__name__}: {text.split(': ', 1)[-1]} " \
+               f"(signature: {jit.__name__}({', '.join(p.name for p in jit.params)}))"
+    return f"{jit.__name__}: {text}"
+
+
+@dataclass
+class HostCompiler:
+    """Keeps the backend and MLIR context for one target across compiles (a warm process)."""
+
+    target_name: str
+
+    def __post_init__(self) -> None:
+        from triton.compiler.compiler import make_backend
+
+        self.target = parse_target(self.target_name)
+        install_host_driver(self.target)
+        self.backend = make_backend(self.target)
+
+    def compile_ttir(self, jit, bound: BoundLaunch):
+        """The TTIR module of a bound launch, passes run up to `ttir` only."""
+        from triton._C.libtriton import ir
+        from triton.compiler import ASTSource
+
+        src = ASTSource(jit, bound.signature, bound.constexprs, bound.attrs)
+        ctx = ir.context()
+        ir.load_dialects(ctx)
+        self.backend.load_dialects(ctx)
+        codegen = self.backend.get_codegen_implementation(bound.options)
+        module = src.make_ir(self.target, bound.options, codegen, self.backend.get_module_map(), ctx)
+        stages: dict[str, Any] = {}
+        self.backend.add_stages(stages, bound.options, src.language)
+        metadata: dict[str, Any] = {}
+        module = stages["ttir"](module, metadata)
+        return module, ctx
+
+
+def grid_of(launch: LaunchSpec, arguments: dict[str, Any]) -> tuple[int, int, int]:
+    """The launch grid as three ints; a lambda grid reads `meta[...]` from every bound argument."""
+    if launch.grid is not None:
+        grid = tuple(launch.grid)
+    else:
+        from tilelens_lsp.directives import eval_grid
+
+        meta = {k: (v.value if isinstance(v, ScalarSpec) else v) for k, v in arguments.items()}
+        grid = tuple(eval_grid(launch.grid_expr or "", dict(launch.grid_env), meta))
+    if not 1 <= len(grid) <= 3:
+        raise LaunchBindingError(f"a grid has 1 to 3 dimensions, got {len(grid)}")
+    grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    if any(g < 0 for g in grid):
+        raise LaunchBindingError(f"grid dimensions must be >= 0, got {grid}")
+    return grid  # type: ignore[return-value]
+
+
+def product(values) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
+

@@ -1,0 +1,137 @@
+"""TTIR `loc` attributes → portable call stacks (DESIGN §4).
+
+A stack is innermost first. Paths leave the worker portable: workspace files by relative path,
+Triton's own sources as `triton/<path in the package>`, anything else by bare file name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tilelens_lsp.model import Frame
+
+_LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
+_FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)(?:\s+to\s+(?:\d+:)?\d+)?$')
+_NAMED = re.compile(r'^"((?:[^"\\]|\\.)*)"\((.*)\)$')
+_CALLSITE = re.compile(r"^callsite\((.*)\)$")
+_FUSED = re.compile(r"^fused(?:<[^>]*>)?\[(.*)\]$")
+
+
+@dataclass(frozen=True)
+class PathMapper:
+    """Makes absolute paths portable, relative to the workspace root and Triton's package dir."""
+
+    workspace_root: str | None
+    triton_root: str | None
+
+    def portable(self, path: str) -> str:
+        if not os.path.isabs(path):
+            return path.replace(os.sep, "/")
+        real = os.path.realpath(path)
+        for root, prefix in ((self.triton_root, "triton/"), (self.workspace_root, "")):
+            if not root:
+                continue
+            base = os.path.realpath(root)
+            if real == base or real.startswith(base + os.sep):
+                return prefix + os.path.relpath(real, base).replace(os.sep, "/")
+        return os.path.basename(path)
+
+
+def default_mapper(workspace_root: str | os.PathLike | None) -> PathMapper:
+    triton_root = None
+    try:
+        import triton
+        triton_root = str(Path(triton.__file__).parent)
+    except ImportError:  # pragma: no cover - the worker always has triton
+        pass
+    return PathMapper(str(workspace_root) if workspace_root else None, triton_root)
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split on `sep` at bracket depth 0, ignoring separators inside strings."""
+    parts, depth, start, i, in_str = [], 0, 0, 0, False
+    while i < len(text):
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "([<{":
+            depth += 1
+        elif c in ")]>}":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+            i += len(sep)
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+class LocTable:
+    """Resolves `#locN` aliases and inline `loc(...)` bodies to raw (abs path, line, col) stacks."""
+
+    def __init__(self, ttir_text: str) -> None:
+        self.aliases: dict[str, str] = {}
+        for line in ttir_text.splitlines():
+            m = _LOC_DEF.match(line.strip())
+            if m:
+                self.aliases[m.group(1)] = m.group(2)
+        self._memo: dict[str, tuple[tuple[str, int, int], ...]] = {}
+
+    def resolve(self, body: str) -> tuple[tuple[str, int, int], ...]:
+        """Stack of (path, line, col), innermost first; () for unknown locations."""
+        body = body.strip()
+        if body in self._memo:
+            return self._memo[body]
+        self._memo[body] = ()  # guards against alias cycles
+        result = self._resolve(body)
+        self._memo[body] = result
+        return result
+
+    def _resolve(self, body: str) -> tuple[tuple[str, int, int], ...]:
+        if body.startswith("#loc"):
+            alias = self.aliases.get(body)
+            return self.resolve(alias) if alias is not None else ()
+        if body.startswith("loc(") and body.endswith(")"):
+            return self.resolve(body[4:-1])
+        m = _FILE_LOC.match(body)
+        if m:
+            return ((m.group(1).encode().decode("unicode_escape"), int(m.group(2)), int(m.group(3))),)
+        m = _CALLSITE.match(body)
+        if m:
+            parts = _split_top(m.group(1), " at ")
+            if len(parts) == 2:
+                return self.resolve(parts[0]) + self.resolve(parts[1])
+            return ()
+        m = _NAMED.match(body)
+        if m:
+            return self.resolve(m.group(2))
+        m = _FUSED.match(body)
+        if m:
+            for part in _split_top(m.group(1), ","):
+                stack = self.resolve(part)
+                if stack:
+                    return stack
+        return ()
+
+
+def portable_stack(raw: tuple[tuple[str, int, int], ...], mapper: PathMapper) -> tuple[Frame, ...]:
+    return tuple(Frame(mapper.portable(p), line, col) for p, line, col in raw)
+
+
+def portable_ttir(ttir_text: str, mapper: PathMapper) -> str:
+    """The TTIR text with every quoted file path in a loc made portable (for goldens)."""
+
+    def repl(m: re.Match[str]) -> str:
+        return f'loc("{mapper.portable(m.group(1))}":{m.group(2)}'
+
+    return re.sub(r'loc\("((?:[^"\\]|\\.)*)":(\d+)', repl, ttir_text)

@@ -1,0 +1,386 @@
+"""The analysis pipeline for one file, run inside a worker: launches → compile → graph → clients.
+
+It imports the user's module (never as `__main__`), compiles every declared launch and autotune
+config to TTIR on the host, evaluates it and runs the enabled clients. Every failure is confined to
+the launch (or client) it belongs to and becomes a diagnostic; nothing here knows about LSP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import linecache
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tilelens_lsp import releases
+from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
+from tilelens_lsp.graph import AccessGraph, ArgInfo, LaunchModel, Opaque, IntV, PtrV
+from tilelens_lsp.hostcompile import (FakeTensor, HostCompiler, LaunchBindingError, bind, element_size,
+                                      expand_configs, grid_of, unwrap)
+from tilelens_lsp.locs import LocTable, PathMapper, default_mapper, portable_stack
+from tilelens_lsp.model import (Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, ScalarSpec,
+                                TensorSpec)
+from tilelens_lsp.refusal import Refusal
+from tilelens_lsp.settings import Settings
+from tilelens_lsp import ttir as ttir_reader
+
+
+@dataclass
+class ImportFailure(Exception):
+    line: int
+    message: str
+
+
+@dataclass
+class Stats:
+    compiles: int = 0
+    cache_hits: int = 0
+
+
+@dataclass
+class Engine:
+    """Keeps Triton warm: one host compiler per target, a result cache, counters."""
+
+    compilers: dict[str, HostCompiler] = field(default_factory=dict)
+    cache: dict[str, LaunchResult] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
+
+    def compiler(self, target: str) -> HostCompiler:
+        if target not in self.compilers:
+            self.compilers[target] = HostCompiler(target)
+        return self.compilers[target]
+
+
+_ENGINE = Engine()
+
+
+def triton_version() -> str:
+    import triton
+    return triton.__version__
+
+
+# ---------------------------------------------------------------- import
+
+
+def _package_name(path: Path, roots: list[Path]) -> str | None:
+    """The dotted module name of `path` when it lies in a package under one of `roots`."""
+    parts = [path.stem]
+    parent = path.parent
+    while (parent / "__init__.py").exists():
+        parts.insert(0, parent.name)
+        parent = parent.parent
+    if len(parts) == 1:
+        return None
+    for root in roots:
+        if parent.resolve() == root.resolve():
+            return ".".join(parts)
+    return None
+
+
+def import_module(path: Path, workspace_root: Path | None):
+    """Import the user's file fresh (its source may have changed) under a name other than __main__."""
+    roots = [r for r in ([workspace_root, workspace_root / "src"] if workspace_root else []) if r.is_dir()]
+    for r in roots + [path.parent]:
+        if str(r) not in sys.path:
+            sys.path.insert(0, str(r))
+    linecache.checkcache()
+    dotted = _package_name(path, roots + [Path(p) for p in sys.path if p and os.path.isdir(p)])
+    try:
+        if dotted:
+            for name in [n for n in sys.modules if n == dotted]:
+                del sys.modules[name]
+            importlib.invalidate_caches()
+            return importlib.import_module(dotted)
+        name = "tilelens_user_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, even SystemExit
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise ImportFailure(_user_line(exc, path), _import_message(exc)) from None
+
+
+def _user_line(exc: BaseException, path: Path) -> int:
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == path.resolve():
+        return exc.lineno or 1
+    line = 1
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        try:
+            if Path(frame.f_code.co_filename).resolve() == path.resolve():
+                line = lineno
+        except OSError:
+            continue
+    return line
+
+
+def _import_message(exc: BaseException) -> str:
+    if isinstance(exc, ModuleNotFoundError):
+        return (f"importing this module failed: no module named '{exc.name}' in the worker's Python "
+                f"({sys.executable}); install it there or set the interpreter setting")
+    return f"importing this module failed: {type(exc).__name__}: {exc}"
+
+
+# ---------------------------------------------------------------- compile errors
+
+
+def compile_error_stack(exc: BaseException, mapper: PathMapper) -> tuple[tuple[Frame, ...], str]:
+    """Frames (innermost first) of Triton's code generators at the error, and the message."""
+    from triton.compiler.code_generator import CodeGenerator
+
+    frames: list[Frame] = []
+    seen: set[int] = set()
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        gen = frame.f_locals.get("self")
+        if isinstance(gen, CodeGenerator) and id(gen) not in seen and gen.cur_node is not None:
+            seen.add(id(gen))
+            node = gen.cur_node
+            frames.append(Frame(mapper.portable(gen.file_name), gen.begin_line + getattr(node, "lineno", 1),
+                                gen.begin_col + getattr(node, "col_offset", 0)))
+    message = getattr(exc, "error_message", None) or str(exc).strip().splitlines()[-1]
+    return tuple(reversed(frames)), str(message)
+
+
+# ---------------------------------------------------------------- one launch
+
+
+def _views(launch_args: dict[str, Any]) -> dict[str, TensorSpec]:
+    return {n: v.spec for n, v in launch_args.items() if isinstance(v, FakeTensor)}
+
+
+def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> tuple[dict, dict[str, ArgInfo]]:
+    """Entry-function arguments: every non-constexpr parameter, in order."""
+    import numpy as np
+
+    names = [n for n, ty in bound.signature.items() if ty != "constexpr"]
+    values: dict[str, Any] = {}
+    infos: dict[str, ArgInfo] = {}
+    for (ssa, ty), name in zip(func.args, names):
+        value = bound.arguments.get(name)
+        if ty.is_ptr:
+            spec = views.get(name)
+            if spec is None:
+                values[ssa] = Opaque("pointer-provenance", f"pointer argument {name} is not a declared tensor")
+                continue
+            size = element_size(spec.dtype)
+            infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset)
+            from tilelens_lsp.graph import elem_bytes
+            values[ssa] = PtrV(name, np.zeros(1, dtype=np.int64), elem_bytes(ty.pointee))
+        elif ty.is_int:
+            v = int(value) if not isinstance(value, bool) else int(value)
+            values[ssa] = IntV(np.array([v], dtype=np.int64) if ty.bits > 1 else np.array([bool(v)]), ty.bits)
+        else:
+            values[ssa] = Opaque("float", f"the {ty.elem} argument {name}")
+    return values, infos
+
+
+def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: PathMapper,
+                   source_hash: str) -> list[LaunchResult]:
+    """Every config of one declared launch, deduplicated by the specialization it compiles to."""
+    try:
+        chain = unwrap(kernel_obj)
+        configs = expand_configs(chain, launch)
+    except LaunchBindingError as exc:
+        return [_directive_error(launch, str(exc))]
+    except Exception as exc:  # heuristics are user code
+        return [_directive_error(launch, f"evaluating the launch's configs failed: {type(exc).__name__}: {exc}")]
+    compiler = _ENGINE.compiler(settings.target)
+    forced = {n for n, a in list(zip([p.name for p in chain.jit.params], launch.args)) + list(launch.kwargs)
+              if isinstance(a, ScalarSpec) and a.kind == "i64"}
+    results: list[LaunchResult] = []
+    seen: set[str] = set()
+    for binding in configs:
+        constexpr_names = {p.name for p in chain.jit.params if p.is_constexpr}
+        config = {k: _plain(v) for k, v in binding.arguments.items() if k in constexpr_names}
+        config.update({k: _plain(v) for k, v in binding.config.items()})
+        try:
+            bound = bind(chain.jit, binding, compiler.backend, forced)
+            grid = grid_of(launch, bound.arguments)
+        except LaunchBindingError as exc:
+            results.append(_directive_error(launch, str(exc), config))
+            continue
+        except Exception as exc:  # noqa: BLE001 - the binder runs user-visible checks
+            results.append(_directive_error(launch, f"binding the launch failed: {type(exc).__name__}: {exc}",
+                                            config))
+            continue
+        key = hashlib.sha256(f"{source_hash}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
+                             f"{settings.clients}|{settings.enumeration_budget}|"
+                             f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()
+        if key in seen:
+            continue
+        seen.add(key)
+        cached = _ENGINE.cache.get(key)
+        if cached is not None:
+            _ENGINE.stats.cache_hits += 1
+            results.append(_relabel(cached, launch, config))
+            continue
+        result = _compile_and_analyze(launch, chain.jit, bound, grid, config, settings, mapper, compiler)
+        _ENGINE.cache[key] = result
+        results.append(result)
+    return results
+
+
+def _relabel(result: LaunchResult, launch: LaunchSpec, config: dict) -> LaunchResult:
+    from dataclasses import replace
+    return replace(result, kernel=launch.kernel, line=launch.line, config=config)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, FakeTensor):
+        return repr(v)
+    if isinstance(v, ScalarSpec):
+        return v.value
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def _directive_error(launch: LaunchSpec, message: str, config: dict | None = None) -> LaunchResult:
+    diag = Diagnostic("TL020", f"bad launch of {launch.kernel}: {message}", launch.line, 1)
+    return LaunchResult(launch.kernel, launch.line, config or {}, "directive-error", diagnostics=(diag,))
+
+
+def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, compiler) -> LaunchResult:
+    _ENGINE.stats.compiles += 1
+    base = dict(kernel=launch.kernel, line=launch.line, config=config, grid=grid)
+    try:
+        mlir_module, _ctx = compiler.compile_ttir(jit, bound)
+    except Exception as exc:  # noqa: BLE001 - CompilationError and whatever Triton raises
+        stack, message = compile_error_stack(exc, mapper)
+        line, col = (stack[0].line, stack[0].column) if stack else (launch.line, 1)
+        diag = Diagnostic("TL010", f"Triton compile error: {message}", line, col, stack=stack)
+        return LaunchResult(status="compile-error", diagnostics=(diag,), **base)
+    text = mlir_module.str()
+    table = LocTable(text)
+
+    def stack_of(loc: str, call_stack: tuple[str, ...]) -> tuple[Frame, ...]:
+        raw = table.resolve(loc) if loc else ()
+        for site in reversed(call_stack):
+            raw = raw + table.resolve(site)
+        return portable_stack(raw, mapper)
+
+    try:
+        module = ttir_reader.parse_module(text)
+        ttir_reader.check_alignment(module, mlir_module)
+        views = _views(bound.arguments)
+        values, infos = _arg_values(module.funcs[module.entry], bound, views)
+        graph = AccessGraph(LaunchModel(module, values, infos, grid, settings.enumeration_budget))
+        graph.run()
+    except Refusal as refusal:
+        return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch),), **base)
+    analysis = LaunchAnalysis(list(graph.sites.values()), graph.width_obligations(), infos, views, stack_of)
+    accesses: list = []
+    diagnostics: list[Diagnostic] = []
+    for site in analysis.sites:
+        if site.refusal is not None:
+            diagnostics.append(_refusal_diag(site.refusal, stack_of, launch))
+    for name in settings.clients:
+        client = CLIENTS[name]()
+        try:
+            out = client.run(analysis)
+        except Exception as exc:  # noqa: BLE001 - one client's bug costs no other verdict
+            diagnostics.append(Diagnostic("TL050", f"the {name} client failed on this launch: "
+                                          f"{type(exc).__name__}: {exc}", launch.line, 1, kind=name))
+            continue
+        accesses.extend(out.accesses)
+        diagnostics.extend(out.diagnostics)
+    status = "refused" if any(d.code == "TL030" for d in diagnostics) else "analyzed"
+    return LaunchResult(status=status, accesses=tuple(accesses), diagnostics=tuple(_dedupe(diagnostics)), **base)
+
+
+def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple] = set()
+    out = []
+    for d in diags:
+        key = (d.code, d.line, d.column, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec) -> Diagnostic:
+    stack = stack_of(refusal.loc, ()) if refusal.loc else ()
+    line, col = (stack[0].line, stack[0].column) if stack else (launch.line, 1)
+    return Diagnostic("TL030", f"not analyzed: {refusal.kind}: {refusal.message}", line, col, stack=stack,
+                      kind=refusal.kind)
+
+
+# ---------------------------------------------------------------- one file
+
+
+def analyze_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
+                 config_file: Path | None = None, extra_launches: list[LaunchSpec] | None = None) -> FileResult:
+    """Analyse every declared launch of one file."""
+    from tilelens_lsp import directives, launchconfig
+
+    path = Path(path).resolve()
+    root = Path(workspace_root).resolve() if workspace_root else None
+    settings = settings or Settings()
+    mapper = default_mapper(root)
+    portable = mapper.portable(str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return FileResult(portable, (), (Diagnostic("TL010", f"cannot read this file: {exc}", 1, 1),))
+    file_diags: list[Diagnostic] = []
+    kernels = directives.find_kernels(text)
+    known = {k.name for k in kernels}
+    launches, errors = directives.parse_directives(text, known or None)
+    toml = launchconfig.launches_for_file(path, root, config_file, known or None)
+    if toml.target and settings.target == Settings().target:
+        from dataclasses import replace
+        settings = replace(settings, target=toml.target)
+    launches = list(launches) + list(toml.launches) + list(extra_launches or [])
+    for err in errors:
+        file_diags.append(Diagnostic("TL020", err.message, err.line, err.column, end_line=err.end_line or None))
+    for err in getattr(toml, "errors", []):
+        file_diags.append(Diagnostic("TL020", f"{getattr(err, 'path', 'toml')}:{getattr(err, 'line', 0)}: "
+                                     f"{getattr(err, 'message', err)}", 1, 1))
+    launched = {launch.kernel for launch in launches} | {e.kernel for e in errors if e.kernel}
+    for k in kernels:
+        if k.name not in launched and not k.is_helper:
+            file_diags.append(Diagnostic(
+                "TL100", f"{k.name} has no declared launch: add a comment such as "
+                f"`# tilelens: {k.name}[(1,)]({', '.join(_example_arg(p) for p in k.params)})` to check it",
+                k.line, k.column))
+    if not launches:
+        return FileResult(portable, (), tuple(file_diags))
+    try:
+        module = import_module(path, root)
+    except ImportFailure as failure:
+        file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
+        return FileResult(portable, (), tuple(file_diags))
+    source_hash = hashlib.sha256(text.encode()).hexdigest()
+    results: list[LaunchResult] = []
+    for launch in launches:
+        kernel_obj = getattr(module, launch.kernel, None)
+        if kernel_obj is None:
+            results.append(_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'"))
+            continue
+        results.extend(analyze_launch(launch, kernel_obj, settings, mapper, source_hash))
+    return FileResult(portable, tuple(results), tuple(file_diags))
+
+
+def _example_arg(param: str) -> str:
+    low = param.lower()
+    if low.endswith("ptr") or low.endswith("_p"):
+        return "fp32[N]"
+    if param.isupper():
+        return f"{param}=128"
+    return "N"
+
+
+def release_gate() -> Diagnostic | None:
+    version = triton_version()
+    if releases.is_tested(version) or releases.untested_allowed():
+        return None
+    return Diagnostic("TL040", releases.gate_message(version), 1, 1)

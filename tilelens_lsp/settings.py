@@ -1,0 +1,82 @@
+"""One typed settings record, merged once at the boundary from defaults, toml, environment and client.
+
+Client settings arrive camelCase (`workerTimeout`); they map onto snake_case fields here and nowhere
+else. The rest of the code receives a `Settings`, never a raw dict.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+DEFAULT_TARGET = "cuda:89"
+ALL_CLIENTS = ("footprint", "sanitizer", "overflow")
+_TARGET_RE = re.compile(r"^(cuda|hip):(\w+)$")
+
+
+@dataclass(frozen=True)
+class Settings:
+    target: str = DEFAULT_TARGET
+    timeout: float = 30.0                 # seconds per file analysis in the worker
+    interpreter: str = field(default_factory=lambda: sys.executable)
+    clients: tuple[str, ...] = ALL_CLIENTS
+    memory_limit_mb: int = 4096           # address-space limit of a worker
+    allow_outside_workspace: bool = False  # import documents outside the workspace folders
+    enumeration_budget: int = 64_000_000   # lane evaluations before a footprint turns inexact
+
+
+_CAMEL = {
+    "workerTimeout": "timeout",
+    "timeout": "timeout",
+    "target": "target",
+    "interpreter": "interpreter",
+    "pythonPath": "interpreter",
+    "clients": "clients",
+    "memoryLimitMb": "memory_limit_mb",
+    "memoryLimit": "memory_limit_mb",
+    "allowOutsideWorkspace": "allow_outside_workspace",
+    "enumerationBudget": "enumeration_budget",
+}
+
+
+def check_target(target: str) -> str:
+    """Raise ValueError unless `target` reads like `cuda:89` or `hip:gfx942`."""
+    if not _TARGET_RE.match(target):
+        raise ValueError(f"bad target {target!r}: expected BACKEND:ARCH such as cuda:89 or hip:gfx942")
+    return target
+
+
+def merge(base: Settings, values: dict[str, Any] | None) -> Settings:
+    """Overlay client or toml values (camelCase or snake_case) onto `base`, ignoring unknown keys."""
+    if not values:
+        return base
+    names = {f.name for f in fields(Settings)}
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        name = _CAMEL.get(key, key)
+        if name not in names or value is None or value == "":
+            continue
+        if name == "clients":
+            if isinstance(value, dict):  # {"overflow": false, ...}
+                value = tuple(c for c in ALL_CLIENTS if value.get(c, c in base.clients))
+            else:
+                value = tuple(c for c in value if c in ALL_CLIENTS)
+        elif name == "target":
+            value = check_target(str(value))
+        elif name in ("timeout",):
+            value = float(value)
+        elif name in ("memory_limit_mb", "enumeration_budget"):
+            value = int(value)
+        elif name == "allow_outside_workspace":
+            value = bool(value)
+        changes[name] = value
+    return replace(base, **changes)
+
+
+def from_environment(base: Settings | None = None) -> Settings:
+    base = base or Settings()
+    target = os.environ.get("TILELENS_IR_TARGET")
+    return merge(base, {"target": target} if target else None)
