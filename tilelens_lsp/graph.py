@@ -20,6 +20,7 @@ from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import Block, Func, Module, Op, Type, parse_type, split_top
 
 CHUNK_LANES = 1 << 20          # programs × lanes per batch: bounds memory, not results
+BITMAP_LIMIT = 1 << 28         # storages up to this many elements accumulate footprints in a bitmap
 DTYPE_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4,
                "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "f8E4M3B11FNUZ": 1,
                "tf32": 4}
@@ -62,6 +63,17 @@ class Opaque:
 Value = Any
 
 
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """np.unique for int64 element indices, by one sort (numpy's hash-based unique is far slower here)."""
+    if a.size == 0:
+        return a
+    a = np.sort(a, kind="stable" if a.size < 64 else None)
+    keep = np.empty(a.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 def _wrap(a: np.ndarray, bits: int) -> np.ndarray:
     if bits >= 64:
         return a
@@ -94,17 +106,36 @@ class SiteResult:
     arg: str
     loc: str
     call_stack: tuple[str, ...]
-    chunks: list[np.ndarray] = field(default_factory=list)
+    chunks: list[np.ndarray] = field(default_factory=list)   # elements outside the bitmap
+    bitmap: np.ndarray | None = None                             # touched in-storage elements
+    bitmap_lo: int = 0
     exact: bool = True
     oob: dict[str, Any] | None = None        # first out-of-bounds lane, in evaluation order
     refusal: Refusal | None = None
 
+    def add(self, elems: np.ndarray, info: "ArgInfo", lo: int, hi: int) -> None:
+        size = info.hi - info.lo
+        if 0 < size <= BITMAP_LIMIT:
+            if self.bitmap is None:
+                self.bitmap = np.zeros(size, dtype=bool)
+                self.bitmap_lo = info.lo
+            if lo >= info.lo and hi < info.hi:
+                self.bitmap[elems - info.lo] = True
+                return
+            inside = (elems >= info.lo) & (elems < info.hi)
+            self.bitmap[elems[inside] - info.lo] = True
+            elems = elems[~inside]
+        self.chunks.append(elems)  # the budget bounds their total; deduplicated once, at the end
+
     def elements(self) -> np.ndarray:
-        if not self.chunks:
+        parts = list(self.chunks)
+        if self.bitmap is not None:
+            parts.append(np.flatnonzero(self.bitmap).astype(np.int64) + self.bitmap_lo)
+        if not parts:
             return np.zeros(0, dtype=np.int64)
-        if len(self.chunks) > 1:
-            self.chunks = [np.unique(np.concatenate(self.chunks))]
-        return self.chunks[0]
+        if len(parts) == 1 and self.bitmap is not None and not self.chunks:
+            return parts[0]
+        return sorted_unique(np.concatenate(parts))
 
 
 @dataclass
@@ -158,6 +189,7 @@ class AccessGraph:
         self.pid_base = 0
         self.P = 1
         self._pids: list[np.ndarray] = []
+        self.truncated: Refusal | None = None
 
     def width_obligations(self) -> list[Obligation]:
         return list(self.obligations.values())
@@ -165,6 +197,7 @@ class AccessGraph:
     # -- driver
 
     def run(self) -> None:
+        """Evaluate every program; on budget exhaustion keep the definite findings and stop."""
         gx, gy, gz = self.m.grid
         total = gx * gy * gz
         if total == 0:
@@ -172,15 +205,27 @@ class AccessGraph:
         lanes = max([1] + [_numel(t) for f in self.m.module.funcs.values() for op in _ops(f.body)
                            for t in op.result_types])
         chunk = max(1, min(total, CHUNK_LANES // lanes))
+        starts = list(range(0, total, chunk))
+        # the last programs hold most tail and overflow bugs: visit them first, so a launch that runs
+        # out of budget still reports them
+        order = starts[-1:] + starts[:-1]
         entry = self.m.module.funcs[self.m.module.entry]
-        for start in range(0, total, chunk):
-            self.P = min(chunk, total - start)
-            self.pid_base = start
-            idx = np.arange(start, start + self.P, dtype=np.int64)
-            self._pids = [idx % gx, (idx // gx) % gy, idx // (gx * gy)]
-            env = {name: self.m.arg_values[name] for name, _ in entry.args}
-            ctx = _Ctx(np.ones(self.P, dtype=bool), (), True, ())
-            self.eval_block(entry.body, env, ctx)
+        try:
+            for start in order:
+                self._run_chunk(entry, start, min(chunk, total - start))
+        except Refusal as refusal:
+            if refusal.kind != "launch-too-large":
+                raise
+            self.truncated = refusal
+
+    def _run_chunk(self, entry: Func, start: int, count: int) -> None:
+        gx, gy, _ = self.m.grid
+        self.P = count
+        self.pid_base = start
+        idx = np.arange(start, start + count, dtype=np.int64)
+        self._pids = [idx % gx, (idx // gx) % gy, idx // (gx * gy)]
+        env = {name: self.m.arg_values[name] for name, _ in entry.args}
+        self.eval_block(entry.body, env, _Ctx(np.ones(count, dtype=bool), (), True, ()))
 
     # -- blocks
 
@@ -277,18 +322,17 @@ class AccessGraph:
             site.exact = False
         info = self.m.args[ptr.arg]
         boff = np.broadcast_to(ptr.boff, shape)
-        elems = boff[m] // info.elem_size
         self.work += int(m.size)
         if self.work > self.m.budget:
             raise Refusal("launch-too-large",
-                          f"enumerating this launch exceeds the budget of {self.m.budget} lane evaluations",
-                          op.loc)
+                          f"enumerating this launch exceeds the budget of {self.m.budget:,} lane evaluations; "
+                          "declare a smaller launch to check it", op.loc)
+        elems = boff[m] // info.elem_size
         if elems.size == 0:
             return
-        site.chunks.append(np.unique(elems))
-        if len(site.chunks) > 64:
-            site.chunks = [np.unique(np.concatenate(site.chunks))]
-        if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):
+        lo, hi = int(elems.min()), int(elems.max())
+        site.add(elems, info, lo, hi)
+        if site.oob is None and (lo < info.lo or hi >= info.hi):
             full = boff // info.elem_size
             bad = m & ((full < info.lo) | (full >= info.hi))
             flat = int(np.argmax(bad.reshape(-1)))

@@ -279,10 +279,15 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
     analysis = LaunchAnalysis(list(graph.sites.values()), graph.width_obligations(), infos, views, stack_of)
     accesses: list = []
     diagnostics: list[Diagnostic] = []
+    if graph.truncated is not None:
+        # what was found before the budget ran out is definite; the footprint would be partial
+        diagnostics.append(_refusal_diag(graph.truncated, stack_of, launch))
     for site in analysis.sites:
         if site.refusal is not None:
             diagnostics.append(_refusal_diag(site.refusal, stack_of, launch))
     for name in settings.clients:
+        if name == "footprint" and graph.truncated is not None:
+            continue  # a partial enumeration is no footprint
         client = CLIENTS[name]()
         try:
             out = client.run(analysis)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tilelens_lsp.graph import sorted_unique
 from tilelens_lsp.clients.base import ClientOutput, IRClient, LaunchAnalysis, frame_fields
 from tilelens_lsp.model import Access
 
@@ -36,7 +37,8 @@ class FootprintClient(IRClient):
         out = ClientOutput()
         for (op, path, line, arg), entry in sorted(merged.items(), key=lambda kv: (kv[0][2], kv[0][1],
                                                                                    kv[0][0], kv[0][3])):
-            elements = np.unique(np.concatenate(entry["chunks"])) if entry["chunks"] else np.zeros(0, np.int64)
+            elements = (entry["chunks"][0] if len(entry["chunks"]) == 1 else sorted_unique(np.concatenate(entry["chunks"]))) \
+                if entry["chunks"] else np.zeros(0, np.int64)
             spans = intervals(elements)
             info = analysis.args[arg]
             view = analysis.views.get(arg)

@@ -1,0 +1,95 @@
+"""The worker process: keeps Triton imported and answers analysis requests, one JSON line each.
+
+It runs in the user's Python (where their kernels' imports resolve). The protocol owns the real
+stdout; anything user code prints goes to stderr, so a chatty module cannot corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+
+def _protocol_stream():
+    """Move fd 1 to a private fd for the protocol and point fd 1 (and sys.stdout) at stderr."""
+    proto_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(proto_fd, "w", buffering=1, encoding="utf-8")
+
+
+def _limit_memory(mb: int) -> None:
+    if mb <= 0:
+        return
+    try:
+        import resource
+        limit = mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def handle(request: dict) -> dict:
+    from tilelens_lsp import pipeline
+    from tilelens_lsp.model import LaunchSpec
+    from tilelens_lsp.settings import Settings, merge
+
+    method = request.get("method")
+    params = request.get("params") or {}
+    if method == "analyze":
+        settings = merge(Settings(), params.get("settings"))
+        extra = [LaunchSpec.from_json(x) for x in params.get("launches", [])]
+        result = pipeline.analyze_path(params["path"], params.get("workspace_root"), settings,
+                                       params.get("config_file"), extra)
+        return {"result": result.to_json(), "stats": vars(pipeline._ENGINE.stats)}
+    if method == "stats":
+        return {"result": vars(pipeline._ENGINE.stats)}
+    if method == "ping":
+        return {"result": "pong"}
+    if method == "sleep":  # for tests of timeouts and cancellation
+        import time
+        time.sleep(float(params.get("seconds", 1)))
+        return {"result": "slept"}
+    if method == "crash":  # for tests of crash recovery
+        os._exit(int(params.get("code", 3)))
+    return {"error": f"unknown method {method!r}"}
+
+
+def main() -> int:
+    out = _protocol_stream()
+    _limit_memory(int(os.environ.get("TILELENS_WORKER_MEMORY_MB", "0")))
+    try:
+        import triton
+        from tilelens_lsp import pipeline
+        from tilelens_lsp.settings import Settings
+        target = os.environ.get("TILELENS_WORKER_TARGET") or Settings().target
+        pipeline._ENGINE.compiler(target)  # warm: backend and driver stand-in ready before the first save
+        hello = {"ready": True, "triton": triton.__version__, "python": sys.executable}
+    except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then exit
+        out.write(json.dumps({"ready": False, "error": f"{type(exc).__name__}: {exc}"}) + "\n")
+        return 1
+    out.write(json.dumps(hello) + "\n")
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as exc:
+            out.write(json.dumps({"id": None, "error": f"bad request: {exc}"}) + "\n")
+            continue
+        try:
+            reply = handle(request)
+        except MemoryError:
+            reply = {"error": "the worker ran out of memory", "kind": "memory"}
+        except Exception as exc:  # noqa: BLE001 - a bug answers this request, never kills the worker
+            reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        reply["id"] = request.get("id")
+        out.write(json.dumps(reply) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
