@@ -1,0 +1,329 @@
+"""Launches declared in toml instead of comments: `[[tool.tilelens.launch]]` in pyproject.toml,
+`[[launch]]` in a workspace `tilelens.toml`, or an explicit `--config` file (DESIGN §2).
+
+The strings are evaluated by the same whitelist evaluator as the comment form
+(`directives.run_statements`); errors point at the toml line that holds the bad string.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from .directives import run_statements
+from .model import LaunchSpec
+from .settings import check_target
+
+TABLE_KEYS = ("file", "let", "launch")
+
+
+@dataclass(frozen=True)
+class TomlError:
+    """A problem in a toml config; `line`/`column` are 1-based positions in `path`."""
+
+    path: Path
+    line: int
+    message: str
+    column: int = 1
+    kernel: str | None = None
+
+
+@dataclass
+class ConfigLaunches:
+    launches: list[LaunchSpec] = field(default_factory=list)
+    errors: list[TomlError] = field(default_factory=list)
+    target: str | None = None
+    config_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class _Table:
+    index: int
+    data: Any
+    header_line: int   # 1-based; 0 when the table has no `[[...]]` header (inline array)
+    end_line: int
+
+
+@dataclass
+class _Config:
+    path: Path
+    origin: str
+    lines: list[str]
+    tables: list[_Table] = field(default_factory=list)
+    target: str | None = None
+    errors: list[TomlError] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- finding the config
+
+
+def _folders_up(start: Path, root: Path | None) -> Iterator[Path]:
+    """`start` and its parents, up to `root` when `start` lies inside it, else to the filesystem root."""
+    inside = root is not None and (start == root or root in start.parents)
+    folder = start
+    while True:
+        yield folder
+        if (inside and folder == root) or folder.parent == folder:
+            return
+        folder = folder.parent
+
+
+def _declares_tilelens(pyproject: Path) -> bool:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    try:
+        tool = tomllib.loads(text).get("tool", {})
+    except tomllib.TOMLDecodeError:
+        return "tilelens" in text  # a broken config of ours: load it so its error is reported
+    return isinstance(tool, dict) and "tilelens" in tool
+
+
+def find_config(file: Path, workspace_root: Path | None,
+                config_file: Path | None = None) -> tuple[Path, str] | None:
+    """(config path, origin): the explicit config, else the workspace `tilelens.toml`, else the
+    nearest `pyproject.toml` above `file` that has a `[tool.tilelens]` table."""
+    if config_file is not None:
+        return Path(config_file), "config"
+    root = workspace_root.resolve() if workspace_root is not None else None
+    if root is not None and (root / "tilelens.toml").is_file():
+        return root / "tilelens.toml", "tilelens.toml"
+    for folder in _folders_up(Path(file).resolve().parent, root):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file() and _declares_tilelens(candidate):
+            return candidate, "pyproject"
+    return None
+
+
+# ---------------------------------------------------------------- loading
+
+
+_HEADER = {
+    "pyproject": re.compile(r"^\s*\[\[\s*tool\s*\.\s*tilelens\s*\.\s*launch\s*\]\]"),
+    "tilelens.toml": re.compile(r"^\s*\[\[\s*launch\s*\]\]"),
+}
+_ANY_HEADER = re.compile(r"^\s*\[")
+_DECODE_POSITION = re.compile(r"at line (\d+), column (\d+)")
+
+
+def _sections(data: dict[str, Any], origin: str) -> list[tuple[str, dict[str, Any]]]:
+    """(format, section) pairs holding `launch` and `target`: [tool.tilelens] or the top level."""
+    tool = data.get("tool")
+    tool_section = tool.get("tilelens") if isinstance(tool, dict) else None
+    out: list[tuple[str, dict[str, Any]]] = []
+    if origin in ("pyproject", "config") and isinstance(tool_section, dict):
+        out.append(("pyproject", tool_section))
+    if origin in ("tilelens.toml", "config") and ("launch" in data or "target" in data):
+        out.append(("tilelens.toml", data))
+    return out
+
+
+def _load(path: Path, origin: str) -> _Config:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return _Config(path, origin, [], errors=[TomlError(path, 1, f"cannot read {path.name}: {e}")])
+    cfg = _Config(path, origin, text.splitlines())
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = _DECODE_POSITION.search(str(e))
+        line, column = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
+        cfg.errors.append(TomlError(path, line, f"invalid toml: {e}", column))
+        return cfg
+    for fmt, section in _sections(data, origin):
+        _load_target(cfg, section, fmt)
+        _load_tables(cfg, section.get("launch"), fmt)
+    return cfg
+
+
+def _load_target(cfg: _Config, section: dict[str, Any], fmt: str) -> None:
+    if "target" not in section:
+        return
+    start = 1
+    if fmt == "pyproject":
+        start = next((i for i, line in enumerate(cfg.lines, 1)
+                      if re.match(r"^\s*\[\s*tool\s*\.\s*tilelens\s*\]", line)), 1)
+    line = _key_line(cfg.lines, "target", start, len(cfg.lines)) or start
+    value = section["target"]
+    try:
+        if not isinstance(value, str):
+            raise ValueError(f"`target` must be a string such as \"cuda:89\", got {value!r}")
+        cfg.target = check_target(value)
+    except ValueError as e:
+        cfg.errors.append(TomlError(cfg.path, line, str(e)))
+
+
+def _load_tables(cfg: _Config, tables: Any, fmt: str) -> None:
+    if tables is None:
+        return
+    if isinstance(tables, dict):
+        tables = [tables]
+    if not isinstance(tables, list):
+        cfg.errors.append(TomlError(cfg.path, 1, "`launch` must be an array of tables ([[launch]])"))
+        return
+    headers = [i for i, line in enumerate(cfg.lines, 1) if _HEADER[fmt].match(line)]
+    if len(headers) != len(tables):
+        headers = [0] * len(tables)
+    for index, (data, header) in enumerate(zip(tables, headers)):
+        end = next((i - 1 for i in range(header + 1, len(cfg.lines) + 1)
+                    if _ANY_HEADER.match(cfg.lines[i - 1])), len(cfg.lines)) if header else 0
+        cfg.tables.append(_Table(len(cfg.tables), data, header, end))
+
+
+def _key_line(lines: list[str], key: str, start: int, end: int) -> int:
+    pattern = re.compile(rf"^\s*{key}\s*=")
+    for i in range(max(start, 1), min(end, len(lines)) + 1):
+        if pattern.match(lines[i - 1]):
+            return i
+    return 0
+
+
+def _value_line(cfg: _Config, table: _Table, key: str) -> int:
+    """The toml line of `key` in `table`, found by its header range or by searching its text."""
+    if table.header_line:
+        found = _key_line(cfg.lines, key, table.header_line, table.end_line)
+        if found:
+            return found
+    value = table.data.get(key) if isinstance(table.data, dict) else None
+    if isinstance(value, str) and value.strip():
+        first = value.strip().splitlines()[0]
+        for i, line in enumerate(cfg.lines, 1):
+            if first in line:
+                return i
+    return table.header_line or 1
+
+
+def _table_problems(table: _Table) -> list[tuple[str, str]]:
+    """(key, message) for each structural problem of one table."""
+    if not isinstance(table.data, dict):
+        return [("", "each launch must be a table with `file` and `launch`")]
+    out = [(k, f"unknown key '{k}' in a launch table (keys: {', '.join(TABLE_KEYS)})")
+           for k in table.data if k not in TABLE_KEYS]
+    for key in ("file", "launch"):
+        if key not in table.data:
+            out.append(("", f"a launch table needs `{key}`"))
+    for key in TABLE_KEYS:
+        if key in table.data and not isinstance(table.data[key], str):
+            out.append((key, f"`{key}` must be a string"))
+    return out
+
+
+def _table_file(cfg: _Config, table: _Table) -> Path | None:
+    value = table.data.get("file") if isinstance(table.data, dict) else None
+    if not isinstance(value, str) or not value:
+        return None
+    path = Path(value).expanduser()
+    return (path if path.is_absolute() else cfg.path.parent / path).resolve()
+
+
+# ---------------------------------------------------------------- evaluating
+
+
+def _locator(cfg: _Config, key_line: int, value: str):
+    """Map (line, col) inside a toml string to the toml file, by finding that line's text."""
+    value_lines = value.split("\n")
+
+    def locate(lineno: int, col: int) -> tuple[int, int]:
+        want = value_lines[min(max(lineno, 1), len(value_lines)) - 1]
+        if want.strip():
+            for i in range(key_line + lineno - 1, min(key_line + len(value_lines) + 2, len(cfg.lines) + 1)):
+                index = cfg.lines[i - 1].find(want) if i >= 1 else -1
+                if index >= 0:
+                    return i, index + col + 1
+        return key_line, 1
+
+    return locate
+
+
+def _evaluate_table(cfg: _Config, table: _Table, known_kernels: set[str] | None,
+                    out: ConfigLaunches) -> None:
+    env: dict[str, Any] = {}
+    for key, mode in (("let", "bindings"), ("launch", "launch")):
+        source = table.data.get(key)
+        if not isinstance(source, str):
+            continue
+        source = textwrap.dedent(source).strip("\n")
+        line = _value_line(cfg, table, key)
+        launches, errors = run_statements(source, env, locate=_locator(cfg, line, source),
+                                          end_line=line, origin=cfg.origin,
+                                          known_kernels=known_kernels, mode=mode)
+        out.launches.extend(launches)
+        out.errors.extend(TomlError(cfg.path, e.line, f"`{key}`: {e.message}", e.column, e.kernel)
+                          for e in errors)
+
+
+def launches_for_file(path: Path, workspace_root: Path | None, config_file: Path | None = None,
+                      known_kernels: set[str] | None = None) -> ConfigLaunches:
+    """The toml-declared launches of `path` (see `find_config` for which toml is read).
+
+    Errors are those of the config as a whole (invalid toml, bad target) and of the tables naming
+    `path`; `config_errors` lists the problems of the tables naming no readable file.
+    """
+    found = find_config(path, workspace_root, config_file)
+    if found is None:
+        return ConfigLaunches()
+    cfg = _load(*found)
+    out = ConfigLaunches(errors=list(cfg.errors), target=cfg.target, config_path=cfg.path)
+    target = Path(path).resolve()
+    for table in cfg.tables:
+        if _table_file(cfg, table) != target:
+            continue
+        problems = _table_problems(table)
+        out.errors.extend(TomlError(cfg.path, _value_line(cfg, table, key) if key else
+                                    (table.header_line or 1), message) for key, message in problems)
+        if not problems:
+            _evaluate_table(cfg, table, known_kernels, out)
+    return out
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used at all (unreadable, invalid toml, bad target): exit 2 in the CLI."""
+
+
+def _load_or_raise(config_file: Path) -> _Config:
+    cfg = _load(Path(config_file), "config")
+    if cfg.errors:
+        first = cfg.errors[0]
+        raise ConfigError(f"{first.path}:{first.line}: {first.message}")
+    return cfg
+
+
+def read_target(config_file: Path) -> str | None:
+    """The config's `target`, or None; raises ConfigError for an unusable config."""
+    return _load_or_raise(config_file).target
+
+
+def files_in_config(config_file: Path) -> list[Path]:
+    """Every file a config's launch tables name, resolved, in order, without repeats.
+
+    Raises ConfigError for an unusable config.
+    """
+    cfg = _load_or_raise(config_file)
+    files: list[Path] = []
+    for table in cfg.tables:
+        file = _table_file(cfg, table)
+        if file is not None and file not in files:
+            files.append(file)
+    return files
+
+
+def config_errors(config_file: Path, origin: str = "config") -> list[TomlError]:
+    """Problems of a config independent of any one kernel file: invalid toml, bad target, tables
+    without a usable `file`, files that do not exist."""
+    cfg = _load(Path(config_file), origin)
+    errors = list(cfg.errors)
+    for table in cfg.tables:
+        file = _table_file(cfg, table)
+        line = table.header_line or 1
+        if file is None:
+            errors.extend(TomlError(cfg.path, line, m) for _, m in _table_problems(table))
+        elif not file.is_file():
+            errors.append(TomlError(cfg.path, _value_line(cfg, table, "file"),
+                                    f"`file`: {table.data['file']} does not exist (looked for {file})"))
+    return errors
