@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tilelens_lsp import releases
+from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
 from tilelens_lsp.graph import AccessGraph, ArgInfo, LaunchModel, Opaque, IntV, PtrV
 from tilelens_lsp.hostcompile import (FakeTensor, HostCompiler, LaunchBindingError, bind, element_size,
@@ -48,7 +49,7 @@ class Engine:
     """Keeps Triton warm: one host compiler per target, a result cache, counters."""
 
     compilers: dict[str, HostCompiler] = field(default_factory=dict)
-    cache: dict[str, LaunchResult] = field(default_factory=dict)
+    cache: ResultCache = field(default_factory=ResultCache)
     stats: Stats = field(default_factory=Stats)
 
     def compiler(self, target: str) -> HostCompiler:
@@ -211,7 +212,7 @@ def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: P
             results.append(_directive_error(launch, f"binding the launch failed: {type(exc).__name__}: {exc}",
                                             config))
             continue
-        key = hashlib.sha256(f"{source_hash}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
+        key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{chain.jit.cache_key}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
                              f"{settings.clients}|{settings.enumeration_budget}|"
                              f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()
         if key in seen:
@@ -223,7 +224,7 @@ def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: P
             results.append(_relabel(cached, launch, config))
             continue
         result = _compile_and_analyze(launch, chain.jit, bound, grid, config, settings, mapper, compiler)
-        _ENGINE.cache[key] = result
+        _ENGINE.cache.put(key, result)
         results.append(result)
     return results
 
