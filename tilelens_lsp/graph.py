@@ -389,7 +389,10 @@ _CONST_RE = re.compile(r"^(?:dense<(.*)>|(\S+))\s*:\s*(.*)$")
 
 @handles("arith.constant")
 def _constant(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    m = _CONST_RE.match(op.text.strip())
+    text = op.text.strip()
+    if text in ("true", "false"):  # `arith.constant true` prints no type
+        return [IntV(np.array([text == "true"]), 1)]
+    m = _CONST_RE.match(text)
     ty = op.result_types[0]
     if not m or not ty.is_int:
         return [Opaque("float", "a floating-point constant", op.loc)]
@@ -854,7 +857,21 @@ def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
 
 @handles("scf.while")
 def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    raise Refusal("control-flow", "while loops are not modelled", op.loc)
+    """A while loop (spin locks, data-dependent searches) runs its body at least once: accesses whose
+    addresses do not depend on the loop's carried values are recorded (those of the `do` region as an
+    over-approximation, since it may run zero times); accesses that do depend on them are refused."""
+    carried = Opaque("control-flow", "a value carried by a while loop", op.loc)
+    before = op.regions[0].blocks[0] if op.regions else None
+    after = op.regions[1].blocks[0] if len(op.regions) > 1 else None
+    names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)", op.text)]
+    for block, exact in ((before, ctx.exact), (after, False)):
+        if block is None:
+            continue
+        inner = dict(env)
+        for name in names + block.args:
+            inner[name] = carried
+        g.eval_block(block, inner, _Ctx(ctx.pred, ctx.iters, exact, ctx.stack))
+    return [carried] * len(op.results)
 
 
 @handles("tt.call")

@@ -77,6 +77,7 @@ class Worker:
         env["TILELENS_WORKER_MEMORY_MB"] = str(self.settings.memory_limit_mb)
         env["TILELENS_WORKER_TARGET"] = self.settings.target
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"   # importing the user's modules must not litter __pycache__
         env.pop("TRITON_INTERPRET", None)
         try:
             self.proc = subprocess.Popen(
