@@ -61,6 +61,8 @@ class Opaque:
 
 
 Value = Any
+_MEMORY_OP = re.compile(r"load|store|atomic|descriptor|gather|scatter|async|tma|copy|prefetch")
+_REGISTER_OPS = ("tt.gather", "tt.histogram")  # names that sound like memory but stay in registers
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
@@ -235,7 +237,7 @@ class AccessGraph:
                 return [self.get(env, o) for o in op.operands]
             handler = _HANDLERS.get(op.name)
             if handler is None:
-                results = self.unknown(op, env)
+                results = self.unknown(op, env, ctx)
             else:
                 results = handler(self, op, env, ctx)
             for name, value in zip(op.results, results):
@@ -248,8 +250,14 @@ class AccessGraph:
         except KeyError:
             raise Refusal("reader-misalignment", f"value {name} used before its definition") from None
 
-    def unknown(self, op: Op, env: dict[str, Value]) -> list[Value]:
+    def unknown(self, op: Op, env: dict[str, Value], ctx: _Ctx) -> list[Value]:
         why = "inline-asm" if "inline_asm" in op.name else "out-of-vocabulary"
+        if _MEMORY_OP.search(op.name) and op.name not in _REGISTER_OPS:
+            # an access the model does not follow must never read as "clean"
+            site = self._site(op, "load" if "load" in op.name or "gather" in op.name else "store", "?", ctx)
+            if site.refusal is None:
+                site.refusal = Refusal(why, f"{op.name} accesses memory in a way the model does not follow",
+                                       op.loc)
         if any(isinstance(self.get(env, o), Opaque) and self.get(env, o).why == "data" for o in op.operands
                if o in env):
             return [Opaque("data", f"{op.name} of loaded data", op.loc)] * len(op.results)
@@ -561,6 +569,8 @@ def _cast(kind: str):
         a = v.a.astype(np.int64)
         if kind == "zext":
             a = _unsigned(a, v.bits) if v.bits > 1 else a
+        elif v.bits == 1:
+            a = -a  # sign-extending an i1 true gives all ones
         if ty.bits == 1:
             return [IntV((a & 1).astype(bool), 1)]
         return [IntV(_wrap(a, ty.bits), ty.bits)]
