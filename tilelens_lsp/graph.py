@@ -482,12 +482,21 @@ def _trem(a, b, bits):
 
 def _udiv(a, b, bits):
     ua, ub = _unsigned(a, bits), _unsigned(b, bits)
-    return np.where(ub == 0, 0, ua // np.where(ub == 0, 1, ub)).astype(np.int64)
+    one = ub.dtype.type(1)
+    return np.where(ub == 0, ub.dtype.type(0), ua // np.where(ub == 0, one, ub)).astype(np.int64)
 
 
 def _urem(a, b, bits):
     ua, ub = _unsigned(a, bits), _unsigned(b, bits)
-    return np.where(ub == 0, 0, ua % np.where(ub == 0, 1, ub)).astype(np.int64)
+    one = ub.dtype.type(1)
+    return np.where(ub == 0, ub.dtype.type(0), ua % np.where(ub == 0, one, ub)).astype(np.int64)
+
+
+def _shrui(a, b, bits):
+    shift = np.clip(b, 0, 63)
+    if bits >= 64:
+        return (a.astype(np.uint64) >> shift.astype(np.uint64)).astype(np.int64)
+    return _unsigned(a, bits) >> shift
 
 
 def _floordiv(a, b, bits):
@@ -506,7 +515,7 @@ _handlers_binary = {
     "arith.muli": (lambda a, b, w: a * b, True),
     "arith.shli": (lambda a, b, w: np.where((b >= 0) & (b < w), a << np.clip(b, 0, 63), 0), True),
     "arith.shrsi": (lambda a, b, w: a >> np.clip(b, 0, 63), False),
-    "arith.shrui": (lambda a, b, w: _unsigned(a, w) >> np.clip(b, 0, 63), False),
+    "arith.shrui": (_shrui, False),
     "arith.divsi": (_tdiv, False),
     "arith.remsi": (_trem, False),
     "arith.divui": (_udiv, False),

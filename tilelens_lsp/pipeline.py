@@ -137,16 +137,26 @@ def compile_error_stack(exc: BaseException, mapper: PathMapper) -> tuple[tuple[F
     """Frames (innermost first) of Triton's code generators at the error, and the message."""
     from triton.compiler.code_generator import CodeGenerator
 
+    # An error inside an inlined @jit helper is re-raised at the call site `from` the helper's error:
+    # follow the chain of causes to reach the helper's generator (and its message).
+    chain: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and all(e is not c for c in chain):
+        chain.append(e)
+        e = e.__cause__
     frames: list[Frame] = []
     seen: set[int] = set()
-    for frame, _ in traceback.walk_tb(exc.__traceback__):
-        gen = frame.f_locals.get("self")
-        if isinstance(gen, CodeGenerator) and id(gen) not in seen and gen.cur_node is not None:
-            seen.add(id(gen))
-            node = gen.cur_node
-            frames.append(Frame(mapper.portable(gen.file_name), gen.begin_line + getattr(node, "lineno", 1),
-                                gen.begin_col + getattr(node, "col_offset", 0)))
-    message = getattr(exc, "error_message", None) or str(exc).strip().splitlines()[-1]
+    for e in chain:  # outermost first; each traceback walks outermost frame first
+        for frame, _ in traceback.walk_tb(e.__traceback__):
+            gen = frame.f_locals.get("self")
+            if isinstance(gen, CodeGenerator) and id(gen) not in seen and gen.cur_node is not None:
+                seen.add(id(gen))
+                node = gen.cur_node
+                frames.append(Frame(mapper.portable(gen.file_name), gen.begin_line + getattr(node, "lineno", 1),
+                                    gen.begin_col + getattr(node, "col_offset", 0)))
+    message = next((m for m in (getattr(c, "error_message", None) for c in reversed(chain)) if m), None)
+    if message is None:
+        message = str(exc).strip().splitlines()[-1]
     return tuple(reversed(frames)), str(message)
 
 
@@ -277,6 +287,10 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
         graph.run()
     except Refusal as refusal:
         return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch),), **base)
+    except Exception as exc:  # noqa: BLE001 - a bug of ours costs this launch, never the file
+        diag = Diagnostic("TL050", f"the analysis failed on this launch: {type(exc).__name__}: {exc}",
+                          launch.line, 1, kind="graph")
+        return LaunchResult(status="refused", diagnostics=(diag,), **base)
     analysis = LaunchAnalysis(list(graph.sites.values()), graph.width_obligations(), infos, views, stack_of)
     accesses: list = []
     diagnostics: list[Diagnostic] = []

@@ -16,6 +16,9 @@ def code_url(code: str) -> str:
 
 
 def diagnostic_path(result: FileResult, diag: Diagnostic) -> str:
+    """The file `diag.line` refers to: its innermost frame's (a helper in another file), else the result's."""
+    if diag.stack and diag.stack[0].path and (diag.stack[0].line, diag.stack[0].column) == (diag.line, diag.column):
+        return diag.stack[0].path
     return result.path
 
 
@@ -23,7 +26,7 @@ def text_lines(results: list[FileResult]) -> list[str]:
     lines = []
     for result in results:
         for diag in sorted(result.all_diagnostics(), key=lambda d: (d.line, d.column, d.code)):
-            lines.append(f"{result.path}:{diag.line}:{diag.column}: {diag.severity}: {diag.message} [{diag.code}]")
+            lines.append(f"{diagnostic_path(result, diag)}:{diag.line}:{diag.column}: {diag.severity}: {diag.message} [{diag.code}]")
     return lines
 
 
@@ -52,7 +55,7 @@ def sarif_document(results: list[FileResult], triton: str, target: str) -> dict[
             entry: dict[str, Any] = {
                 "ruleId": diag.code, "ruleIndex": index[diag.code], "level": _SARIF_LEVEL[diag.severity],
                 "message": {"text": diag.message},
-                "locations": [_location(result.path, diag.line, diag.column)],
+                "locations": [_location(diagnostic_path(result, diag), diag.line, diag.column)],
             }
             if len(diag.stack) > 1:
                 entry["relatedLocations"] = [
