@@ -36,15 +36,33 @@ def has_launch(path: Path) -> bool:
         return False
 
 
+def declared_in_toml(path: Path, root: Path, tables: dict[Path, set[Path]]) -> bool:
+    """Whether the toml that applies to `path` (tilelens.toml at `root`, else the nearest pyproject.toml
+    with [tool.tilelens]) has a launch table naming it; `tables` caches each toml's files."""
+    from tilelens_lsp.launchconfig import ConfigError, files_in_config, find_config
+    found = find_config(path, root)
+    if found is None:
+        return False
+    if found[0] not in tables:
+        try:
+            tables[found[0]] = set(files_in_config(found[0]))
+        except ConfigError:
+            tables[found[0]] = set()
+    return path.resolve() in tables[found[0]]
+
+
 def collect_files(paths: list[str], config_files: list[Path]) -> tuple[list[Path], list[str]]:
     files: list[Path] = []
     errors: list[str] = []
+    tables: dict[Path, set[Path]] = {}
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
+            root = find_root(p)
             for f in sorted(p.rglob("*.py")):
                 if not any(part.startswith(".") or part in ("node_modules", "__pycache__")
-                           for part in f.relative_to(p).parts) and has_launch(f):
+                           for part in f.relative_to(p).parts) and (has_launch(f) or
+                                                                    declared_in_toml(f, root, tables)):
                     files.append(f.resolve())
         elif p.is_file():
             files.append(p.resolve())
@@ -122,6 +140,10 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     root = (args.root.resolve() if args.root else
             config.parent if config else find_root(Path(os.path.commonpath([str(f.parent) for f in files]))
                                                     if files else Path.cwd()))
+    broken = _broken_config(files, root, config)
+    if broken:
+        print(f"tilelens-lsp: {broken}", file=sys.stderr)
+        return 2
     jobs = max(1, args.jobs)
     workers = [Worker(settings, cwd=str(root)) for _ in range(min(jobs, max(1, len(files))))]
     try:
@@ -141,6 +163,25 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     if any(d.severity == "error" for r in results for d in r.all_diagnostics()):
         return 1
     return 0
+
+
+def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | None:
+    """Why the toml that declares launches for `files` is unusable (invalid toml, bad target), or None.
+
+    A broken config is a configuration error (exit 2), like a bad `--config` file: its launches
+    would otherwise be silently missing from the verdicts."""
+    from tilelens_lsp.launchconfig import ConfigError, find_config, read_target
+    checked: set[Path] = set()
+    for f in files:
+        found = find_config(f, root, config)
+        if found is None or found[0] in checked:
+            continue
+        checked.add(found[0])
+        try:
+            read_target(found[0])
+        except ConfigError as exc:
+            return str(exc)
+    return None
 
 
 def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: Path | None,

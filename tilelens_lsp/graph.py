@@ -58,6 +58,7 @@ class Opaque:
     why: str          # data | float | out-of-vocabulary | inline-asm
     message: str = ""
     loc: str = ""
+    bound: "IntV | None" = None   # for an unknown mask: lanes where it may be true (None: any lane)
 
 
 Value = Any
@@ -233,7 +234,7 @@ class AccessGraph:
 
     def eval_block(self, block: Block, env: dict[str, Value], ctx: _Ctx) -> list[Value]:
         for op in block.ops:
-            if op.name in ("scf.yield", "tt.return"):
+            if op.name in ("scf.yield", "tt.return", "scf.condition"):
                 return [self.get(env, o) for o in op.operands]
             handler = _HANDLERS.get(op.name)
             if handler is None:
@@ -320,7 +321,7 @@ class AccessGraph:
         shape = (self.P,) + tuple(ptr.boff.shape[1:])
         if isinstance(mask, Opaque):
             exact = False
-            m = np.ones(shape, dtype=bool)
+            m = np.broadcast_to(mask.bound.a, shape) if mask.bound is not None else np.ones(shape, dtype=bool)
         elif mask is None:
             m = np.ones(shape, dtype=bool)
         else:
@@ -385,11 +386,24 @@ def _ops(block: Block):
 
 
 def _and(a: Value, b: Value) -> Value:
-    if isinstance(a, Opaque):
-        return a
-    if isinstance(b, Opaque):
-        return b
-    return IntV(a.a & b.a, 1)
+    """Conjunction of masks; with an unknown side, the known side still bounds the result."""
+    if isinstance(a, IntV) and isinstance(b, IntV):
+        return IntV(a.a & b.a, 1)
+    unknown = a if isinstance(a, Opaque) else b
+    bounds = [v for v in (a, b) if isinstance(v, IntV)]
+    bounds += [v.bound for v in (a, b) if isinstance(v, Opaque) and v.bound is not None]
+    bound = None
+    for v in bounds:
+        bound = v if bound is None else IntV(bound.a & v.a, 1)
+    return Opaque(unknown.why, unknown.message, unknown.loc, bound)
+
+
+def _or(a: Value, b: Value) -> Value:
+    unknown = a if isinstance(a, Opaque) else b
+    ba = a if isinstance(a, IntV) else a.bound
+    bb = b if isinstance(b, IntV) else b.bound
+    bound = IntV(ba.a | bb.a, 1) if ba is not None and bb is not None else None
+    return Opaque(unknown.why, unknown.message, unknown.loc, bound)
 
 
 _CONST_RE = re.compile(r"^(?:dense<(.*)>|(\S+))\s*:\s*(.*)$")
@@ -446,6 +460,8 @@ def _binary(fn: Callable[[np.ndarray, np.ndarray, int], np.ndarray], checked: bo
         if isinstance(a, PtrV) or isinstance(b, PtrV):
             return [Opaque("out-of-vocabulary", f"{op.name} on pointers", op.loc)]
         if not isinstance(a, IntV) or not isinstance(b, IntV):
+            if ty.bits == 1 and op.name in ("arith.andi", "arith.ori") and _is_mask(a) and _is_mask(b):
+                return [_and(a, b) if op.name == "arith.andi" else _or(a, b)]
             return [_opaque_of(a, b, op)]
         bits = ty.bits or max(a.bits, b.bits)
         with np.errstate(all="ignore"):
@@ -457,6 +473,11 @@ def _binary(fn: Callable[[np.ndarray, np.ndarray, int], np.ndarray], checked: bo
             return [IntV(g.check_width(op, ctx, exact, bits), bits)]
         return [IntV(_wrap(exact, bits), bits)]
     return handler
+
+
+def _is_mask(v: Value) -> bool:
+    # an unknown mask, whatever made it unknown, only means "may be true": a sound over-approximation
+    return (isinstance(v, IntV) and v.bits == 1) or isinstance(v, Opaque)
 
 
 def _opaque_of(*values: Value) -> Opaque:
@@ -617,6 +638,8 @@ def _shape_op(fn: Callable[[np.ndarray, Op, Type], np.ndarray]):
             return [IntV(fn(v.a, op, ty), v.bits)]
         if isinstance(v, PtrV):
             return [PtrV(v.arg, fn(v.boff, op, ty), v.pointee)]
+        if isinstance(v, Opaque) and v.bound is not None:
+            return [Opaque(v.why, v.message, v.loc, IntV(fn(v.bound.a, op, ty), 1))]
         return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of this value", op.loc)]
     return handler
 
@@ -874,11 +897,46 @@ def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
                   "a branch condition the model does not compute", op.loc)
 
 
+WHILE_LIMIT = 1 << 16   # iterations of one while loop before it is refused as non-terminating
+
+
 @handles("scf.while")
 def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    """A while loop (spin locks, data-dependent searches) runs its body at least once: accesses whose
-    addresses do not depend on the loop's carried values are recorded (those of the `do` region as an
-    over-approximation, since it may run zero times); accesses that do depend on them are refused."""
+    """Iterate a while loop per program while its condition is computable (grid-stride loops);
+    when the condition depends on loaded data (spin locks, searches), fall back to `_while_opaque`."""
+    before = op.regions[0].blocks[0]
+    after = op.regions[1].blocks[0]
+    names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)",
+                                                          op.text.split(":")[0])]
+    carried = [g.get(env, o) for o in op.operands]
+    active = ctx.pred.copy()
+    final: list[Value] | None = None
+    for t in range(WHILE_LIMIT):
+        inner = dict(env)
+        inner.update(zip(names, carried))
+        out = g.eval_block(before, inner, _Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))
+        cond, forwarded = out[0], out[1:]
+        if not isinstance(cond, IntV):
+            if t == 0:
+                return _while_opaque(g, op, env, ctx)
+            raise Refusal("data-dependent-bound", "a while condition that depends on loaded data", op.loc)
+        c = np.broadcast_to(cond.a.reshape(cond.a.shape[:1]), (g.P,)).astype(bool) & active
+        leaving = active & ~c
+        final = forwarded if final is None else [_blend(leaving, f, old, op) for f, old in zip(forwarded, final)]
+        if not c.any():
+            return final
+        inner = dict(env)
+        inner.update(zip(after.args, forwarded))
+        yielded = g.eval_block(after, inner, _Ctx(c, ctx.iters + (t,), ctx.exact, ctx.stack))
+        carried = [_blend(c, new, old, op) for new, old in zip(yielded, carried)]
+        active = c
+    raise Refusal("control-flow", f"a while loop still running after {WHILE_LIMIT} iterations", op.loc)
+
+
+def _while_opaque(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    """A data-dependent while loop runs its before-region at least once: accesses whose addresses do
+    not depend on the carried values are recorded (the do-region's as an over-approximation, since it
+    may run zero times); accesses that do depend on them are refused."""
     carried = Opaque("control-flow", "a value carried by a while loop", op.loc)
     before = op.regions[0].blocks[0] if op.regions else None
     after = op.regions[1].blocks[0] if len(op.regions) > 1 else None

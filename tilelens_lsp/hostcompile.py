@@ -272,6 +272,9 @@ class HostCompiler:
         from triton._C.libtriton import ir
         from triton.compiler import ASTSource
 
+        # the stand-in is process-wide and the last compiler created installed its own target:
+        # target queries (`tl.target_info`) during this compile must answer for this one's
+        install_host_driver(self.target)
         src = ASTSource(jit, bound.signature, bound.constexprs, bound.attrs)
         ctx = ir.context()
         ir.load_dialects(ctx)

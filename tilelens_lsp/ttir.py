@@ -302,7 +302,7 @@ class _Parser:
             header = header + " " + tail.lstrip("}) ").lstrip()
         operand_text = split_top(header, " : ")[0] if not name.startswith("scf.") else header
         operands = _SSA.findall(operand_text)
-        if name == "scf.for":
+        if name in ("scf.for", "scf.while"):
             # `%iv = %lb to %ub step %s iter_args(%a = %x, ...)`: the iv and iter_arg names are not operands
             operands = [o for o in operands if not self._is_binding(header, o)]
         if name in ("scf.for", "scf.if") and results:
@@ -381,4 +381,4 @@ def check_alignment(module: Module, mlir_module) -> None:
 
 def _operand_count_exempt(name: str) -> bool:
     # ops whose printed form names values that are not operands (regions' captured values)
-    return name in ("tt.reduce", "tt.scan", "tt.map_elementwise", "scf.while")
+    return name in ("tt.reduce", "tt.scan", "tt.map_elementwise")
