@@ -255,7 +255,11 @@ def _plain(v: Any) -> Any:
 
 
 def _directive_error(launch: LaunchSpec, message: str, config: dict | None = None) -> LaunchResult:
-    diag = Diagnostic("TL020", f"bad launch of {launch.kernel}: {message}", launch.line, 1)
+    if launch.origin == "comment":
+        diag = Diagnostic("TL020", f"bad launch of {launch.kernel}: {message}", launch.line, 1)
+    else:  # the launch lives in a toml file: name it, and put the diagnostic at the file's top
+        diag = Diagnostic("TL020", f"bad launch of {launch.kernel} ({launch.origin} line {launch.line}): "
+                          f"{message}", 1, 1)
     return LaunchResult(launch.kernel, launch.line, config or {}, "directive-error", diagnostics=(diag,))
 
 
@@ -362,9 +366,11 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
     launches = list(launches) + list(toml.launches) + list(extra_launches or [])
     for err in errors:
         file_diags.append(Diagnostic("TL020", err.message, err.line, err.column, end_line=err.end_line or None))
-    for err in getattr(toml, "errors", []):
-        file_diags.append(Diagnostic("TL020", f"{getattr(err, 'path', 'toml')}:{getattr(err, 'line', 0)}: "
-                                     f"{getattr(err, 'message', err)}", 1, 1))
+    for err in toml.errors:
+        # the table lives in a toml file; the kernel file carries the diagnostic, naming where
+        where = f"{mapper.portable(str(err.path))}:{err.line}:{err.column}"
+        file_diags.append(Diagnostic("TL020", f"{where}: {err.message}", 1, 1,
+                                     stack=(Frame(mapper.portable(str(err.path)), err.line, err.column),)))
     launched = {launch.kernel for launch in launches} | {e.kernel for e in errors if e.kernel}
     for k in kernels:
         if k.name not in launched and not k.is_helper:
