@@ -1,0 +1,190 @@
+"""Shared pieces of the end-to-end LSP tests: kernels, a workspace in tmp_path, and a client helper.
+
+Every test talks to the real server (`python -m tilelens_lsp`) over stdio through pytest-lsp, with
+the capabilities that VS Code or Neovim send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+REPO = Path(__file__).resolve().parents[2]
+
+def make_client() -> LanguageClient:
+    """pytest-lsp's client, plus what a real editor answers: dynamic registration."""
+    client = pytest_lsp.make_test_lsp_client()
+    client.registrations = []
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(ls: LanguageClient, params: types.RegistrationParams) -> None:
+        ls.registrations.extend(params.registrations)
+
+    return client
+
+
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "tilelens_lsp"],
+    client_factory=make_client,
+    # Without PYTHONDONTWRITEBYTECODE, like a user's shell: the server must keep the workspace clean itself.
+    server_env={**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+                "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))},
+)
+
+
+def kernel(body: str) -> str:
+    return textwrap.dedent(body).lstrip("\n")
+
+
+ADD_BUGGY = kernel("""
+    import triton
+    import triton.language as tl
+
+    # tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs)
+        y = tl.load(y_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, x + y, mask=mask)
+""")
+UNMASKED_LINE = 9   # 0-based line of `x = tl.load(x_ptr + offs)`
+assert ADD_BUGGY.splitlines()[UNMASKED_LINE].strip() == "x = tl.load(x_ptr + offs)"
+
+ADD_FIXED = ADD_BUGGY.replace("tl.load(x_ptr + offs)", "tl.load(x_ptr + offs, mask=mask)")
+
+HUNG = kernel("""
+    import time
+    import triton
+    import triton.language as tl
+
+    time.sleep(100)
+
+    # tilelens: k[(1,)](fp32[16], BLOCK=16)
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+""")
+
+CLEAN = kernel("""
+    import triton
+    import triton.language as tl
+
+    # tilelens: k[(1,)](fp32[16], BLOCK=16)
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+""")
+
+
+class Workspace:
+    """A workspace folder on disk plus the document bookkeeping a client would do."""
+
+    def __init__(self, root: Path, client: LanguageClient) -> None:
+        self.root = root
+        self.client = client
+        self.versions: dict[str, int] = {}
+
+    def uri(self, name: str) -> str:
+        return (self.root / name).as_uri()
+
+    def write(self, name: str, text: str | bytes) -> str:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+        return path.as_uri()
+
+    def open(self, name: str, text: str | None = None) -> str:
+        if text is not None:
+            self.write(name, text)
+        uri = self.uri(name)
+        body = (self.root / name).read_bytes().decode("utf-8", errors="replace")
+        self.versions[uri] = 1
+        self.client.diagnostics.pop(uri, None)
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=body)))
+        return uri
+
+    def save(self, name: str, text: str | None = None) -> str:
+        """Write `text` (if given) as the editor would: a full change, then didSave."""
+        uri = self.uri(name)
+        if text is not None:
+            self.write(name, text)
+            self.versions[uri] = self.versions.get(uri, 1) + 1
+            self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.diagnostics.pop(uri, None)
+        self.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        return uri
+
+    def close(self, name: str) -> str:
+        uri = self.uri(name)
+        self.client.diagnostics.pop(uri, None)
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        return uri
+
+    async def diagnostics(self, uri: str, timeout: float = 60.0,
+                          until: Callable[[list[types.Diagnostic]], bool] | None = None) -> list[types.Diagnostic]:
+        """The next diagnostics published for `uri` (after the last open/save/close of it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if uri in self.client.diagnostics:
+                found = list(self.client.diagnostics[uri])
+                if until is None or until(found):
+                    return found
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"no diagnostics for {uri} within {timeout} s "
+                             f"(have: {self.client.diagnostics.get(uri)})")
+
+    async def hover(self, uri: str, line: int, character: int = 8) -> types.Hover | None:
+        return await self.client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=character)))
+
+    async def stats(self) -> dict[str, Any]:
+        return plain(await self.client.protocol.send_request_async("tilelens/stats", {}))
+
+
+async def start_session(client: LanguageClient, root: Path, capabilities: str = "visual-studio-code",
+                        options: dict[str, Any] | None = None) -> Workspace:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "tilelens.toml").touch()
+    await client.initialize_session(types.InitializeParams(
+        capabilities=pytest_lsp.client_capabilities(capabilities),
+        root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+        initialization_options=options or {},
+    ))
+    return Workspace(root, client)
+
+
+def plain(value: Any) -> Any:
+    """pygls hands untyped results over as namedtuples; make them dicts and lists again."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def codes(diagnostics: list[types.Diagnostic]) -> list[str]:
+    return sorted(str(d.code) for d in diagnostics)

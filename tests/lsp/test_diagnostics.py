@@ -1,0 +1,211 @@
+"""What a kernel author sees: verdicts on open and save, on the right line, and hover footprints.
+
+One server per client snapshot (VS Code, Neovim), shared by the tests of this module in order.
+"""
+
+from __future__ import annotations
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from lsphelp import ADD_BUGGY, ADD_FIXED, SERVER, UNMASKED_LINE, Workspace, codes, kernel, start_session
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=SERVER, scope="module", params=["visual-studio-code", "neovim"])
+async def client(lsp_client: LanguageClient, request, tmp_path_factory):
+    root = tmp_path_factory.mktemp(f"ws-{request.param}")
+    lsp_client.ws = await start_session(lsp_client, root, request.param)
+    lsp_client.editor = request.param
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture(scope="module")
+def ws(client) -> Workspace:
+    return client.ws
+
+
+async def test_unmasked_tail_load_is_out_of_bounds(ws: Workspace):
+    uri = ws.open("add.py", ADD_BUGGY)
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL001"]
+    d = diags[0]
+    assert d.range.start == types.Position(line=UNMASKED_LINE, character=8)
+    line = ADD_BUGGY.splitlines()[UNMASKED_LINE]
+    assert line[d.range.start.character:d.range.end.character] == "tl.load(x_ptr + offs)"
+    assert d.severity == types.DiagnosticSeverity.Error
+    assert d.source == "tilelens"
+    assert d.code_description is not None and d.code_description.href.endswith("#tl001")
+    assert "x_ptr" in d.message and "element 1000" in d.message
+    assert d.data["witness"]["element"] == 1000
+
+
+async def test_hover_on_the_load_shows_pointer_and_footprint(ws: Workspace):
+    hover = await ws.hover(ws.uri("add.py"), UNMASKED_LINE)
+    assert hover is not None
+    text = hover.contents.value
+    assert "`x_ptr`" in text
+    assert "1,024 of 1,000" in text
+    assert "4,096 B" in text
+    assert "element 1,000" in text          # the witness
+    assert "✗" in text                      # the map marks the elements past the storage
+
+
+async def test_hover_on_a_masked_load_says_in_bounds(ws: Workspace):
+    hover = await ws.hover(ws.uri("add.py"), UNMASKED_LINE + 1)
+    assert hover is not None
+    assert "`y_ptr`" in hover.contents.value
+    assert "1,000 of 1,000" in hover.contents.value
+    assert "in bounds" in hover.contents.value
+
+
+async def test_hover_off_an_access_line_is_empty(ws: Workspace):
+    assert await ws.hover(ws.uri("add.py"), 6) is None
+
+
+async def test_resaving_an_unchanged_file_compiles_nothing(ws: Workspace):
+    before = await ws.stats()
+    uri = ws.save("add.py")
+    assert codes(await ws.diagnostics(uri)) == ["TL001"]
+    after = await ws.stats()
+    assert after["compiles"] == before["compiles"]
+    assert after["cache_hits"] > before["cache_hits"]
+
+
+async def test_fixing_the_mask_publishes_an_empty_list(ws: Workspace):
+    uri = ws.save("add.py", ADD_FIXED)
+    assert await ws.diagnostics(uri) == []
+
+
+async def test_bad_directive_is_reported_on_its_line(ws: Workspace):
+    text = ADD_FIXED.replace("fp32[1000], 1000, BLOCK=256", "fp33[1000], 1000, BLOCK=256")
+    uri = ws.open("bad_directive.py", text)
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL020"]
+    assert diags[0].range.start.line == 3
+    assert "fp33" in diags[0].message
+
+
+async def test_compile_error_is_reported_at_its_line(ws: Workspace):
+    text = kernel("""
+        import triton
+        import triton.language as tl
+
+        # tilelens: k[(4,)](fp32[1000], 1000, BLOCK=256)
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            x = tl.load(x_ptr + offs, mask=mask, other=0.0) + "s"
+            tl.store(x_ptr + offs, x, mask=mask)
+    """)
+    uri = ws.open("compile_error.py", text)
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL010"]
+    assert diags[0].range.start.line == 8
+    assert diags[0].severity == types.DiagnosticSeverity.Error
+
+
+async def test_helper_in_another_file_lands_on_the_call_site(ws: Workspace, client):
+    ws.write("helpers.py", kernel("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def load_all(ptr, offs):
+            return tl.load(ptr + offs)
+    """))
+    uri = ws.open("copy.py", kernel("""
+        import triton
+        import triton.language as tl
+        from helpers import load_all
+
+        # tilelens: copy_kernel[(4,)](fp32[1000], fp32[1000], 1000, BLOCK=256)
+        @triton.jit
+        def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = load_all(x_ptr, offs)
+            tl.store(out_ptr + offs, x, mask=offs < n)
+    """))
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL001"]
+    d = diags[0]
+    assert d.range.start.line == 8                     # `x = load_all(x_ptr, offs)`
+    assert d.related_information, "both snapshots declare relatedInformation support"
+    helper = d.related_information[0].location
+    assert helper.uri == ws.uri("helpers.py")
+    assert helper.range.start.line == 6                # `return tl.load(ptr + offs)`
+    assert not list(ws.root.rglob("__pycache__")), "importing the kernel wrote into the workspace"
+
+
+async def test_several_configs_prefix_the_message_with_the_launch(ws: Workspace):
+    text = ADD_BUGGY.replace(
+        "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
+        "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)\n"
+        "# tilelens: add_kernel[(8,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=128)")
+    uri = ws.open("two_configs.py", text)
+    diags = await ws.diagnostics(uri)
+    messages = sorted(d.message for d in diags)
+    assert len(messages) == 2
+    assert messages[0].startswith("add_kernel[BLOCK=128]: out-of-bounds load")
+    assert messages[1].startswith("add_kernel[BLOCK=256]: out-of-bounds load")
+    hover = await ws.hover(uri, UNMASKED_LINE + 1)
+    assert "add_kernel[BLOCK=128]" in hover.contents.value and "add_kernel[BLOCK=256]" in hover.contents.value
+
+
+async def test_closing_a_document_clears_its_diagnostics(ws: Workspace):
+    uri = ws.close("two_configs.py")
+    assert await ws.diagnostics(uri) == []
+    assert await ws.hover(uri, UNMASKED_LINE) is None
+
+
+async def test_helper_in_the_same_file_flags_the_access_and_its_call_site(ws: Workspace):
+    uri = ws.open("same_file_helper.py", kernel("""
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def load_all(ptr, offs):
+            return tl.load(ptr + offs)
+
+
+        # tilelens: copy_kernel[(4,)](fp32[1000], fp32[1000], 1000, BLOCK=256)
+        @triton.jit
+        def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = load_all(x_ptr, offs)
+            tl.store(out_ptr + offs, x, mask=offs < n)
+    """))
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL001", "TL001"]
+    by_line = {d.range.start.line: d for d in diags}
+    assert set(by_line) == {6, 13}                       # the load in the helper, and the call
+    assert "through this call" in by_line[13].message
+    assert by_line[6].related_information[0].location.range.start.line == 13
+    assert by_line[13].related_information[0].location.range.start.line == 6
+
+
+async def test_identical_verdicts_of_several_configs_are_merged(ws: Workspace):
+    text = kernel("""
+        import triton
+        import triton.language as tl
+
+        # tilelens: k[(4,)](fp32[1000], 1000, BLOCK=256)
+        # tilelens: k[(8,)](fp32[1000], 1000, BLOCK=128)
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n, other=0.0) + "s"
+            tl.store(x_ptr + offs, x, mask=offs < n)
+    """)
+    uri = ws.open("merged.py", text)
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL010"]
+    assert diags[0].message.startswith("k (2 configs): Triton compile error")
+    assert diags[0].data["launches"] == ["k[BLOCK=256]", "k[BLOCK=128]"]

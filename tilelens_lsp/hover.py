@@ -1,0 +1,327 @@
+"""Hover text: the footprint of the accesses on a line, one table row per launch/config, as Markdown.
+
+Reads only stored `FileResult`s (never a worker), so a hover answers while an analysis runs or hangs.
+A view with one or two dimensions also gets a small map of which of its elements the access touches.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from tilelens_lsp.lspconvert import launch_labels
+from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, Witness
+
+FULL, SOME, NONE, OUT = "█", "▒", "·", "✗"
+MAX_ROWS, MAX_COLS, BAR_CELLS = 16, 32, 32
+MAX_MAPS = 2           # maps shown per hover (a file with many autotune configs would scroll forever)
+_ROW_SAMPLE = 4096     # rows scanned exactly per map; beyond that rows are sampled evenly
+
+
+def hover_markdown(result: FileResult, rel: str, line: int, line_text: str = "") -> str | None:
+    """Markdown for a hover on 1-based `line` of the document whose portable path is `rel`."""
+    labels = launch_labels(result)
+    rows: list[tuple[str, LaunchResult, Access]] = []
+    for launch, label in zip(result.launches, labels):
+        for access in launch.accesses:
+            if access.line == line and (access.path or rel) == rel:
+                rows.append((label, launch, access))
+    if rows:
+        return _access_hover(rows, line)
+    if "tilelens:" in line_text:
+        launches = [(label, launch) for launch, label in zip(result.launches, labels) if launch.line == line]
+        if launches:
+            return _launch_hover(launches)
+    return None
+
+
+# ---------------------------------------------------------------- access table
+
+
+def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> str:
+    ops = sorted({_op_name(a.op) for _, _, a in rows})
+    several_launches = len({id(launch) for _, launch, _ in rows}) > 1
+    per_line = {}
+    for _, launch, access in rows:
+        per_line.setdefault(id(launch), set()).add((access.op, access.pointer))
+    several_accesses = any(len(v) > 1 for v in per_line.values())
+    out = [f"**tilelens** · {', '.join(f'`{o}`' for o in ops)} on line {line}", ""]
+    header = ["launch"] if several_launches else []
+    header += ["access", "dtype", "elements touched", "bytes", "layout", "bounds"]
+    out.append("| " + " | ".join(header) + " |")
+    out.append("|" + "---|" * len(header))
+    for label, launch, access in rows:
+        cells = [_md(label)] if several_launches else []
+        cells += [
+            f"{access.op} `{access.pointer}`",
+            access.dtype,
+            _touched(access),
+            _bytes(access.touched * access.element_size) if access.element_size else "?",
+            _layout(access),
+            _bounds(access, launch, several_accesses),
+        ]
+        out.append("| " + " | ".join(cells) + " |")
+    if not several_launches:
+        launch = rows[0][1]
+        grid = "×".join(str(g) for g in launch.grid) if launch.grid else "?"
+        config = ", ".join(f"{k}={v}" for k, v in launch.config.items())
+        out += ["", f"{_md(rows[0][0])} · grid ({grid})" + (f" · {_md(config)}" if config else "")]
+    maps = 0
+    seen: set[tuple] = set()
+    for label, _, access in rows:
+        if maps >= MAX_MAPS:
+            break
+        key = (access.pointer, access.elements, access.view_shape, access.view_strides)
+        if key in seen:
+            continue
+        drawing = footprint_map(access)
+        if drawing is None:
+            continue
+        seen.add(key)
+        maps += 1
+        title = f"{label} · " if several_launches else ""
+        out += ["", f"{_md(title)}`{access.pointer}` {access.dtype}{list(access.view_shape)}"
+                f"{'' if access.exact else ' (bound)'}:", "```text", *drawing, "```"]
+    out += ["", f"{FULL} all touched, {SOME} some, {NONE} none, {OUT} outside the storage. "
+            "*exact*: these elements are touched; *bound*: a proven over-approximation."]
+    return "\n".join(out)
+
+
+def _op_name(op: str) -> str:
+    return {"load": "tl.load", "store": "tl.store"}.get(op, f"tl.{op}" if not op.startswith("atomic")
+                                                         else "tl.atomic_*")
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _touched(access: Access) -> str:
+    bound = "" if access.exact else "≤ "
+    size = f" of {access.view_numel:,}" if access.view_numel else ""
+    return f"{bound}{access.touched:,}{size} ({'exact' if access.exact else 'bound'})"
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n:,} B ({n / size:.1f} {unit})"
+    return f"{n:,} B"
+
+
+def _layout(access: Access) -> str:
+    if not access.elements:
+        return "none"
+    if access.contiguous or len(access.elements) == 1:
+        return "contiguous"
+    return f"{len(access.elements):,} intervals"
+
+
+def _bounds(access: Access, launch: LaunchResult, several: bool) -> str:
+    diag = _witness_diagnostic(access, launch, several)
+    if diag is not None:
+        sure = "✗ out of bounds" if diag.code == "TL001" else "⚠ possibly out of bounds"
+        return f"{sure}: {witness_text(diag.witness)}" if diag.witness else sure
+    if access.in_bounds:
+        return "in bounds"
+    return "✗ out of bounds" if access.exact else "⚠ possibly out of bounds"
+
+
+def _witness_diagnostic(access: Access, launch: LaunchResult, several: bool) -> Diagnostic | None:
+    candidates = []
+    for diag in launch.diagnostics:
+        if diag.code not in ("TL001", "TL002"):
+            continue
+        frames = [(f.path, f.line) for f in diag.stack] or [(access.path, diag.line)]
+        if (access.path, access.line) in frames or diag.line == access.line:
+            candidates.append(diag)
+    if several:
+        named = [d for d in candidates if f" of {access.pointer}," in d.message]
+        candidates = named or ([] if access.in_bounds else candidates)
+    return candidates[0] if candidates else None
+
+
+def witness_text(w: Witness) -> str:
+    parts = [f"program {tuple(w.pid)}"]
+    if w.lane:
+        parts.append("lane " + ", ".join(str(i) for i in w.lane))
+    if w.iteration:
+        parts.append("iteration " + ", ".join(str(i) for i in w.iteration))
+    text = ", ".join(parts)
+    if w.element is not None:
+        text += f" → element {w.element:,}"
+    if w.value is not None:
+        text += f" (value {w.value:,})"
+    return text
+
+
+def _launch_hover(launches: list[tuple[str, LaunchResult]]) -> str:
+    out = ["**tilelens** · declared launch", "", "| launch | grid | config | status | accesses | verdicts |",
+           "|---|---|---|---|---|---|"]
+    for label, launch in launches:
+        grid = "×".join(str(g) for g in launch.grid) if launch.grid else "?"
+        config = ", ".join(f"{k}={v}" for k, v in launch.config.items()) or "—"
+        codes = sorted({d.code for d in launch.diagnostics})
+        out.append(f"| {_md(label)} | ({grid}) | {_md(config)} | {launch.status} | {len(launch.accesses)} | "
+                   f"{', '.join(codes) or 'clean'} |")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- footprint maps
+
+
+class _Intervals:
+    """Sorted disjoint half-open intervals with O(log n) 'how many elements below x'."""
+
+    def __init__(self, intervals) -> None:
+        self.starts = [a for a, _ in intervals]
+        self.ends = [b for _, b in intervals]
+        self.before = [0]
+        for a, b in intervals:
+            self.before.append(self.before[-1] + (b - a))
+
+    def covered_below(self, x: int) -> int:
+        i = bisect.bisect_right(self.starts, x) - 1
+        if i < 0:
+            return 0
+        return self.before[i] + min(x, self.ends[i]) - self.starts[i]
+
+    def count(self, lo: int, hi: int) -> int:
+        return self.covered_below(hi) - self.covered_below(lo) if hi > lo else 0
+
+    def clipped(self, lo: float, hi: float) -> list[tuple[int, int]]:
+        out = []
+        for a, b in zip(self.starts, self.ends):
+            a2, b2 = max(a, lo), min(b, hi)
+            if a2 < b2:
+                out.append((int(a2), int(b2)))
+        return out
+
+
+@dataclass
+class _Grid:
+    """Touched counts per cell of an outer×inner view, plus cells outside the storage."""
+
+    outer: int
+    inner: int
+    outer_cells: int
+    inner_cells: int
+
+    def __post_init__(self) -> None:
+        self.ob = -(-self.outer // self.outer_cells)   # rows per cell
+        self.ib = -(-self.inner // self.inner_cells)   # cols per cell
+        self.outer_cells = -(-self.outer // self.ob)
+        self.inner_cells = -(-self.inner // self.ib)
+        self.touched = [[0] * self.inner_cells for _ in range(self.outer_cells)]
+        self.capacity = [[0] * self.inner_cells for _ in range(self.outer_cells)]
+        self.out: set[tuple[int, int]] = set()   # (row cell in -1..outer_cells, col cell in 0..inner_cells)
+        self.sampled = False
+
+    def col_cell(self, c: int) -> int:
+        return self.inner_cells if c >= self.inner else c // self.ib
+
+    def row_cell(self, r: int) -> int:
+        return -1 if r < 0 else self.outer_cells if r >= self.outer else r // self.ob
+
+
+def _fill(grid: _Grid, iv: _Intervals, outer_stride: int) -> None:
+    rows = range(grid.outer)
+    if grid.outer > _ROW_SAMPLE:
+        grid.sampled = True
+        step = grid.outer / _ROW_SAMPLE
+        rows = sorted({int(i * step) for i in range(_ROW_SAMPLE)})
+    for r in rows:
+        base = r * outer_stride
+        whole = iv.count(base, base + grid.inner)
+        rc = r // grid.ob
+        for j in range(grid.inner_cells):
+            lo, hi = j * grid.ib, min(grid.inner, (j + 1) * grid.ib)
+            grid.capacity[rc][j] += hi - lo
+            if whole == grid.inner:
+                grid.touched[rc][j] += hi - lo
+            elif whole:
+                grid.touched[rc][j] += iv.count(base + lo, base + hi)
+
+
+def _mark_outside(grid: _Grid, pieces: list[tuple[int, int]], outer_stride: int) -> None:
+    budget = 4 * _ROW_SAMPLE
+    for a, b in pieces:
+        r0, r1 = a // outer_stride, (b - 1) // outer_stride
+        for r in range(r0, r1 + 1):
+            if budget <= 0:
+                return
+            budget -= 1
+            lo, hi = max(a, r * outer_stride) - r * outer_stride, min(b, (r + 1) * outer_stride) - r * outer_stride
+            rc = grid.row_cell(r)
+            for c in range(grid.col_cell(lo), grid.col_cell(hi - 1) + 1):
+                grid.out.add((rc, c))
+
+
+def _render(grid: _Grid) -> list[str]:
+    extra_col = any(c == grid.inner_cells for _, c in grid.out)
+    width = grid.inner_cells + (1 if extra_col else 0)
+
+    def cell(r: int, c: int) -> str:
+        if (r, c) in grid.out:
+            return OUT
+        if r < 0 or r >= grid.outer_cells or c >= grid.inner_cells:
+            return " "
+        cap, got = grid.capacity[r][c], grid.touched[r][c]
+        return FULL if cap and got >= cap else SOME if got else NONE
+
+    rows = range(-1 if any(r == -1 for r, _ in grid.out) else 0,
+                  grid.outer_cells + (1 if any(r == grid.outer_cells for r, _ in grid.out) else 0))
+    return ["".join(cell(r, c) for c in range(width)).rstrip() or " " for r in rows]
+
+
+def footprint_map(access: Access) -> list[str] | None:
+    """Lines of a Unicode map of the view (≤16×32 cells), or None when the layout has no simple map."""
+    shape, strides = access.view_shape, access.view_strides
+    if not access.elements and access.touched == 0:
+        return None
+    iv = _Intervals(access.elements)
+    lo_storage, hi_storage = -access.view_offset, access.storage or None
+    below = iv.clipped(float("-inf"), lo_storage)
+    above = iv.clipped(hi_storage, float("inf")) if hi_storage is not None else []
+    outside = below + above
+    if len(shape) == 1 and len(strides) == 1 and strides[0] == 1 and shape[0] > 0:
+        return _bar(access, iv, bool(below), bool(above))
+    if len(shape) != 2 or len(strides) != 2 or 0 in shape:
+        return None
+    (rows, cols), (s0, s1) = shape, strides
+    if s1 == 1 and s0 >= cols:          # row-major: element = r*s0 + c
+        grid = _Grid(rows, cols, min(rows, MAX_ROWS), min(cols, MAX_COLS))
+        _fill(grid, iv, s0)
+        _mark_outside(grid, outside, s0)
+        lines = _render(grid)
+        cell = (grid.ob, grid.ib)
+    elif s0 == 1 and s1 >= rows:        # column-major: element = c*s1 + r; fill the transpose
+        grid = _Grid(cols, rows, min(cols, MAX_COLS), min(rows, MAX_ROWS))
+        _fill(grid, iv, s1)
+        _mark_outside(grid, outside, s1)
+        lines = _transpose(_render(grid))
+        cell = (grid.ib, grid.ob)
+    else:
+        return None
+    note = f"{rows:,}×{cols:,} view, each cell {cell[0]:,}×{cell[1]:,} elements"
+    if grid.sampled:
+        note += ", rows sampled"
+    return lines + [note]
+
+
+def _transpose(lines: list[str]) -> list[str]:
+    width = max((len(x) for x in lines), default=0)
+    padded = [x.ljust(width) for x in lines]
+    return ["".join(row[i] for row in padded).rstrip() or " " for i in range(width)]
+
+
+def _bar(access: Access, iv: _Intervals, before: bool, after: bool) -> list[str]:
+    n = access.view_shape[0]
+    per = -(-n // min(n, BAR_CELLS))
+    cells = -(-n // per)
+    text = ""
+    for j in range(cells):
+        lo, hi = j * per, min(n, (j + 1) * per)
+        got = iv.count(lo, hi)
+        text += FULL if got >= hi - lo else SOME if got else NONE
+    return [(OUT if before else "") + text + (OUT if after else ""), f"{n:,} elements, each cell {per:,}"]

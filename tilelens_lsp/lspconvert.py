@@ -1,0 +1,364 @@
+"""Analysis results → LSP diagnostics: ranges from the document's `ast`, launch labels, call stacks.
+
+Pure functions over model records and document text; the server decides when to publish. Columns
+from the analysis are 1-based UTF-8 byte offsets (Triton's locs take them from `ast`); they leave
+here in the client's position units. Nothing here talks to a client or a worker.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult
+from tilelens_lsp.report import code_url
+
+SOURCE = "tilelens"
+
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+# Codes whose location is a memory access: their range is the whole `tl.load(...)` call.
+_ACCESS_CODES = frozenset({"TL001", "TL002", "TL030"})
+
+Units = Callable[[str], int]
+
+
+def utf16_units(text: str) -> int:
+    return sum(2 if ord(c) > 0xFFFF else 1 for c in text)
+
+
+# ---------------------------------------------------------------- ranges
+
+
+@dataclass(frozen=True)
+class Span:
+    """0-based lines, 0-based byte columns, end exclusive."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+class ExpressionIndex:
+    """Expressions of one source text by their start (line, byte column), for diagnostic ranges."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+        self._calls: dict[tuple[int, int], Span] = {}
+        self._exprs: dict[tuple[int, int], Span] = {}
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.expr) or getattr(node, "end_lineno", None) is None:
+                continue
+            key = (node.lineno - 1, node.col_offset)
+            span = Span(node.lineno - 1, node.col_offset, node.end_lineno - 1, node.end_col_offset)
+            # The largest expression starting here; calls also separately, for access codes.
+            if key not in self._exprs or _longer(span, self._exprs[key]):
+                self._exprs[key] = span
+            if isinstance(node, ast.Call) and (key not in self._calls or _longer(span, self._calls[key])):
+                self._calls[key] = span
+
+    def span(self, line: int, col: int, prefer_call: bool) -> Span:
+        """The expression starting at 0-based (line, byte col), else the token or rest of the line."""
+        key = (line, col)
+        found = (self._calls.get(key) if prefer_call else None) or self._exprs.get(key)
+        if found is not None:
+            return found
+        return self._fallback(line, col)
+
+    def _fallback(self, line: int, col: int) -> Span:
+        if not 0 <= line < len(self.lines):
+            return Span(line, 0, line, 0)
+        raw = self.lines[line].encode("utf-8")
+        if col >= len(raw.rstrip()):
+            stripped = raw.rstrip()
+            start = len(raw) - len(raw.lstrip())
+            return Span(line, start, line, max(start, len(stripped)))
+        return Span(line, col, line, col + _expression_extent(raw[col:]))
+
+
+def _longer(a: Span, b: Span) -> bool:
+    return (a.end_line, a.end_col) > (b.end_line, b.end_col)
+
+
+def _expression_extent(rest: bytes) -> int:
+    """Bytes of `rest` up to the end of the expression it starts: balanced brackets, no comment."""
+    depth, quote, i, end = 0, 0, 0, 0
+    while i < len(rest):
+        c = rest[i]
+        if quote:
+            if c == 0x5C:  # backslash
+                i += 2
+                continue
+            if c == quote:
+                quote = 0
+        elif c in b"'\"":
+            quote = c
+        elif c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif c == 0x23 or (c in b",;" and depth == 0):  # '#' starts a comment
+            break
+        i += 1
+        if c not in b" \t":
+            end = i
+    return max(end, 1)
+
+
+@lru_cache(maxsize=32)
+def expression_index(text: str) -> ExpressionIndex:
+    return ExpressionIndex(text)
+
+
+def to_client_range(index: ExpressionIndex, span: Span, units: Units) -> types.Range:
+    return types.Range(start=_position(index, span.line, span.col, units),
+                       end=_position(index, span.end_line, span.end_col, units))
+
+
+def _position(index: ExpressionIndex, line: int, byte_col: int, units: Units) -> types.Position:
+    line = max(0, line)
+    if line >= len(index.lines):
+        return types.Position(line=line, character=0)
+    raw = index.lines[line].encode("utf-8")
+    prefix = raw[:max(0, byte_col)].decode("utf-8", errors="ignore")
+    return types.Position(line=line, character=units(prefix))
+
+
+def frame_range(index: ExpressionIndex, line: int, column: int, code: str, units: Units) -> types.Range:
+    """The LSP range of a 1-based (line, byte column) location."""
+    span = index.span(line - 1, max(0, column - 1), code in _ACCESS_CODES)
+    return to_client_range(index, span, units)
+
+
+# ---------------------------------------------------------------- launch labels
+
+
+def launch_labels(result: FileResult) -> list[str]:
+    """A short name per launch: the kernel, plus only the config keys that vary among its launches."""
+    by_kernel: dict[str, list[LaunchResult]] = {}
+    for launch in result.launches:
+        by_kernel.setdefault(launch.kernel, []).append(launch)
+    labels = []
+    for launch in result.launches:
+        siblings = by_kernel[launch.kernel]
+        keys = [k for k in launch.config
+                if len({repr(s.config.get(k)) for s in siblings}) > 1]
+        label = launch.kernel
+        if keys:
+            label += "[" + ", ".join(f"{k}={_short(launch.config[k])}" for k in keys) + "]"
+        labels.append(label)
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    return [f"{label} (line {launch.line})" if counts[label] > 1 else label
+            for label, launch in zip(labels, result.launches)]
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+# ---------------------------------------------------------------- diagnostics
+
+
+@dataclass(frozen=True)
+class DocumentContext:
+    """What a conversion needs to know about the document and the workspace."""
+
+    uri: str
+    rel: str                         # the document's portable (workspace-relative) path
+    text: str
+    root: Path | None
+    related_support: bool = True
+    units: Units = utf16_units
+
+
+def to_lsp_diagnostics(result: FileResult, ctx: DocumentContext) -> list[types.Diagnostic]:
+    """Every verdict of `result` as LSP diagnostics on the document, identical ones merged."""
+    index = expression_index(ctx.text)
+    labels = launch_labels(result)
+    several = len(result.launches) > 1
+    entries: list[tuple[Diagnostic, str | None, str | None]] = [(d, None, None) for d in result.diagnostics]
+    for launch, label in zip(result.launches, labels):
+        entries.extend((d, label, launch.kernel) for d in launch.diagnostics)
+
+    # (diagnostic, anchor frame, related frames, message, launch label, kernel)
+    placed: list[tuple[Diagnostic, Frame, list[tuple[Frame, str]], str, str | None, str | None]] = []
+    for diag, label, kernel in entries:
+        anchor, related = _anchor(diag, ctx)
+        placed.append((diag, anchor, related, diag.message, label, kernel))
+        # A helper defined in this document: its call sites here get the diagnostic too (DESIGN §4).
+        for site in _call_sites(diag, anchor, ctx):
+            placed.append((diag, site, [(anchor, "the access, inside the called helper")],
+                           f"{diag.message} (through this call; the access is on line {anchor.line})", label, kernel))
+
+    merged: dict[tuple, list] = {}
+    order: list[tuple] = []
+    for diag, anchor, related, message, label, kernel in placed:
+        rng = frame_range(index, anchor.line, anchor.column, diag.code, ctx.units)
+        if diag.end_line and diag.end_line >= diag.line and (anchor.line, anchor.column) == (diag.line, diag.column):
+            # A directive spread over several comment lines: cover all of them.
+            end_col = (diag.end_column - 1 if diag.end_column else
+                       len(index.lines[diag.end_line - 1].encode("utf-8")) if diag.end_line <= len(index.lines)
+                       else 0)
+            rng = types.Range(start=rng.start, end=_position(index, diag.end_line - 1, end_col, ctx.units))
+        key = (diag.code, rng.start.line, rng.start.character, rng.end.line, rng.end.character, message)
+        if key not in merged:
+            merged[key] = [diag, rng, related, message, []]
+            order.append(key)
+        if label is not None:
+            merged[key][4].append((label, kernel))
+
+    out = []
+    for key in order:
+        diag, rng, related, message, launches = merged[key]
+        if launches and (several or len(launches) > 1):
+            message = f"{_prefix(launches)}: {message}"
+        out.append(_lsp_diagnostic(diag, rng, message, related, launches, ctx, index))
+    return out
+
+
+def _prefix(launches: list[tuple[str, str]]) -> str:
+    if len(launches) == 1:
+        return launches[0][0]
+    kernels = {k for _, k in launches}
+    if len(kernels) == 1:
+        return f"{next(iter(kernels))} ({len(launches)} configs)"
+    return f"{len(launches)} launches"
+
+
+def _anchor(diag: Diagnostic, ctx: DocumentContext) -> tuple[Frame, list[tuple[Frame, str]]]:
+    """Where the diagnostic lands in this document, and the other frames with what they are.
+
+    The innermost frame in the document wins; frames inside it (a helper in another file) and
+    outside it (callers) become related information.
+    """
+    stack = diag.stack
+    here = [i for i, f in enumerate(stack) if _same_path(f.path, ctx.rel)]
+    if not stack:
+        return Frame(ctx.rel, diag.line, diag.column), []
+    if not here:
+        # Nothing of the stack is in this document (e.g. a launch declared in a toml): file level.
+        return Frame(ctx.rel, 1, 1), [(f, "reported here") for f in stack]
+    k = here[0]
+    related = []
+    for i, frame in enumerate(stack):
+        if i < k:
+            related.append((frame, "the access, inside the called helper" if i == 0 else "through this call"))
+        elif i > k:
+            related.append((frame, "called from here"))
+    return stack[k], related
+
+
+def _call_sites(diag: Diagnostic, anchor: Frame, ctx: DocumentContext) -> list[Frame]:
+    """Frames of this document outside the anchor frame (callers of a helper defined here)."""
+    stack = list(diag.stack)
+    if anchor not in stack:
+        return []
+    k = stack.index(anchor)
+    return [f for f in stack[k + 1:] if _same_path(f.path, ctx.rel) and (f.line, f.column) != (anchor.line,
+                                                                                              anchor.column)]
+
+
+def _same_path(frame_path: str, rel: str) -> bool:
+    return frame_path == rel or (not frame_path and not rel)
+
+
+def _lsp_diagnostic(diag: Diagnostic, rng: types.Range, message: str, related: list[tuple[Frame, str]],
+                    launches: list[tuple[str, str]], ctx: DocumentContext,
+                    index: ExpressionIndex) -> types.Diagnostic:
+    data: dict[str, Any] = {"code": diag.code}
+    if diag.witness is not None:
+        data["witness"] = diag.witness.to_json()
+    if diag.kind:
+        data["kind"] = diag.kind
+    if launches:
+        data["launches"] = [label for label, _ in launches]
+    if diag.stack:
+        data["stack"] = [f.to_json() for f in diag.stack]
+    related_info = None
+    if ctx.related_support and related:
+        related_info = [info for info in (_related(f, why, ctx, index) for f, why in related) if info]
+    return types.Diagnostic(
+        range=rng, message=message, severity=_SEVERITY.get(diag.severity, types.DiagnosticSeverity.Warning),
+        code=diag.code, code_description=types.CodeDescription(href=code_url(diag.code)), source=SOURCE,
+        related_information=related_info or None, data=data)
+
+
+def _related(frame: Frame, why: str, ctx: DocumentContext,
+             index: ExpressionIndex) -> types.DiagnosticRelatedInformation | None:
+    if _same_path(frame.path, ctx.rel):
+        uri, other = ctx.uri, index
+    else:
+        path = resolve_portable(frame.path, ctx.root)
+        if path is None:
+            return None
+        uri = path.as_uri()
+        other = _file_index(str(path))
+    rng = frame_range(other, frame.line, frame.column, "", ctx.units)
+    return types.DiagnosticRelatedInformation(
+        location=types.Location(uri=uri, range=rng), message=f"{why} ({frame.path}:{frame.line})")
+
+
+def _file_index(path: str) -> ExpressionIndex:
+    try:
+        if os.path.getsize(path) > 2_000_000:
+            return ExpressionIndex("")
+        return expression_index(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return ExpressionIndex("")
+
+
+def resolve_portable(portable: str, root: Path | None) -> Path | None:
+    """A portable path (DESIGN §4) back to an existing file: workspace-relative, or Triton's."""
+    if not portable:
+        return None
+    if os.path.isabs(portable):
+        return Path(portable) if os.path.isfile(portable) else None
+    if root is not None and (root / portable).is_file():
+        return (root / portable).resolve()
+    if portable.startswith("triton/"):
+        base = _triton_dir()
+        if base is not None and (base / portable[len("triton/"):]).is_file():
+            return base / portable[len("triton/"):]
+    return None
+
+
+@lru_cache(maxsize=1)
+def _triton_dir() -> Path | None:
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("triton")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def summary(result: FileResult) -> str:
+    """`3 launches, 1 diagnostic` for the run log."""
+    n_launch = len(result.launches)
+    n_diag = len(result.all_diagnostics())
+    return (f"{n_launch} launch{'es' if n_launch != 1 else ''}, "
+            f"{n_diag} diagnostic{'s' if n_diag != 1 else ''}")
