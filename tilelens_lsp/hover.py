@@ -80,7 +80,7 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
         seen.add(key)
         maps += 1
         title = f"{label} · " if several_launches else ""
-        out += ["", f"{_md(title)}`{access.pointer}` {access.dtype}{list(access.view_shape)}"
+        out += ["", f"{_md(title)}`{access.pointer}` `{access.dtype}{list(access.view_shape)}`"
                 f"{'' if access.exact else ' (bound)'}:", "```text", *drawing, "```"]
     out += ["", f"{FULL} all touched, {SOME} some, {NONE} none, {OUT} outside the storage. "
             "*exact*: these elements are touched; *bound*: a proven over-approximation."]
