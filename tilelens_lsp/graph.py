@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tilelens_lsp.refusal import Refusal
-from tilelens_lsp.ttir import Block, Func, Module, Op, Type, parse_type, split_top
+from tilelens_lsp.ttir import Block, Func, Module, Op, Type, parse_type, split_top, symbol_name
 
 CHUNK_LANES = 1 << 20          # programs × lanes per batch: bounds memory, not results
 BITMAP_LIMIT = 1 << 28         # storages up to this many elements accumulate footprints in a bitmap
@@ -270,7 +270,7 @@ class AccessGraph:
         if isinstance(v, IntV):
             return v
         if isinstance(v, Opaque):
-            kind = {"data": "data-dependent-bound"}.get(v.why, v.why)
+            kind = {"data": "data-dependent-bound", "float": "out-of-vocabulary"}.get(v.why, v.why)
             raise Refusal(kind, f"{role} depends on {v.message or v.why}", v.loc or op.loc)
         raise Refusal("out-of-vocabulary", f"{role} is not an integer", op.loc)
 
@@ -310,7 +310,7 @@ class AccessGraph:
         if isinstance(ptr, Opaque):
             site = self._site(op, kind, "?", ctx)
             if site.refusal is None:
-                k = "indirect-address" if ptr.why == "data" else ptr.why
+                k = {"data": "indirect-address", "float": "out-of-vocabulary"}.get(ptr.why, ptr.why)
                 site.refusal = Refusal(k, f"the address of this {kind} depends on {ptr.message or ptr.why}",
                                        op.loc)
             return
@@ -762,7 +762,7 @@ def _operand_groups(text: str) -> list[list[str]]:
     return [re.findall(r"%[\w$.\-]+(?:#\d+)?", grp) for grp in re.findall(r"\[([^\]]*)\]", text)]
 
 
-@handles("tt.make_block_ptr")
+@handles("tt.make_block_ptr", "tt.make_tensor_ptr")
 def _make_block_ptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     base = g.get(env, op.operands[0])
     if not isinstance(base, PtrV):
@@ -887,13 +887,14 @@ def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         else_v = (g.eval_block(else_b, dict(env), _Ctx(ctx.pred & ~c, ctx.iters, ctx.exact, ctx.stack))
                   if else_b else [])
         return [_blend(c, t, e, op) for t, e in zip(then_v, else_v)]
-    if isinstance(cond, Opaque) and cond.why == "data":
-        # both branches may run: their accesses become over-approximations
+    if isinstance(cond, Opaque):
+        # a condition the model does not compute (loaded data, a float argument): both branches may
+        # run, so their accesses become over-approximations
         then_v = g.eval_block(then_b, dict(env), _Ctx(ctx.pred, ctx.iters, False, ctx.stack))
         else_v = g.eval_block(else_b, dict(env), _Ctx(ctx.pred, ctx.iters, False, ctx.stack)) if else_b else []
         return [t if isinstance(t, Opaque) else Opaque("data", "a value chosen by loaded data", op.loc)
                 for t, _ in zip(then_v, else_v)]
-    raise Refusal("control-flow" if not isinstance(cond, Opaque) else cond.why,
+    raise Refusal("control-flow" if not isinstance(cond, Opaque) or cond.why == "float" else cond.why,
                   "a branch condition the model does not compute", op.loc)
 
 
@@ -953,7 +954,7 @@ def _while_opaque(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
 
 @handles("tt.call")
 def _call(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    callee = re.match(r"@([\w$.\-]+)", op.text.strip()).group(1)
+    callee = symbol_name(re.match(r'@([\w$.\-]+|"(?:[^"\\]|\\.)*")', op.text.strip()).group(1))
     func = g.m.module.funcs.get(callee)
     if func is None:
         raise Refusal("call", f"call of @{callee}, which the module does not define", op.loc)
@@ -994,7 +995,7 @@ def _address_slice(module: Module) -> set[int]:
                 defs[(fname, r)] = op
             if op.name == "tt.addptr":
                 roots.append((fname, op.operands[1]))
-            elif op.name in ("tt.make_block_ptr", "tt.advance"):
+            elif op.name in ("tt.make_block_ptr", "tt.make_tensor_ptr", "tt.advance"):
                 roots.extend((fname, o) for o in op.operands[1:])
             elif op.name == "tt.call":
                 roots.extend((fname, o) for o in op.operands)
