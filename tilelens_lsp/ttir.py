@@ -14,7 +14,7 @@ from tilelens_lsp.refusal import Refusal
 
 _RESULTS = re.compile(r"^((?:%[\w$.\-]+(?::\d+)?)(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=\s*")
 _SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
-_FUNC = re.compile(r"^tt\.func\s+(?:public\s+|private\s+|nested\s+)?@([\w$.\-]+)\((.*)\)\s*(?:->\s*(.*?))?\s*"
+_FUNC = re.compile(r'^tt\.func\s+(?:public\s+|private\s+|nested\s+)?@([\w$.\-]+|"(?:[^"\\]|\\.)*")\((.*)\)\s*(?:->\s*(.*?))?\s*'
                    r"(?:attributes\s*\{(.*)\})?\s*\{$")
 
 
@@ -104,6 +104,14 @@ def split_top(text: str, sep: str) -> list[str]:
         i += 1
     parts.append(text[start:])
     return parts
+
+
+def symbol_name(text: str) -> str:
+    """`@name` or `@"quoted name"` (Triton 3.6 quotes mangled noinline names) without `@` and quotes."""
+    text = text.strip().lstrip("@")
+    if text.startswith('"') and text.endswith('"') and len(text) >= 2:
+        return text[1:-1]
+    return text
 
 
 def parse_type(text: str) -> Type:
@@ -254,7 +262,7 @@ class _Parser:
             args.append((am.group(1), parse_type(ty)))
         noinline = "noinline = true" in (m.group(4) or "")
         ops = self.parse_ops()
-        return Func(m.group(1), args, Block([a for a, _ in args], ops), "public" in header.split("@")[0],
+        return Func(symbol_name(m.group(1)), args, Block([a for a, _ in args], ops), "public" in header.split("@")[0],
                     "", noinline)
 
     def parse_ops(self) -> list[Op]:
