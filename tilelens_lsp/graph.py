@@ -10,6 +10,7 @@ turns the footprint into a proven over-approximation (`exact: false`).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -20,7 +21,7 @@ from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import Block, Func, Module, Op, Type, parse_type, split_top, symbol_name
 
 CHUNK_LANES = 1 << 20          # programs × lanes per batch: bounds memory, not results
-BITMAP_LIMIT = 1 << 28         # storages up to this many elements accumulate footprints in a bitmap
+MAX_PROGRAMS = (1 << 63) - 1   # grids past this are refused outright (program indices are int64)
 DTYPE_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4,
                "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "f8E4M3B11FNUZ": 1,
                "tf32": 4}
@@ -109,36 +110,44 @@ class SiteResult:
     arg: str
     loc: str
     call_stack: tuple[str, ...]
-    chunks: list[np.ndarray] = field(default_factory=list)   # elements outside the bitmap
-    bitmap: np.ndarray | None = None                             # touched in-storage elements
-    bitmap_lo: int = 0
+    starts: list[np.ndarray] = field(default_factory=list)   # half-open element intervals touched
+    ends: list[np.ndarray] = field(default_factory=list)
     exact: bool = True
     oob: dict[str, Any] | None = None        # first out-of-bounds lane, in evaluation order
     refusal: Refusal | None = None
 
-    def add(self, elems: np.ndarray, info: "ArgInfo", lo: int, hi: int) -> None:
-        size = info.hi - info.lo
-        if 0 < size <= BITMAP_LIMIT:
-            if self.bitmap is None:
-                self.bitmap = np.zeros(size, dtype=bool)
-                self.bitmap_lo = info.lo
-            if lo >= info.lo and hi < info.hi:
-                self.bitmap[elems - info.lo] = True
-                return
-            inside = (elems >= info.lo) & (elems < info.hi)
-            self.bitmap[elems[inside] - info.lo] = True
-            elems = elems[~inside]
-        self.chunks.append(elems)  # the budget bounds their total; deduplicated once, at the end
+    def add_elements(self, elems: np.ndarray) -> None:
+        """Element indices → runs of consecutive elements (one interval each)."""
+        elems = sorted_unique(elems)
+        if elems.size == 0:
+            return
+        breaks = np.flatnonzero(np.diff(elems) != 1)
+        self.starts.append(np.concatenate((elems[:1], elems[breaks + 1])))
+        self.ends.append(np.concatenate((elems[breaks], elems[-1:])) + 1)
 
-    def elements(self) -> np.ndarray:
-        parts = list(self.chunks)
-        if self.bitmap is not None:
-            parts.append(np.flatnonzero(self.bitmap).astype(np.int64) + self.bitmap_lo)
-        if not parts:
-            return np.zeros(0, dtype=np.int64)
-        if len(parts) == 1 and self.bitmap is not None and not self.chunks:
-            return parts[0]
-        return sorted_unique(np.concatenate(parts))
+    def add_intervals(self, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.starts.append(starts.reshape(-1))
+        self.ends.append(ends.reshape(-1))
+
+    def intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted, disjoint, merged half-open intervals."""
+        return merge_intervals(self.starts, self.ends)
+
+
+def merge_intervals(starts: list[np.ndarray], ends: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    if not starts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    s = np.concatenate(starts).astype(np.int64, copy=False)
+    e = np.concatenate(ends).astype(np.int64, copy=False)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    reach = np.maximum.accumulate(e)
+    new = np.ones(s.size, dtype=bool)
+    new[1:] = s[1:] > reach[:-1]          # adjacent intervals merge too
+    first = np.flatnonzero(new)
+    last = np.concatenate((first[1:] - 1, [s.size - 1]))
+    return s[first], reach[last]
 
 
 @dataclass
@@ -208,14 +217,27 @@ class AccessGraph:
         lanes = max([1] + [_numel(t) for f in self.m.module.funcs.values() for op in _ops(f.body)
                            for t in op.result_types])
         chunk = max(1, min(total, CHUNK_LANES // lanes))
-        starts = list(range(0, total, chunk))
+        n_chunks = -(-total // chunk)
         # the last programs hold most tail and overflow bugs: visit them first, so a launch that runs
-        # out of budget still reports them
-        order = starts[-1:] + starts[:-1]
+        # out of budget still reports them (lazily: a grid of 2**31 programs is 2**31 chunk starts)
+        order = itertools.chain((n_chunks - 1,), range(n_chunks - 1))
         entry = self.m.module.funcs[self.m.module.entry]
+        programs = 0
         try:
-            for start in order:
-                self._run_chunk(entry, start, min(chunk, total - start))
+            if total > MAX_PROGRAMS:   # program ids of int64 lanes would wrap
+                raise Refusal("launch-too-large", f"the grid {self.m.grid} has {total:,} programs, more than "
+                              f"the {MAX_PROGRAMS:,} this analysis enumerates; declare a smaller launch to check it")
+            for i in order:
+                start = i * chunk
+                count = min(chunk, total - start)
+                # programs count against the budget too: a launch whose accesses all sit in a loop that
+                # never runs would otherwise walk a grid of 2**62 programs
+                programs += count
+                if programs > self.m.budget and i != n_chunks - 1:
+                    raise Refusal("launch-too-large",
+                                  f"enumerating this launch exceeds the budget of {self.m.budget:,} lane "
+                                  f"evaluations ({total:,} programs); declare a smaller launch to check it")
+                self._run_chunk(entry, start, count)
         except Refusal as refusal:
             if refusal.kind != "launch-too-large":
                 raise
@@ -336,18 +358,49 @@ class AccessGraph:
             raise Refusal("launch-too-large",
                           f"enumerating this launch exceeds the budget of {self.m.budget:,} lane evaluations; "
                           "declare a smaller launch to check it", op.loc)
-        elems = boff[m] // info.elem_size
-        if elems.size == 0:
-            return
-        lo, hi = int(elems.min()), int(elems.max())
-        site.add(elems, info, lo, hi)
-        if site.oob is None and (lo < info.lo or hi >= info.hi):
-            full = boff // info.elem_size
-            bad = m & ((full < info.lo) | (full >= info.hi))
-            flat = int(np.argmax(bad.reshape(-1)))
-            where = np.unravel_index(flat, bad.shape)
-            site.oob = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
-                        "iteration": ctx.iters or None, "element": int(full[where]), "exact": exact}
+        if not self._record_rows(site, boff, m, info, ctx, exact):
+            elems = boff[m] // info.elem_size
+            if elems.size == 0:
+                return
+            site.add_elements(elems)
+            if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):
+                self._witness(site, boff, m, info, ctx, exact)
+
+    def _record_rows(self, site: SiteResult, boff: np.ndarray, m: np.ndarray, info: ArgInfo, ctx: _Ctx,
+                     exact: bool) -> bool:
+        """Fast path: lines along a lane axis that are contiguous in memory and whose mask is a prefix
+        become one interval each (row-major tiles along the last axis, transposed ones along another)."""
+        size = info.elem_size
+        for axis in range(boff.ndim - 1, 0, -1):
+            if boff.shape[axis] < 2:
+                continue
+            b = np.moveaxis(boff, axis, -1)
+            head = b[..., 0]
+            if (head % size).any() or not (np.diff(b, axis=-1) == size).all():
+                continue
+            mm = np.moveaxis(m, axis, -1)
+            if not (mm[..., 1:] <= mm[..., :-1]).all():
+                return False
+            counts = mm.sum(axis=-1)
+            live = counts > 0
+            if not live.any():
+                return True
+            starts = head[live] // size
+            ends = starts + counts[live]
+            site.add_intervals(starts, ends)
+            if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):
+                self._witness(site, boff, m, info, ctx, exact)
+            return True
+        return False
+
+    def _witness(self, site: SiteResult, boff: np.ndarray, m: np.ndarray, info: ArgInfo, ctx: _Ctx,
+                 exact: bool) -> None:
+        full = boff // info.elem_size
+        bad = m & ((full < info.lo) | (full >= info.hi))
+        flat = int(np.argmax(bad.reshape(-1)))
+        where = np.unravel_index(flat, bad.shape)
+        site.oob = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
+                    "iteration": ctx.iters or None, "element": int(full[where]), "exact": exact}
 
     def _site(self, op: Op, kind: str, arg: str, ctx: _Ctx) -> SiteResult:
         key = (id(op), ctx.stack, arg)
@@ -826,6 +879,9 @@ _ITER_ARGS = re.compile(r"iter_args\((.*)\)\s*->", re.S)
 
 def _blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
     """Per-program select between a loop's (or branch's) new and old value."""
+    if cond.all() and type(new) is type(old) and not isinstance(new, Opaque):
+        if not isinstance(new, PtrV) or new.arg == old.arg:
+            return new
     if isinstance(new, IntV) and isinstance(old, IntV):
         c = cond.reshape(cond.shape + (1,) * (max(new.a.ndim, old.a.ndim) - 1))
         return IntV(np.where(c, new.a, old.a), new.bits)
