@@ -84,6 +84,31 @@ def _package_name(path: Path, roots: list[Path]) -> str | None:
     return None
 
 
+_USER_MODULES: set[str] = set()   # modules of the user's own code that earlier imports brought in
+
+
+def _is_user_module(module) -> bool:
+    """A module loaded from the user's files, not from an installed distribution or the stdlib."""
+    file = getattr(module, "__file__", None)
+    if not file:
+        return False
+    real = os.path.realpath(file)
+    if any(part in ("site-packages", "dist-packages") for part in Path(real).parts):
+        return False
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return not any(real == p or real.startswith(p + os.sep) for p in prefixes)
+
+
+def _forget_user_modules() -> None:
+    """Drop the user's modules an earlier analysis imported (helpers, sibling modules, parent packages),
+    so this import sees their current source and the modules next to *this* file, not a same-named
+    module of another folder."""
+    for name in _USER_MODULES:
+        sys.modules.pop(name, None)
+    _USER_MODULES.clear()
+    importlib.invalidate_caches()
+
+
 def import_module(path: Path, workspace_root: Path | None):
     """Import the user's file fresh (its source may have changed) under a name other than __main__."""
     roots = [r for r in ([workspace_root, workspace_root / "src"] if workspace_root else []) if r.is_dir()]
@@ -91,6 +116,17 @@ def import_module(path: Path, workspace_root: Path | None):
         if str(r) not in sys.path:
             sys.path.insert(0, str(r))
     linecache.checkcache()
+    _forget_user_modules()
+    before = set(sys.modules)
+    try:
+        return _import_fresh(path, roots)
+    finally:
+        _USER_MODULES.update(n for n in set(sys.modules) - before
+                             if n.partition(".")[0] not in ("tilelens_lsp", "triton")
+                             and _is_user_module(sys.modules.get(n)))
+
+
+def _import_fresh(path: Path, roots: list[Path]):
     dotted = _package_name(path, roots + [Path(p) for p in sys.path if p and os.path.isdir(p)])
     try:
         if dotted:
@@ -105,8 +141,8 @@ def import_module(path: Path, workspace_root: Path | None):
         spec.loader.exec_module(module)
         return module
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, even SystemExit
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise  # runaway memory is the worker's fault to report (TL050, fresh worker), not an import error
         raise ImportFailure(_user_line(exc, path), _import_message(exc)) from None
 
 
@@ -222,7 +258,9 @@ def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: P
             results.append(_directive_error(launch, f"binding the launch failed: {type(exc).__name__}: {exc}",
                                             config))
             continue
+        # the mapper and the kernel's file decide the portable paths a result holds
         key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{chain.jit.cache_key}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
+                             f"{mapper}|{getattr(getattr(chain.jit.fn, '__code__', None), 'co_filename', '')}|"
                              f"{settings.clients}|{settings.enumeration_budget}|"
                              f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()
         if key in seen:

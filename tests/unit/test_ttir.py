@@ -1,0 +1,104 @@
+"""The TTIR reader: text parsed op by op, checked against the MLIR bindings' own walk."""
+
+from __future__ import annotations
+
+import pytest
+
+from tilelens_lsp import ttir
+from tilelens_lsp.refusal import Refusal
+from unithelp import FIXTURES, SAMPLES, REPO, compile_file
+
+SAMPLE_FILES = sorted(SAMPLES.glob("*.py"))
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """Every launch config of every sample and of graph_kernels.py (loops, branches, gathers)."""
+    out = []
+    for path in SAMPLE_FILES:
+        out.extend(compile_file(path, REPO))
+    out.extend(compile_file(FIXTURES / "graph_kernels.py", FIXTURES))
+    return out
+
+
+@pytest.fixture(scope="module")
+def vector_add(compiled):
+    return next(c for c in compiled if c.launch.kernel == "add_kernel")
+
+
+def test_every_sample_launch_parses_and_aligns_with_the_bindings(compiled):
+    for c in compiled:
+        ttir.check_alignment(ttir.parse_module(c.text), c.module)
+
+
+def test_entry_is_the_kernel_itself(compiled):
+    assert all(ttir.parse_module(c.text).entry == c.launch.kernel for c in compiled)
+
+
+def test_entry_arguments_are_the_non_constexpr_parameters_in_order(compiled):
+    for c in compiled:
+        module = ttir.parse_module(c.text)
+        params = [n for n, ty in c.bound.signature.items() if ty != "constexpr"]
+        assert len(module.funcs[module.entry].args) == len(params), c.launch.kernel
+
+
+def test_pointer_arguments_read_their_pointee(vector_add):
+    module = ttir.parse_module(vector_add.text)
+    assert [ty.elem for _, ty in module.funcs[module.entry].args] == ["ptr<f32>"] * 3 + ["i32"]
+
+
+def test_ops_keep_their_loc(vector_add):
+    module = ttir.parse_module(vector_add.text)
+    loads = [op for op in ttir.walk(module.funcs[module.entry].body) if op.name == "tt.load"]
+    assert loads and all(op.loc for op in loads)
+
+
+def test_loop_body_is_a_nested_region(compiled):
+    matmul = next(c for c in compiled if c.launch.kernel == "matmul_kernel")
+    module = ttir.parse_module(matmul.text)
+    loop = next(op for op in module.funcs[module.entry].body.ops if op.name == "scf.for")
+    assert any(op.name == "tt.load" for op in loop.regions[0].blocks[0].ops)
+
+
+def _drop_first(text: str, op_name: str) -> str:
+    lines = text.splitlines()
+    index = next(i for i, line in enumerate(lines) if f" = {op_name} " in line)
+    return "\n".join(lines[:index] + lines[index + 1:])
+
+
+def test_text_with_a_dropped_op_line_is_refused_as_reader_misalignment(vector_add):
+    corrupted = ttir.parse_module(_drop_first(vector_add.text, "tt.make_range"))
+    with pytest.raises(Refusal) as refused:
+        ttir.check_alignment(corrupted, vector_add.module)
+    assert refused.value.kind == "reader-misalignment"
+
+
+def test_text_with_a_renamed_op_is_refused_as_reader_misalignment(vector_add):
+    corrupted = ttir.parse_module(vector_add.text.replace("arith.addi", "arith.subi", 1))
+    with pytest.raises(Refusal) as refused:
+        ttir.check_alignment(corrupted, vector_add.module)
+    assert refused.value.kind == "reader-misalignment"
+
+
+def test_text_without_a_public_function_is_refused_as_reader_misalignment():
+    with pytest.raises(Refusal) as refused:
+        ttir.parse_module("module {\n} loc(#loc)\n")
+    assert refused.value.kind == "reader-misalignment"
+
+
+def test_unterminated_region_is_refused_as_reader_misalignment(vector_add):
+    truncated = "\n".join(vector_add.text.splitlines()[:6])
+    with pytest.raises(Refusal) as refused:
+        ttir.parse_module(truncated)
+    assert refused.value.kind == "reader-misalignment"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("i32", ttir.Type((), "i32")),
+    ("tensor<128xi32>", ttir.Type((128,), "i32")),
+    ("tensor<64x32x!tt.ptr<f16>>", ttir.Type((64, 32), "ptr<f16>")),
+    ("!tt.ptr<f32>", ttir.Type((), "ptr<f32>")),
+    ("!tt.ptr<tensor<64x32xf16>>", ttir.Type((), "bptr<tensor<64x32xf16>>")),
+])
+def test_types_read_shape_and_element(text, expected):
+    assert ttir.parse_type(text) == expected

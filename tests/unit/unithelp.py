@@ -1,0 +1,85 @@
+"""Shared helpers of the unit tests: where the fixture kernels are, and how to find a launch's verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, LaunchSpec
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SAMPLES = REPO / "samples"
+
+
+def line_of(path: Path, needle: str) -> int:
+    """1-based number of the one line of `path` that contains `needle`."""
+    hits = [i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line]
+    assert len(hits) == 1, f"{needle!r} is on lines {hits} of {path.name}"
+    return hits[0]
+
+
+def launches_at(result: FileResult, line: int) -> list[LaunchResult]:
+    found = [launch for launch in result.launches if launch.line == line]
+    assert found, f"no launch declared on line {line}: {[l.line for l in result.launches]}"
+    return found
+
+
+def launch_at(result: FileResult, line: int) -> LaunchResult:
+    found = launches_at(result, line)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def codes(launch: LaunchResult) -> list[str]:
+    return sorted(d.code for d in launch.diagnostics)
+
+
+def only(launch: LaunchResult, code: str) -> Diagnostic:
+    found = [d for d in launch.diagnostics if d.code == code]
+    assert len(found) == 1, launch.diagnostics
+    return found[0]
+
+
+def access(launch: LaunchResult, op: str, pointer: str) -> Access:
+    found = [a for a in launch.accesses if a.op == op and a.pointer == pointer]
+    assert len(found) == 1, launch.accesses
+    return found[0]
+
+
+@dataclass
+class Compiled:
+    """One host-compiled launch config; `ctx` keeps the MLIR context alive as long as `module`."""
+
+    launch: LaunchSpec
+    bound: Any
+    module: Any
+    ctx: Any
+
+    @property
+    def text(self) -> str:
+        return self.module.str()
+
+
+def compile_file(path: Path, root: Path | None = None, target: str = "cuda:89") -> list[Compiled]:
+    """Every declared launch and config of `path`, compiled to TTIR in this process."""
+    from tilelens_lsp import directives, pipeline
+    from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
+
+    text = path.read_text()
+    launches, errors = directives.parse_directives(text)
+    assert not errors, errors
+    module = pipeline.import_module(path.resolve(), root)
+    compiler = pipeline._ENGINE.compiler(target)
+    out = []
+    for launch in launches:
+        chain = unwrap(getattr(module, launch.kernel))
+        forced = {n for n, a in zip([p.name for p in chain.jit.params], launch.args)
+                  if getattr(a, "kind", None) == "i64"}
+        forced |= {n for n, a in launch.kwargs if getattr(a, "kind", None) == "i64"}
+        for binding in expand_configs(chain, launch):
+            bound = bind(chain.jit, binding, compiler.backend, forced)
+            mlir_module, ctx = compiler.compile_ttir(chain.jit, bound)
+            out.append(Compiled(launch, bound, mlir_module, ctx))
+    return out
