@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import os
 import queue
+import re
 import sys
 import threading
 import time
@@ -38,7 +40,7 @@ CONFIG_FILES = ("pyproject.toml", "tilelens.toml")
 CONFIG_GLOB = "**/{pyproject.toml,tilelens.toml}"
 PROGRESS_AFTER = 0.3   # seconds a run may take before the client gets a progress bar
 CANCEL_GRACE = 0.3     # a stale run younger than this finishes (cheaper than a worker restart)
-DEBOUNCE = 0.1         # quiet time after a save before its run starts (bursts of saves coalesce)
+DEBOUNCE = 0.1         # saves closer than this form a burst: its run waits for quiet, then coalesces
 MAX_DEBOUNCE = 2.0     # ... but a document saved nonstop still gets a run this often
 _WORKER_SETTINGS = ("interpreter", "target", "memory_limit_mb")
 
@@ -64,6 +66,7 @@ class Doc:
     generation: int = 0
     touched: float = 0.0         # monotonic time of the last open/save
     pending_since: float = 0.0
+    burst: bool = False          # this save came within DEBOUNCE of the previous one
     published: Published | None = None
 
 
@@ -277,6 +280,7 @@ class Session:
         """A new generation of `doc`: older results are dropped, its stale run cancelled."""
         now = time.monotonic()
         doc.generation += 1
+        doc.burst = doc.touched > 0 and now - doc.touched < DEBOUNCE
         doc.touched = now
         if doc.uri not in self.pending:
             doc.pending_since = now
@@ -336,7 +340,8 @@ class Session:
                     self.pending.pop(uri, None)
                     continue
                 now = time.monotonic()
-                wait = min(doc.touched + DEBOUNCE, doc.pending_since + MAX_DEBOUNCE) - now
+                # a lone save runs at once; saves in a burst wait for a quiet moment and coalesce
+                wait = min(doc.touched + DEBOUNCE, doc.pending_since + MAX_DEBOUNCE) - now if doc.burst else 0
                 if wait > 0:
                     await asyncio.sleep(wait)
                     continue
@@ -755,10 +760,96 @@ def create_server() -> TilelensServer:
     return server
 
 
+MAX_HEADER_LINE = 64 * 1024           # a longer header line is garbage, read and dropped in pieces
+MAX_BODY = 256 * 1024 * 1024          # a larger Content-Length is garbage, not a message to wait for
+_CONTENT_LENGTH = re.compile(rb"Content-Length:[ \t]*(\d+)[ \t]*\r?\n\Z", re.IGNORECASE)
+
+
+async def _robust_run_async(stop_event: threading.Event, reader: Any, protocol: Any, logger: Any = None,
+                            error_handler: Any = None) -> None:
+    """pygls' message loop, hardened against a client that sends garbage (`pygls.io_.run_async`).
+
+    pygls' loop stays deaf for good after one wrong Content-Length (the rest of the body merges with
+    the next header line), dies with a traceback on a huge Content-Length (it allocates the body up
+    front) and logs a traceback per non-JSON body. Here a header is found again after garbage, a body
+    over MAX_BODY or a header line over MAX_HEADER_LINE is skipped, and a body that is not a JSON-RPC
+    message costs one log line.
+    """
+    length: int | None = None
+    garbage = 0           # bytes skipped since the last message: logged once per run of garbage
+    while not stop_event.is_set():
+        header = await _read_header_line(reader)
+        if not header:
+            break
+        if not header.strip():
+            if length is None:
+                continue          # a blank line without a Content-Length: garbage between messages
+            body = await _read_body(reader, length)
+            length = None
+            if body is None:
+                break             # EOF in the middle of a body
+            garbage = 0
+            _handle_body(body, protocol, error_handler)
+            continue
+        match = _CONTENT_LENGTH.search(header)
+        if match is None:
+            if not header.lower().startswith(b"content-type:"):
+                if not garbage:
+                    log.warning("ignoring input that is not an LSP header, up to the next Content-Length")
+                garbage += len(header)
+            continue
+        if match.start() > 0:
+            log.warning("skipped %d bytes of garbage before a Content-Length header", match.start())
+        length = int(match.group(1))
+        if length > MAX_BODY:
+            log.warning("ignored a Content-Length of %d bytes (more than %d)", length, MAX_BODY)
+            length = None
+
+
+async def _read_header_line(reader: Any) -> bytes:
+    stdin = getattr(reader, "stdin", None)
+    if stdin is not None:  # pygls' StdinAsyncReader reads lines without a bound
+        return await reader.loop.run_in_executor(reader.executor, stdin.readline, MAX_HEADER_LINE)
+    try:
+        return await reader.readline()
+    except ValueError:     # asyncio.StreamReader: a line over its limit (dropped by the reader)
+        return b"X-Overlong-Line\r\n"
+
+
+async def _read_body(reader: Any, length: int) -> bytes | None:
+    try:
+        body = await reader.readexactly(length)
+    except asyncio.IncompleteReadError:
+        return None
+    return body if len(body) == length else None
+
+
+def _handle_body(body: bytes, protocol: Any, error_handler: Any) -> None:
+    try:
+        message = json.loads(body, object_hook=protocol.structure_message)
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        log.warning("ignored a message that is not JSON (%d bytes): %s", len(body), exc)
+        return
+    except Exception as exc:  # noqa: BLE001 - e.g. a notification whose params do not fit its method
+        log.warning("ignored a malformed message: %s: %s", type(exc).__name__, exc)
+        return
+    if not hasattr(message, "jsonrpc"):
+        log.warning("ignored a JSON body that is not a JSON-RPC message: %.80r", message)
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception as exc:  # noqa: BLE001 - as pygls: one bad message never ends the session
+        log.exception("Unable to handle message")
+        if error_handler:
+            error_handler(exc, JsonRpcException)
+
+
 def serve(tcp: str | None = None) -> int:
     """Run the server over stdio (default) or TCP (`HOST:PORT`) until the client goes away."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="tilelens-lsp %(levelname)s %(name)s: %(message)s")
+    import pygls.server
+    pygls.server.run_async = _robust_run_async   # this process serves one client: ours is the loop
     server = create_server()
     try:
         if tcp:
