@@ -41,6 +41,7 @@ CONFIG_GLOB = "**/{pyproject.toml,tilelens.toml}"
 PROGRESS_AFTER = 0.3   # seconds a run may take before the client gets a progress bar
 CANCEL_GRACE = 0.3     # a stale run younger than this finishes (cheaper than a worker restart)
 DEBOUNCE = 0.1         # saves closer than this form a burst: its run waits for quiet, then coalesces
+LONE_SAVE_DELAY = 0.03  # a first save waits this long for a second one (editors' save-all storms)
 MAX_DEBOUNCE = 2.0     # ... but a document saved nonstop still gets a run this often
 _WORKER_SETTINGS = ("interpreter", "target", "memory_limit_mb")
 
@@ -185,13 +186,13 @@ class Session:
         except (ValueError, TypeError) as exc:
             self.show(f"tilelens: ignoring initializationOptions: {exc}", types.MessageType.Warning)
         self.settings = self.init_settings
+        self._new_worker()   # Triton's import overlaps the rest of the handshake
 
     def initialized(self) -> None:
         self.wake = asyncio.Event()
         if self.pending:
             self.wake.set()   # documents opened before `initialized`
         self.runner = self._spawn(self._run_loop())
-        self._new_worker()
         if self._cap("workspace.did_change_watched_files.dynamic_registration", False):
             self._spawn(self._register_watchers())
 
@@ -340,8 +341,9 @@ class Session:
                     self.pending.pop(uri, None)
                     continue
                 now = time.monotonic()
-                # a lone save runs at once; saves in a burst wait for a quiet moment and coalesce
-                wait = min(doc.touched + DEBOUNCE, doc.pending_since + MAX_DEBOUNCE) - now if doc.burst else 0
+                # a lone save runs almost at once; saves in a burst wait for a quiet moment and coalesce
+                quiet = DEBOUNCE if doc.burst else LONE_SAVE_DELAY
+                wait = min(doc.touched + quiet, doc.pending_since + MAX_DEBOUNCE) - now
                 if wait > 0:
                     await asyncio.sleep(wait)
                     continue
@@ -844,10 +846,23 @@ def _handle_body(body: bytes, protocol: Any, error_handler: Any) -> None:
             error_handler(exc, JsonRpcException)
 
 
+class _OneLineDeserializeErrors(logging.Filter):
+    """pygls logs the whole (cattrs exception group) traceback of every message whose params do not fit
+    its method; one line naming the error says the same without flooding the client's log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith("Unable to deserialize message"):
+            exc = sys.exc_info()[1]
+            record.msg = "ignored a malformed message: %s: %s"
+            record.args = (type(exc).__name__, exc) if exc is not None else ("?", "")
+        return True
+
+
 def serve(tcp: str | None = None) -> int:
     """Run the server over stdio (default) or TCP (`HOST:PORT`) until the client goes away."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="tilelens-lsp %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_OneLineDeserializeErrors())
     import pygls.server
     pygls.server.run_async = _robust_run_async   # this process serves one client: ours is the loop
     server = create_server()

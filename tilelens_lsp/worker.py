@@ -20,6 +20,16 @@ def _protocol_stream():
     return os.fdopen(proto_fd, "w", buffering=1, encoding="utf-8")
 
 
+def _request_stream():
+    """Move fd 0 to a private fd for the requests and point fd 0 at /dev/null: user code that reads
+    stdin (`input()`) gets EOF instead of eating a request, and one that closes fd 0 closes nothing of ours."""
+    proto_fd = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return os.fdopen(proto_fd, "r", encoding="utf-8")
+
+
 def _limit_memory(mb: int) -> None:
     if mb <= 0:
         return
@@ -57,21 +67,39 @@ def handle(request: dict) -> dict:
     return {"error": f"unknown method {method!r}"}
 
 
+def _warm_up(pipeline, target: str) -> None:
+    """Compile a tiny kernel through the whole host path (backend, binder, passes)."""
+    from tilelens_lsp import _warmup
+    from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
+    from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
+
+    compiler = pipeline._ENGINE.compiler(target)
+    try:
+        chain = unwrap(_warmup.warmup_kernel)
+        launch = LaunchSpec("warmup_kernel", 1, (TensorSpec("fp32", (64,), (1,), 0, 64), ScalarSpec("int", 64)),
+                            (("BLOCK", ScalarSpec("int", 64)),), grid=(1,))
+        for binding in expand_configs(chain, launch):
+            compiler.compile_ttir(chain.jit, bind(chain.jit, binding, compiler.backend, set()))
+    except Exception:  # noqa: BLE001 - warming is an optimisation, never a reason not to serve
+        pass
+
+
 def main() -> int:
     out = _protocol_stream()
+    requests = _request_stream()
     _limit_memory(int(os.environ.get("TILELENS_WORKER_MEMORY_MB", "0")))
     try:
         import triton
         from tilelens_lsp import pipeline
         from tilelens_lsp.settings import Settings
         target = os.environ.get("TILELENS_WORKER_TARGET") or Settings().target
-        pipeline._ENGINE.compiler(target)  # warm: backend and driver stand-in ready before the first save
+        _warm_up(pipeline, target)  # the first compile in a process costs ~0.3 s more: pay it now
         hello = {"ready": True, "triton": triton.__version__, "python": sys.executable}
     except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then exit
         out.write(json.dumps({"ready": False, "error": f"{type(exc).__name__}: {exc}"}) + "\n")
         return 1
     out.write(json.dumps(hello) + "\n")
-    for line in sys.stdin:
+    for line in requests:
         line = line.strip()
         if not line:
             continue
