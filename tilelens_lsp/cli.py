@@ -99,8 +99,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "check":
         return run_check(args, parser)
-    from tilelens_lsp.server import serve
-    return serve(args.tcp)
+    prestarted = _prestart_worker()
+    from tilelens_lsp.server import serve   # pygls and lsprotocol take most of a second to import
+    return serve(args.tcp, prestarted)
+
+
+def _prestart_worker() -> Worker | None:
+    """Spawn the analysis worker with default settings while the server itself is still importing
+    (from the main thread, which lives as long as the server); the server adopts it when the client's
+    settings ask for the same interpreter."""
+    worker = Worker(from_environment(Settings()), cwd=os.getcwd())
+    try:
+        worker.begin()
+    except WorkerUnavailable:
+        return None   # the server starts its own worker and reports why
+    return worker
 
 
 def run_check(args, parser: argparse.ArgumentParser) -> int:

@@ -157,6 +157,7 @@ class Session:
         self.hellos: list[Any] = []               # one per worker process started: restarts = len - 1
         self.counters = {"runs": 0, "published": 0, "cancelled": 0, "dropped": 0}
         self.background: set[asyncio.Task] = set()
+        self.prestarted: Worker | None = None      # started by `serve` before pygls was even imported
 
     # -- capabilities
 
@@ -197,13 +198,26 @@ class Session:
             self._spawn(self._register_watchers())
 
     def _new_worker(self) -> None:
-        old, self.worker = self.worker, Worker(self.settings, cwd=str(self._cwd()))
+        old, self.worker = self.worker, self._adopt_prestarted() or Worker(self.settings, cwd=str(self._cwd()))
         with self.flight_lock:
             if self.in_flight is not None:
                 self.in_flight.cancelled = True
         if old is not None:
             old.cancel()
         self._spawn(self._warm(self.worker))
+
+    def _adopt_prestarted(self) -> Worker | None:
+        """The worker `serve` started at process start, if it runs what the settings ask for."""
+        worker, self.prestarted = self.prestarted, None
+        if worker is None:
+            return None
+        same = (worker.settings.interpreter == self.settings.interpreter
+                and worker.settings.memory_limit_mb == self.settings.memory_limit_mb)
+        if not same:
+            threading.Thread(target=worker.stop, daemon=True).start()
+            return None
+        worker.settings = self.settings
+        return worker
 
     async def _warm(self, worker: Worker) -> None:
         """Start the worker before the first save needs it (Triton's import takes a second or two)."""
@@ -216,9 +230,9 @@ class Session:
             self.show(f"tilelens: {exc}", types.MessageType.Error)
 
     def _start_worker(self, worker: Worker) -> None:  # in the lane
-        if self.closing or worker is not self.worker or worker.alive():
+        if self.closing or worker is not self.worker:
             return
-        hello = worker.start()
+        hello = worker.start()   # returns at once for a running worker
         self._note_pid(worker)
         self.worker_error = None
         if not releases.is_tested(hello.triton) and not releases.untested_allowed():
@@ -858,7 +872,7 @@ class _OneLineDeserializeErrors(logging.Filter):
         return True
 
 
-def serve(tcp: str | None = None) -> int:
+def serve(tcp: str | None = None, prestarted: Worker | None = None) -> int:
     """Run the server over stdio (default) or TCP (`HOST:PORT`) until the client goes away."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="tilelens-lsp %(levelname)s %(name)s: %(message)s")
@@ -866,6 +880,7 @@ def serve(tcp: str | None = None) -> int:
     import pygls.server
     pygls.server.run_async = _robust_run_async   # this process serves one client: ours is the loop
     server = create_server()
+    server.session.prestarted = prestarted
     try:
         if tcp:
             host, _, port = tcp.rpartition(":")

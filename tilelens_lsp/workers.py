@@ -68,10 +68,29 @@ class Worker:
         self._lock = threading.Lock()
         self._next_id = 0
         self._cancelled = False
+        self._start_lock = threading.Lock()
 
     # -- lifecycle
 
     def start(self, startup_timeout: float = 120.0) -> Hello:
+        """Start the process (or wait for a start in progress); a running worker is returned as is."""
+        with self._start_lock:
+            if self.alive() and self.hello is not None:
+                return self.hello
+            if not self.alive():
+                self.hello = None
+                self._spawn()
+            return self._handshake(startup_timeout)
+
+    def begin(self) -> None:
+        """Spawn the process now without waiting for it; `start()` finishes the handshake later.
+        Call it from a long-lived thread: the worker dies with the thread that spawned it."""
+        with self._start_lock:
+            if not self.alive():
+                self.hello = None
+                self._spawn()
+
+    def _spawn(self) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env["TILELENS_WORKER_MEMORY_MB"] = str(self.settings.memory_limit_mb)
@@ -90,7 +109,12 @@ class Worker:
         self._lines = queue.Queue()
         threading.Thread(target=self._pump, args=(self.proc, self._lines), daemon=True).start()
         threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
-        first = self._read(startup_timeout)
+
+    def _handshake(self, startup_timeout: float) -> Hello:
+        try:
+            first = self._read(startup_timeout)
+        except TimeoutError:
+            first = None
         if first is None or not first.get("ready"):
             why = (first or {}).get("error") or self.stderr_tail() or "no answer"
             self.stop()
@@ -174,7 +198,7 @@ class Worker:
         """Send one request; raise TimeoutError, or return None-free reply / {'crashed': ...}."""
         with self._lock:
             self._cancelled = False
-            if not self.alive():
+            if not self.alive() or self.hello is None:
                 self.start()
             self._next_id += 1
             rid = self._next_id
@@ -233,6 +257,11 @@ class Worker:
             reason = "ran out of memory" if memory else f"crashed ({how})"
             last = f": {detail[-1]}" if detail else ""
             return failed_result(display, f"the analysis worker {reason}{last}; a fresh worker was started")
+        if reply.get("kind") == "memory":
+            self.stop()   # whatever the module left allocated goes with it; the next request starts fresh
+            limit = self.settings.memory_limit_mb
+            return failed_result(display, "the analysis worker ran out of memory"
+                                 + (f" (limit {limit} MB)" if limit > 0 else "") + "; a fresh worker was started")
         if "error" in reply:
             return failed_result(display, f"the analysis worker failed: {reply['error']}")
         return FileResult.from_json(reply["result"])
