@@ -61,10 +61,10 @@ def install_host_driver(target) -> None:
 
 
 def fix_codegen_locations() -> None:
-    """Triton 3.6's code generator gives an op the loc of the last sub-expression it visited (a
-    `tl.store(p,\n v)` lands on `v`'s line and column) and prints 0-based columns; from 3.8 on it
-    restores the caller's loc after each visit and prints `begin_col + col_offset` (1-based). Make 3.6
-    behave like 3.8, so verdicts land on the same line and column under every tested release.
+    """Triton 3.6 and 3.7's code generator gives an op the loc of the last sub-expression it visited
+    (a `tl.store(p,\n v)` lands on `v`'s line and column) and prints 0-based columns; from 3.8 on it
+    restores the caller's loc after each visit and prints `begin_col + col_offset` (1-based). Make the
+    older ones behave like 3.8, so verdicts land on the same line and column under every tested release.
     A no-op on releases whose generator has `begin_col`."""
     import ast
     import inspect
@@ -110,7 +110,7 @@ def fix_codegen_locations() -> None:
 
 
 def fix_hip_binder_without_torch() -> None:
-    """Triton 3.6's AMD binder imports torch for every tensor argument (`HIPBackend.is_within_2gb`);
+    """Triton 3.6/3.7's AMD binder imports torch for every tensor argument (`HIPBackend.is_within_2gb`);
     from 3.8 on it answers False when torch is missing. Answer as 3.8 does for our fake tensors."""
     try:
         from triton.backends.amd.compiler import HIPBackend

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-TESTED_RELEASES: tuple[str, ...] = ("3.6", "3.8", "3.9")
+TESTED_RELEASES: tuple[str, ...] = ("3.6", "3.7", "3.8", "3.9")
 ALLOW_ENV = "TILELENS_IR_ALLOW_UNTESTED_TRITON"
 
 
