@@ -66,11 +66,19 @@ class ResultCache:
         path = self._path(key)
         if path is None:
             return
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(result.to_json(), f)
             os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only or full cache folder only costs speed
+            tmp = None
+        except (OSError, TypeError, ValueError):
+            pass  # a read-only or full cache folder (or an entry that cannot be replaced) only costs speed
+        finally:
+            if tmp is not None:  # never leave a partial entry behind
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass

@@ -223,6 +223,11 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
             values[ssa] = PtrV(name, np.zeros(1, dtype=np.int64), elem_bytes(ty.pointee))
         elif ty.is_int:
             v = int(value) if not isinstance(value, bool) else int(value)
+            if ty.bits > 1:
+                # the bits the kernel receives, in the graph's signless two's-complement form: an
+                # unsigned argument (u32, u64: ints in [2**31, 2**32) or [2**63, 2**64)) wraps
+                half = 1 << (ty.bits - 1)
+                v = ((v + half) % (1 << ty.bits)) - half
             values[ssa] = IntV(np.array([v], dtype=np.int64) if ty.bits > 1 else np.array([bool(v)]), ty.bits)
         else:
             values[ssa] = Opaque("float", f"the {ty.elem} argument {name}")
