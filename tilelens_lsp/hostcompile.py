@@ -315,10 +315,11 @@ def bind(jit, binding: ConfigBinding, backend, forced_i64: set[str]) -> BoundLau
 
 def _binding_message(jit, exc: TypeError) -> str:
     text = str(exc)
+    signature = f"{jit.__name__}({', '.join(p.name for p in jit.params)})"
     if "missing" in text and "argument" in text:
-        return f"{jit.__name__}: {text.split(': ', 1)[-1]} " \
-               f"(signature: {jit.__name__}({', '.join(p.name for p in jit.params)}))"
-    return f"{jit.__name__}: {text}"
+        # the binder's own wording ("missing a required argument: 'N'"), without its function name
+        return f"{text.split('() ', 1)[-1]} (signature: {signature})"
+    return f"{text} (signature: {signature})"
 
 
 @dataclass
