@@ -88,6 +88,15 @@ def _analyze(path: Path) -> FileResult | str:
         return traceback.format_exc(limit=-6)
 
 
+def expected_refusals(path: Path) -> set[str]:
+    """Refusal kinds a corpus file declares with `# expect-refusal: KIND` (e.g. a gather's address)."""
+    kinds: set[str] = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("# expect-refusal:"):
+            kinds.update(k.split()[0] for k in line.split(":", 1)[1].split("(")[0].split(",") if k.strip())
+    return kinds
+
+
 def product_result(path: Path) -> FileResult:
     result = _analyze(path)
     if isinstance(result, str):
@@ -218,6 +227,12 @@ def test_footprint_matches_interpreter(path, line, oracle_results, conformance_s
             launch = next(product[i] for i in matches if product[i].status == "refused")
             kinds = [d.kind or "unknown" for d in launch.diagnostics if d.code == "TL030"] or ["unknown"]
             conformance_stats.refused[kinds[0]] += 1
+            # a refusal is honest only where the kernel file expects it; a crash (TL050) never is
+            unexpected = sorted(set(kinds) - expected_refusals(path))
+            crashes = [d.message for d in launch.diagnostics if d.code == "TL050"]
+            if unexpected or crashes:
+                problems.append(f"{label}: unexpected refusal {unexpected or ''} {crashes[:1] or ''}: "
+                                f"{[d.message for d in launch.diagnostics][:2]}")
             continue
         bad = [product[i] for i in matches if product[i].status != "analyzed"]
         if bad:

@@ -1,5 +1,6 @@
 """Cross-entropy forward: logsumexp over the row, then the target logit at a loaded label.
 The label feeds an address (indirect access)."""
+# expect-refusal: indirect-address  (the address is built from loaded indices)
 import triton
 import triton.language as tl
 

@@ -1,4 +1,5 @@
 """Embedding lookup: each program reads the row named by a token id (indirect access)."""
+# expect-refusal: indirect-address  (the address is built from loaded indices)
 import triton
 import triton.language as tl
 

@@ -1,4 +1,5 @@
 """Index-driven scatter-add with atomics (indirect store addresses)."""
+# expect-refusal: indirect-address  (the address is built from loaded indices)
 import triton
 import triton.language as tl
 
