@@ -36,11 +36,54 @@ class IntV:
     bits: int
 
 
-@dataclass
 class PtrV:
-    arg: str         # kernel parameter the address derives from
-    boff: np.ndarray  # byte offsets from that parameter's address, (P or 1, *shape)
-    pointee: int     # bytes per element of the pointee type
+    """A pointer value: provenance plus byte offsets kept as a short sum of broadcastable terms.
+
+    `base + row * stride + cols` stays (P,1) + (1,C) instead of a (P, C) array until something needs
+    the sum; `record` reads contiguity and row heads off the terms, so the common access costs
+    O(programs × rows) instead of O(programs × lanes)."""
+
+    __slots__ = ("arg", "terms", "pointee", "_sum")
+    MAX_TERMS = 4
+
+    def __init__(self, arg: str, boff: np.ndarray | None = None, pointee: int = 1,
+                 terms: tuple[np.ndarray, ...] | None = None) -> None:
+        self.arg = arg                   # kernel parameter the address derives from
+        self.pointee = pointee           # bytes per element of the pointee type
+        self.terms = tuple(terms) if terms is not None else (boff,)
+        self._sum = boff if terms is None else None
+
+    @property
+    def boff(self) -> np.ndarray:
+        """Byte offsets from the parameter's address, (P or 1, *shape)."""
+        if self._sum is None:
+            total = self.terms[0]
+            for t in self.terms[1:]:
+                total = total + t
+            self._sum = total
+        return self._sum
+
+    def shape(self) -> tuple[int, ...]:
+        return np.broadcast_shapes(*(t.shape for t in self.terms))
+
+    def plus(self, offset: np.ndarray) -> "PtrV":
+        terms = list(self.terms)
+        for i, t in enumerate(terms):
+            if t.shape == offset.shape or t.size == 1 and offset.size == 1:
+                terms[i] = t + offset
+                break
+        else:
+            terms.append(offset)
+        if len(terms) > self.MAX_TERMS:
+            return PtrV(self.arg, PtrV(self.arg, terms=tuple(terms)).boff, self.pointee)
+        return PtrV(self.arg, pointee=self.pointee, terms=tuple(terms))
+
+    def map(self, fn: Callable[[np.ndarray], np.ndarray], pointee: int | None = None) -> "PtrV":
+        return PtrV(self.arg, pointee=self.pointee if pointee is None else pointee,
+                    terms=tuple(fn(t) for t in self.terms))
+
+    def __repr__(self) -> str:
+        return f"PtrV({self.arg}, {len(self.terms)} terms, shape {self.shape()})"
 
 
 @dataclass
@@ -202,6 +245,8 @@ class AccessGraph:
         self.P = 1
         self._pids: list[np.ndarray] = []
         self.truncated: Refusal | None = None
+        self._steps: dict[tuple[int, int], tuple[np.ndarray, int | None]] = {}
+        self._current_loc = ""
 
     def width_obligations(self) -> list[Obligation]:
         return list(self.obligations.values())
@@ -340,58 +385,98 @@ class AccessGraph:
             raise Refusal("out-of-vocabulary", f"{kind} through a value the model does not follow", op.loc)
         site = self._site(op, kind, ptr.arg, ctx)
         exact = ctx.exact
-        shape = (self.P,) + tuple(ptr.boff.shape[1:])
         if isinstance(mask, Opaque):
             exact = False
-            m = np.broadcast_to(mask.bound.a, shape) if mask.bound is not None else np.ones(shape, dtype=bool)
-        elif mask is None:
-            m = np.ones(shape, dtype=bool)
-        else:
-            m = np.broadcast_to(mask.a, shape) if isinstance(mask, IntV) else np.ones(shape, dtype=bool)
-        m = m & self.pred_like(ctx, len(shape) - 1)
+            mask = mask.bound
         if not exact:
             site.exact = False
+        lanes = ptr.shape()[1:]
+        if isinstance(mask, IntV):
+            lanes = np.broadcast_shapes(lanes, mask.a.shape[1:])
+        shape = (self.P,) + tuple(lanes)
+        pred = self.pred_like(ctx, len(shape) - 1)
+        m_small = pred if not isinstance(mask, IntV) else pred & mask.a   # minimal broadcastable shape
         info = self.m.args[ptr.arg]
+        self._current_loc = op.loc
+        if self._record_rows(site, ptr, m_small, shape, info, ctx, exact):
+            return
         boff = np.broadcast_to(ptr.boff, shape)
-        self.work += int(m.size)
-        if self.work > self.m.budget:
-            raise Refusal("launch-too-large",
-                          f"enumerating this launch exceeds the budget of {self.m.budget:,} lane evaluations; "
-                          "declare a smaller launch to check it", op.loc)
-        if not self._record_rows(site, boff, m, info, ctx, exact):
-            elems = boff[m] // info.elem_size
-            if elems.size == 0:
-                return
+        m = np.broadcast_to(m_small, shape)
+        elems = boff[m] // info.elem_size
+        if elems.size:
             site.add_elements(elems)
             if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):
                 self._witness(site, boff, m, info, ctx, exact)
+        self._spend(int(np.prod(shape, dtype=np.int64)), op)
 
-    def _record_rows(self, site: SiteResult, boff: np.ndarray, m: np.ndarray, info: ArgInfo, ctx: _Ctx,
-                     exact: bool) -> bool:
+    def _record_rows(self, site: SiteResult, ptr: PtrV, m_small: np.ndarray, shape: tuple[int, ...],
+                     info: ArgInfo, ctx: _Ctx, exact: bool) -> bool:
         """Fast path: lines along a lane axis that are contiguous in memory and whose mask is a prefix
-        become one interval each (row-major tiles along the last axis, transposed ones along another)."""
+        become one interval each (row-major tiles along the last axis, transposed ones along another).
+        Read off the pointer's terms and the minimal mask, without materializing the whole tile."""
         size = info.elem_size
-        for axis in range(boff.ndim - 1, 0, -1):
-            if boff.shape[axis] < 2:
+        for axis in range(len(shape) - 1, 0, -1):
+            n = shape[axis]
+            if n < 2:
                 continue
-            b = np.moveaxis(boff, axis, -1)
-            head = b[..., 0]
-            if (head % size).any() or not (np.diff(b, axis=-1) == size).all():
+            steps = [self._axis_step(t, axis) for t in ptr.terms]
+            if any(st is None for st in steps) or sum(steps) != size:
                 continue
-            mm = np.moveaxis(m, axis, -1)
-            if not (mm[..., 1:] <= mm[..., :-1]).all():
-                return False
-            counts = mm.sum(axis=-1)
+            if m_small.shape[axis] > 1:
+                line = np.moveaxis(m_small, axis, -1)
+                if not (line[..., 1:] <= line[..., :-1]).all():
+                    return False
+                counts = line.sum(axis=-1)
+            else:
+                counts = np.take(m_small, 0, axis=axis).astype(np.int64) * n
+            head = None
+            for term in ptr.terms:
+                h = np.take(term, 0, axis=axis)
+                head = h if head is None else head + h
+            reduced = shape[:axis] + shape[axis + 1:]
+            head = np.broadcast_to(head, reduced)
+            counts = np.broadcast_to(counts, reduced)
             live = counts > 0
+            # the work is one row head each; spent after recording, so what was found is kept
             if not live.any():
+                self._spend(int(np.prod(reduced, dtype=np.int64)), None)
                 return True
-            starts = head[live] // size
+            starts = head[live]
+            if (starts % size).any():
+                return False
+            starts = starts // size
             ends = starts + counts[live]
             site.add_intervals(starts, ends)
             if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):
-                self._witness(site, boff, m, info, ctx, exact)
+                self._witness(site, np.broadcast_to(ptr.boff, shape), np.broadcast_to(m_small, shape), info,
+                              ctx, exact)
+            self._spend(int(np.prod(reduced, dtype=np.int64)), None)
             return True
         return False
+
+    def _spend(self, work: int, op: Op | None) -> None:
+        """Count evaluation work against the budget (deterministic: counts, never seconds)."""
+        self.work += work
+        if self.work > self.m.budget:
+            raise Refusal("launch-too-large",
+                          f"enumerating this launch exceeds the budget of {self.m.budget:,} evaluations; "
+                          "declare a smaller launch to check it", op.loc if op else self._current_loc)
+
+    def _axis_step(self, term: np.ndarray, axis: int) -> int | None:
+        """The uniform step of `term` along `axis` (0 when constant), None when it is not uniform."""
+        if term.ndim <= axis or term.shape[axis] == 1 or term.strides[axis] == 0:
+            return 0
+        key = (id(term), axis)
+        hit = self._steps.get(key)
+        if hit is not None and hit[0] is term:
+            return hit[1]
+        d = np.diff(term, axis=axis)
+        first = int(d.reshape(-1)[0])
+        step = first if (d == first).all() else None
+        if len(self._steps) > 512:
+            self._steps.clear()
+        self._steps[key] = (term, step)
+        return step
 
     def _witness(self, site: SiteResult, boff: np.ndarray, m: np.ndarray, info: ArgInfo, ctx: _Ctx,
                  exact: bool) -> None:
@@ -671,7 +756,7 @@ def _bitcast(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     v = g.get(env, op.operands[0])
     ty = op.result_types[0]
     if isinstance(v, PtrV) and ty.is_ptr:
-        return [PtrV(v.arg, v.boff, elem_bytes(ty.pointee))]
+        return [v.map(lambda t: t, elem_bytes(ty.pointee))]
     if isinstance(v, IntV) and ty.is_int and ty.bits == v.bits:
         return [v]
     if isinstance(v, Opaque):
@@ -690,7 +775,7 @@ def _shape_op(fn: Callable[[np.ndarray, Op, Type], np.ndarray]):
         if isinstance(v, IntV):
             return [IntV(fn(v.a, op, ty), v.bits)]
         if isinstance(v, PtrV):
-            return [PtrV(v.arg, fn(v.boff, op, ty), v.pointee)]
+            return [v.map(lambda t: fn(t, op, ty))]
         if isinstance(v, Opaque) and v.bound is not None:
             return [Opaque(v.why, v.message, v.loc, IntV(fn(v.bound.a, op, ty), 1))]
         return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of this value", op.loc)]
@@ -770,7 +855,7 @@ def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         return [Opaque(why, "an offset computed from loaded data" if why == "data" else off.message, op.loc)]
     if not isinstance(off, IntV):
         return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
-    return [PtrV(p.arg, p.boff + off.a.astype(np.int64) * p.pointee, p.pointee)]
+    return [p.plus(off.a.astype(np.int64, copy=False) * p.pointee)]
 
 
 @handles("tt.int_to_ptr", "tt.ptr_to_int")
@@ -924,7 +1009,8 @@ def _for(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     for t in range(int(trips.max()) if trips.size else 0):
         active = trips > t
         inner = dict(env)
-        inner[iv] = IntV(_wrap(lbv + t * stv, lb.bits), lb.bits)
+        uniform = lb.a.shape[0] == 1 and step.a.shape[0] == 1   # the same iv in every program
+        inner[iv] = IntV(_wrap((lb.a + t * step.a) if uniform else (lbv + t * stv), lb.bits), lb.bits)
         for name, v in zip(carried, values):
             inner[name] = v
         yielded = g.eval_block(body, inner, _Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))
