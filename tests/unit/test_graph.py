@@ -144,6 +144,13 @@ def test_data_dependent_mask_footprint_is_a_superset_of_every_possible_run(resul
     assert all(any(lo <= e < hi for lo, hi in load.elements) for e in range(64))
 
 
+def test_known_conjunct_of_a_data_dependent_mask_bounds_the_access(result):
+    launch = at(result, "bounded_data_mask_kernel[")
+    assert codes(launch) == []
+    store = next(a for a in launch.accesses if a.op == "store")
+    assert not store.exact and store.elements == ((0, 50),)
+
+
 def test_data_dependent_mask_past_the_end_is_only_a_possible_out_of_bounds(result):
     assert codes(at(result, "data_mask_kernel[(4,)](fp32[64], i8[64], fp32[63]")) == ["TL002"]
 

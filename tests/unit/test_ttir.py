@@ -80,6 +80,18 @@ def test_text_with_a_renamed_op_is_refused_as_reader_misalignment(vector_add):
     assert refused.value.kind == "reader-misalignment"
 
 
+def test_text_missing_an_operand_is_refused_as_reader_misalignment(vector_add):
+    # the masked load `tt.load %ptr, %mask` read as an unmasked one would silently widen a footprint
+    lines = vector_add.text.splitlines()
+    i = next(i for i, line in enumerate(lines) if "tt.load" in line and line.count("%") >= 3)
+    head, _, tail = lines[i].partition(" : ")
+    lines[i] = head.rsplit(",", 1)[0] + " : " + tail
+    corrupted = ttir.parse_module("\n".join(lines))
+    with pytest.raises(Refusal) as refused:
+        ttir.check_alignment(corrupted, vector_add.module)
+    assert refused.value.kind == "reader-misalignment"
+
+
 def test_text_without_a_public_function_is_refused_as_reader_misalignment():
     with pytest.raises(Refusal) as refused:
         ttir.parse_module("module {\n} loc(#loc)\n")
