@@ -110,6 +110,24 @@ _MEMORY_OP = re.compile(r"load|store|atomic|descriptor|gather|scatter|async|tma|
 _REGISTER_OPS = ("tt.gather", "tt.histogram")  # names that sound like memory but stay in registers
 
 
+def _cost(value: Any) -> int:
+    """Elements a value really holds (broadcast views count once along their stride-0 axes)."""
+    if isinstance(value, IntV):
+        arrays: tuple[np.ndarray, ...] = (value.a,)
+    elif isinstance(value, PtrV):
+        arrays = value.terms
+    else:
+        return 0
+    total = 0
+    for a in arrays:
+        n = 1
+        for size, stride in zip(a.shape, a.strides):
+            if stride:
+                n *= size
+        total += n
+    return total
+
+
 def sorted_unique(a: np.ndarray) -> np.ndarray:
     """np.unique for int64 element indices, by one sort (numpy's hash-based unique is far slower here)."""
     if a.size == 0:
@@ -169,8 +187,14 @@ class SiteResult:
         self.ends.append(np.concatenate((elems[breaks], elems[-1:])) + 1)
 
     def add_intervals(self, starts: np.ndarray, ends: np.ndarray) -> None:
-        self.starts.append(starts.reshape(-1))
-        self.ends.append(ends.reshape(-1))
+        starts, ends = starts.reshape(-1), ends.reshape(-1)
+        last = self.ends[-1] if self.ends else None
+        if last is not None and last.shape == starts.shape and np.array_equal(last, starts):
+            # a loop walking along its rows continues each row where the previous iteration ended
+            self.ends[-1] = ends
+            return
+        self.starts.append(starts)
+        self.ends.append(ends)
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted, disjoint, merged half-open intervals."""
@@ -310,6 +334,7 @@ class AccessGraph:
                 results = handler(self, op, env, ctx)
             for name, value in zip(op.results, results):
                 env[name] = value
+                self._spend(_cost(value), op)
         return []
 
     def get(self, env: dict[str, Value], name: str) -> Value:
@@ -355,7 +380,8 @@ class AccessGraph:
         ob = self.obligations.get(key)
         if ob is None:
             ob = self.obligations[key] = Obligation(op.name, op.loc, ctx.stack, bits)
-        if ob.violation is None:
+        if ob.violation is None and exact.size and (exact.min() < -(1 << (bits - 1))
+                                                    or exact.max() > (1 << (bits - 1)) - 1):
             lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
             full = np.broadcast_to(exact, (self.P,) + exact.shape[1:])
             bad = ((full < lo) | (full > hi)) & self.pred_like(ctx, full.ndim - 1)
@@ -395,11 +421,12 @@ class AccessGraph:
             lanes = np.broadcast_shapes(lanes, mask.a.shape[1:])
         shape = (self.P,) + tuple(lanes)
         pred = self.pred_like(ctx, len(shape) - 1)
-        m_small = pred if not isinstance(mask, IntV) else pred & mask.a   # minimal broadcastable shape
+        lane_mask = mask.a if isinstance(mask, IntV) else np.ones((1,) * len(shape), dtype=bool)
         info = self.m.args[ptr.arg]
         self._current_loc = op.loc
-        if self._record_rows(site, ptr, m_small, shape, info, ctx, exact):
+        if self._record_rows(site, ptr, lane_mask, pred, shape, info, ctx, exact):
             return
+        m_small = pred & lane_mask
         boff = np.broadcast_to(ptr.boff, shape)
         m = np.broadcast_to(m_small, shape)
         elems = boff[m] // info.elem_size
@@ -409,8 +436,8 @@ class AccessGraph:
                 self._witness(site, boff, m, info, ctx, exact)
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
 
-    def _record_rows(self, site: SiteResult, ptr: PtrV, m_small: np.ndarray, shape: tuple[int, ...],
-                     info: ArgInfo, ctx: _Ctx, exact: bool) -> bool:
+    def _record_rows(self, site: SiteResult, ptr: PtrV, lane_mask: np.ndarray, pred: np.ndarray,
+                     shape: tuple[int, ...], info: ArgInfo, ctx: _Ctx, exact: bool) -> bool:
         """Fast path: lines along a lane axis that are contiguous in memory and whose mask is a prefix
         become one interval each (row-major tiles along the last axis, transposed ones along another).
         Read off the pointer's terms and the minimal mask, without materializing the whole tile."""
@@ -422,16 +449,19 @@ class AccessGraph:
             steps = [self._axis_step(t, axis) for t in ptr.terms]
             if any(st is None for st in steps) or sum(steps) != size:
                 continue
-            if m_small.shape[axis] > 1:
-                line = np.moveaxis(m_small, axis, -1)
+            # the program predicate is constant along lanes: the mask alone decides prefixes and counts
+            first = (slice(None),) * axis + (0,)
+            if lane_mask.shape[axis] > 1:
+                line = np.moveaxis(lane_mask, axis, -1)
                 if not (line[..., 1:] <= line[..., :-1]).all():
                     return False
                 counts = line.sum(axis=-1)
             else:
-                counts = np.take(m_small, 0, axis=axis).astype(np.int64) * n
+                counts = lane_mask[first].astype(np.int64) * n
+            counts = counts * pred[first]
             head = None
             for term in ptr.terms:
-                h = np.take(term, 0, axis=axis)
+                h = term[first]                 # a view: no copy of the term
                 head = h if head is None else head + h
             reduced = shape[:axis] + shape[axis + 1:]
             head = np.broadcast_to(head, reduced)
@@ -448,8 +478,8 @@ class AccessGraph:
             ends = starts + counts[live]
             site.add_intervals(starts, ends)
             if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):
-                self._witness(site, np.broadcast_to(ptr.boff, shape), np.broadcast_to(m_small, shape), info,
-                              ctx, exact)
+                self._witness(site, np.broadcast_to(ptr.boff, shape), np.broadcast_to(pred & lane_mask, shape),
+                              info, ctx, exact)
             self._spend(int(np.prod(reduced, dtype=np.int64)), None)
             return True
         return False

@@ -25,7 +25,7 @@ class Settings:
     clients: tuple[str, ...] = ALL_CLIENTS
     memory_limit_mb: int = 4096           # address-space limit of a worker
     allow_outside_workspace: bool = False  # import documents outside the workspace folders
-    enumeration_budget: int = 1 << 23      # evaluations (lanes, or rows on the fast path) before a launch is refused as too large
+    enumeration_budget: int = 1 << 28      # elements evaluated (values computed, rows or lanes recorded) before a launch is refused as too large
 
 
 _CAMEL = {

@@ -35,7 +35,7 @@ def test_overflow_of_a_loop_carried_offset_is_reported(result):
 
 
 def test_a_launch_over_budget_still_reports_its_tail_bug():
-    small = replace(Settings(), enumeration_budget=1000)   # less than one batch of programs
+    small = replace(Settings(), enumeration_budget=6 << 20)   # about one batch of 1024 programs
     launch = _launch(analyze_path(FIXTURE, FIXTURE.parent, small), "big_tail_kernel")
     codes = [d.code for d in launch.diagnostics]
     assert "TL030" in codes and "TL001" in codes
