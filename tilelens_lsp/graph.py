@@ -794,8 +794,6 @@ def _bitcast(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     return [Opaque("float", f"{op.name} to {ty.elem}", op.loc)]
 
 
-def _reshape_lanes(arr: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    return fn(arr)
 
 
 def _shape_op(fn: Callable[[np.ndarray, Op, Type], np.ndarray]):

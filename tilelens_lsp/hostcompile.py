@@ -373,11 +373,3 @@ def grid_of(launch: LaunchSpec, arguments: dict[str, Any]) -> tuple[int, int, in
     if any(g < 0 for g in grid):
         raise LaunchBindingError(f"grid dimensions must be >= 0, got {grid}")
     return grid  # type: ignore[return-value]
-
-
-def product(values) -> int:
-    n = 1
-    for v in values:
-        n *= v
-    return n
-

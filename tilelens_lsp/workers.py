@@ -274,7 +274,3 @@ def _settings_json(settings: Settings) -> dict[str, Any]:
 
 def failed_result(path: str, message: str) -> FileResult:
     return FileResult(path, (), (Diagnostic("TL050", message, 1, 1),))
-
-
-def default_interpreter() -> str:
-    return sys.executable
