@@ -21,7 +21,8 @@ from typing import Any
 from tilelens_lsp import releases
 from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
-from tilelens_lsp.graph import AccessGraph, ArgInfo, LaunchModel, Opaque, IntV, PtrV
+from tilelens_lsp import affine
+from tilelens_lsp.graph import ArgInfo, LaunchModel, Opaque, IntV, PtrV
 from tilelens_lsp.hostcompile import (FakeTensor, HostCompiler, LaunchBindingError, bind, element_size,
                                       expand_configs, grid_of, unwrap)
 from tilelens_lsp.locs import LocTable, PathMapper, default_mapper, portable_stack
@@ -330,8 +331,7 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
         ttir_reader.check_alignment(module, mlir_module)
         views = _views(bound.arguments)
         values, infos = _arg_values(module.funcs[module.entry], bound, views)
-        graph = AccessGraph(LaunchModel(module, values, infos, grid, settings.enumeration_budget))
-        graph.run()
+        graph = affine.analyze(LaunchModel(module, values, infos, grid, settings.enumeration_budget))
     except Refusal as refusal:
         return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch),), **base)
     except Exception as exc:  # noqa: BLE001 - a bug of ours costs this launch, never the file

@@ -1,0 +1,924 @@
+"""Affine summaries: exact footprints of a whole launch without enumerating lanes or loop iterations.
+
+Every integer is a *form*: a per-program constant (a numpy array over the launch's programs, so
+swizzles like grouped-matmul ordering stay exact) plus integer coefficients on symbolic variables:
+lane axes (`L0`, `L1`, ...) and loop iterations (`t0`, `t1`, ...). A mask is a per-program predicate
+plus linear constraints `form >= 0`. A loop whose carried values advance by a loop-invariant step is
+evaluated once, with its iteration as a variable. An access's footprint is then the image of a box
+(lanes × iterations × programs) cut by the constraints: programs are factored into box variables when
+their constants form a lattice, variables whose strides tile each other are fused, constraints the box
+already implies are dropped, and what remains becomes one interval per row of the outer variables.
+
+The cost depends on the number of programs only through a few numpy operations on per-program
+scalars, never on lanes × programs × iterations. Whatever leaves this fragment (a division of a lane
+value that does not divide evenly, an address from loaded data, a while loop, an out-of-bounds access
+that needs a witness, a value that may wrap) raises `NotAffine`, and the enumerating `AccessGraph`
+answers the launch instead, so the two never disagree on a verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from tilelens_lsp import graph as G
+from tilelens_lsp.graph import ArgInfo, LaunchModel, Obligation, Opaque, SiteResult
+from tilelens_lsp.refusal import Refusal
+from tilelens_lsp.ttir import Block, Op, Type, split_top, symbol_name
+
+MAX_PROGRAMS = 1 << 24      # per-program constants are arrays: past this, enumeration decides (and refuses)
+
+
+class NotAffine(Exception):
+    """The launch leaves the affine fragment; the enumerating AccessGraph answers it instead."""
+
+
+# ---------------------------------------------------------------- values
+
+
+@dataclass
+class Form:
+    """c + Σ k[v]·v: `c` per program ((P,) or (1,)), `k` integer coefficients on lane/loop variables."""
+
+    c: np.ndarray
+    k: dict[str, int]
+    shape: tuple[int, ...]
+    bits: int
+
+
+@dataclass
+class Cond:
+    """An i1 value: `pred` per program ((P,) or (1,)) and, on top of it, constraints `form >= 0`."""
+
+    pred: np.ndarray
+    cons: tuple[Form, ...]
+    shape: tuple[int, ...]
+
+
+@dataclass
+class Ptr:
+    arg: str
+    off: Form          # byte offset from the argument's address
+    pointee: int
+
+
+def _k(*parts: tuple[dict[str, int], int]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for k, scale in parts:
+        for v, a in k.items():
+            out[v] = out.get(v, 0) + a * scale
+    return {v: a for v, a in out.items() if a}
+
+
+def _const(v: int, shape: tuple[int, ...] = (), bits: int = 64) -> Form:
+    return Form(np.array([v], dtype=np.int64), {}, shape, bits)
+
+
+def _uniform(f: Form) -> int | None:
+    """The value of a form that is one integer for every program, else None."""
+    if f.k:
+        return None
+    c = f.c
+    if c.size == 1 or (c == c[0]).all():
+        return int(c[0])
+    return None
+
+
+def _relabel(k: dict[str, int], mapping: dict[int, int]) -> dict[str, int]:
+    out = {}
+    for v, a in k.items():
+        out[f"L{mapping[int(v[1:])]}" if v[0] == "L" else v] = a
+    return out
+
+
+class _Ctx:
+    def __init__(self, pred: np.ndarray, cons: tuple[Form, ...], stack: tuple[str, ...]):
+        self.pred = pred            # (P,) bool: programs for which this code runs
+        self.cons = cons            # loop constraints (iteration variables within per-program trips)
+        self.stack = stack
+
+
+# ---------------------------------------------------------------- evaluator
+
+
+class AffineGraph:
+    """Summarizes one launch; same results as `AccessGraph` (`sites`, `width_obligations`, `truncated`)."""
+
+    def __init__(self, model: LaunchModel) -> None:
+        self.m = model
+        self.sites: dict[tuple, SiteResult] = {}
+        self.obligations: dict[tuple, Obligation] = {}
+        self.truncated: Refusal | None = None
+        self.slice = G._address_slice(model.module)
+        self.extent: dict[str, int] = {}
+        self.work = 0
+        self.probing = 0
+        self._loops = 0
+        gx, gy, gz = model.grid
+        self.P = gx * gy * gz
+
+    def width_obligations(self) -> list[Obligation]:
+        return list(self.obligations.values())
+
+    def run(self) -> None:
+        if self.P == 0:
+            return
+        if self.P > min(MAX_PROGRAMS, self.m.budget):
+            raise NotAffine("too many programs for per-program constants")
+        gx, gy, _ = self.m.grid
+        idx = np.arange(self.P, dtype=np.int64)
+        self.pids = [idx % gx, (idx // gx) % gy, idx // (gx * gy)]
+        entry = self.m.module.funcs[self.m.module.entry]
+        env = {name: self._arg(self.m.arg_values[name]) for name, _ in entry.args}
+        self.eval_block(entry.body, env, _Ctx(np.ones(self.P, dtype=bool), (), ()))
+
+    def _arg(self, v: Any) -> Any:
+        if isinstance(v, G.IntV):
+            if v.bits == 1:
+                return Cond(v.a.reshape(-1)[:1].astype(bool), (), ())
+            return Form(v.a.reshape(-1)[:1].astype(np.int64), {}, (), v.bits)
+        if isinstance(v, G.PtrV):
+            return Ptr(v.arg, Form(v.boff.reshape(-1)[:1].astype(np.int64), {}, (), 64), v.pointee)
+        return v
+
+    # -- blocks
+
+    def eval_block(self, block: Block, env: dict[str, Any], ctx: _Ctx) -> list[Any]:
+        for op in block.ops:
+            if op.name in ("scf.yield", "tt.return", "scf.condition"):
+                return [self.get(env, o) for o in op.operands]
+            handler = _HANDLERS.get(op.name)
+            if handler is None:
+                results = self.unknown(op, env)
+            else:
+                results = handler(self, op, env, ctx)
+            for name, value in zip(op.results, results):
+                env[name] = value
+                if isinstance(value, (Form, Ptr)):
+                    self.spend(np.size(value.off.c if isinstance(value, Ptr) else value.c))
+        return []
+
+    def get(self, env: dict[str, Any], name: str) -> Any:
+        try:
+            return env[name]
+        except KeyError:
+            raise NotAffine(f"value {name} used before its definition") from None
+
+    def unknown(self, op: Op, env: dict[str, Any]) -> list[Any]:
+        if op.regions or (G._MEMORY_OP.search(op.name) and op.name not in G._REGISTER_OPS):
+            raise NotAffine(f"{op.name} is not summarized")
+        return [Opaque("out-of-vocabulary", f"{op.name} is not modelled", op.loc)] * len(op.results)
+
+    def spend(self, work: int) -> None:
+        self.work += int(work)
+        if self.work > self.m.budget:
+            raise NotAffine("the summary exceeds the evaluation budget")
+
+    # -- ranges
+
+    def var_extent(self, v: str, shape: tuple[int, ...]) -> int:
+        if v[0] == "L":
+            return shape[int(v[1:])]
+        ext = self.extent.get(v)
+        if ext is None:          # a probe variable: its range is what the probe is finding out
+            raise NotAffine("range of a loop-carried value under probe")
+        return ext
+
+    def box(self, f: Form) -> tuple[np.ndarray, np.ndarray]:
+        """Per-program lowest and highest value of `f` over the box of its variables (a superset of
+        the points the program really reaches, so a check that passes on it holds exactly)."""
+        lo = f.c.astype(np.int64)
+        hi = lo.copy()
+        for v, a in f.k.items():
+            span = a * (self.var_extent(v, f.shape) - 1)
+            if span < 0:
+                lo = lo + span
+            else:
+                hi = hi + span
+        return lo, hi
+
+    def fit(self, f: Form, op: Op, ctx: _Ctx) -> Form:
+        """A form whose value may leave its width would wrap: enumeration decides those exactly."""
+        if f.bits == 1:
+            return f
+        if f.k and any(v not in self.extent and v[0] != "L" for v in f.k):
+            if self.probing:
+                return f
+        limit = 1 << (min(f.bits, 63) - 1)
+        big = float(np.abs(f.c).max()) + sum(abs(a) * float(self.var_extent(v, f.shape)) for v, a in f.k.items())
+        if big >= limit:
+            lo, hi = self.box(f)
+            if big >= 1 << 62 or lo.min() < -limit or hi.max() > limit - 1:
+                raise NotAffine(f"{op.name} may leave i{f.bits}")
+        if f.bits <= 32 and id(op) in self.slice and not self.probing:
+            key = (id(op), ctx.stack)
+            if key not in self.obligations:
+                self.obligations[key] = Obligation(op.name, op.loc, ctx.stack, f.bits)
+        return f
+
+    # -- accesses
+
+    def record(self, op: Op, kind: str, ptr: Any, mask: Any, ctx: _Ctx) -> None:
+        if not isinstance(ptr, Ptr):
+            raise NotAffine("an address outside the affine fragment")
+        if mask is not None and not isinstance(mask, Cond):
+            raise NotAffine("a mask outside the affine fragment")
+        if self.probing:
+            return
+        key = (id(op), ctx.stack, ptr.arg)
+        site = self.sites.get(key)
+        if site is None:
+            site = self.sites[key] = SiteResult(kind, ptr.arg, op.loc, ctx.stack)
+        info = self.m.args[ptr.arg]
+        pred = np.broadcast_to(ctx.pred, (self.P,))
+        cons = list(ctx.cons)
+        if mask is not None:
+            pred = pred & np.broadcast_to(mask.pred, (self.P,))
+            cons += list(mask.cons)
+        starts, ends = self.image(ptr.off, cons, pred, info)
+        if starts.size:
+            site.add_intervals(starts, ends)
+            if starts.min() < info.lo or ends.max() > info.hi:
+                raise NotAffine("out of bounds: enumeration finds the witness")
+
+    def image(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Element intervals {off / size} over every program in `pred`, every point of the box of the
+        variables, within the constraints."""
+        size = info.elem_size
+        empty = np.zeros(0, dtype=np.int64)
+        if not pred.any():
+            return empty, empty
+        names = sorted(set(off.k) | {v for f in cons for v in f.k})
+        ext = np.array([self.var_extent(v, off.shape) for v in names], dtype=np.int64)
+        coef = np.array([off.k.get(v, 0) for v in names], dtype=np.int64)
+        base = np.broadcast_to(off.c, (self.P,))[pred]
+        if (coef % size).any() or (base % size).any():
+            raise NotAffine("an address that is not a whole number of elements")
+        cols = [base // size] + [np.broadcast_to(f.c, (self.P,))[pred] for f in cons]
+        C = np.array([[f.k.get(v, 0) for v in names] for f in cons], dtype=np.int64).reshape(len(cons), len(names))
+        rows = np.unique(np.stack(cols, axis=1), axis=0)
+        self.spend(rows.size)
+        lattice = _factor(rows)
+        if lattice is not None:
+            x0, atoms = lattice
+            rows = x0[None, :]
+            for d, n in atoms:
+                names.append(f"p{len(names)}")
+                ext = np.append(ext, n)
+                coef = np.append(coef, d[0] * size)
+                C = np.concatenate((C, d[1:, None]), axis=1)
+        return _box_image(rows, coef // size, ext, C, self.spend)
+
+
+# ---------------------------------------------------------------- box images
+
+
+def _factor(rows: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, int]]] | None:
+    """Recognize sorted unique rows as a lattice x0 + Σ i_j·d_j over a full box of i_j, or None."""
+    atoms: list[tuple[np.ndarray, int]] = []
+    cur = rows
+    while len(cur) > 1:
+        d = cur[1] - cur[0]
+        L = len(cur)
+        ok = (cur == cur[0] + np.arange(L, dtype=np.int64)[:, None] * d).all(axis=1)
+        n = L if ok.all() else int(np.argmin(ok))
+        if L % n:
+            return None
+        blocks = cur.reshape(L // n, n, -1)
+        if not (blocks == blocks[:, :1] + np.arange(n, dtype=np.int64)[None, :, None] * d).all():
+            return None
+        atoms.append((d, n))
+        cur = blocks[:, 0]
+    return cur[0].copy(), atoms
+
+
+def _box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray,
+               spend: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals of {rows[b,0] + coef·v : 0 <= v < ext, rows[b,1+j] + C[j]·v >= 0 for all j} over rows b.
+
+    Exact: every step is a bijection (fusing variables whose strides tile), an implication (dropping
+    constraints the box satisfies, fixing a variable that only constraints see at its best value), or
+    a split into more rows (enumerating a variable that couples constraints)."""
+    base = rows[:, 0].astype(np.int64)
+    K = rows[:, 1:].astype(np.int64)          # (B, m) constraint constants
+    coef, ext, C = coef.copy(), ext.copy(), C.copy()
+    for _ in range(64):
+        # -- constraints with no variable, or implied by the box, or unsatisfiable in it
+        if C.shape[0]:
+            lo = K + np.minimum(C * (ext - 1), 0).sum(axis=1)
+            hi = K + np.maximum(C * (ext - 1), 0).sum(axis=1)
+            live = (hi >= 0).all(axis=1)
+            base, K, lo = base[live], K[live], lo[live]
+            keep = ~(lo >= 0).all(axis=0)
+            C, K = C[keep], K[:, keep]
+        if base.size == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        # -- variables of extent 1, or seen by nothing
+        drop = (ext <= 1) | ((coef == 0) & ~(C != 0).any(axis=0))
+        if drop.any():
+            coef, ext, C = coef[~drop], ext[~drop], C[:, ~drop]
+            continue
+        # -- variables only constraints see: fixed where every constraint is loosest, when they agree
+        hidden = np.flatnonzero(coef == 0)
+        fixed = False
+        for v in hidden:
+            signs = np.sign(C[:, v])
+            if (signs >= 0).all() or (signs <= 0).all():
+                best = ext[v] - 1 if (signs > 0).any() else 0
+                K = K + C[:, v] * best
+                coef, ext, C = np.delete(coef, v), np.delete(ext, v), np.delete(C, v, axis=1)
+                fixed = True
+                break
+        if fixed:
+            continue
+        # -- negative strides: v -> ext-1-v
+        neg = coef < 0
+        if neg.any():
+            base = base + (coef * (ext - 1) * neg).sum()
+            K = K + (C * (ext - 1) * neg).sum(axis=1)
+            coef, C = np.where(neg, -coef, coef), np.where(neg, -C, C)
+        # -- fuse i (stride s, extent n) with j (stride s·n) when every constraint sees them alike
+        order = np.argsort(coef, kind="stable")
+        fused = False
+        for a, b in zip(order[:-1], order[1:]):
+            if coef[a] and coef[b] == coef[a] * ext[a] and (C[:, b] == C[:, a] * ext[a]).all():
+                ext[a] = ext[a] * ext[b]
+                coef, ext, C = np.delete(coef, b), np.delete(ext, b), np.delete(C, b, axis=1)
+                fused = True
+                break
+        if fused:
+            continue
+        if hidden.size:
+            v = int(hidden[0])                           # seen by constraints of both signs
+        else:
+            multi = (C != 0).sum(axis=1) > 1
+            if not multi.any():
+                break
+            seen = np.flatnonzero((C[multi] != 0).any(axis=0))
+            v = int(seen[np.argmax(coef[seen])])        # the outermost variable coupling constraints
+        base, K = _split(base, K, coef[v], C[:, v], int(ext[v]), spend)
+        coef, ext, C = np.delete(coef, v), np.delete(ext, v), np.delete(C, v, axis=1)
+    else:
+        raise NotAffine("the footprint does not reduce to a box")
+    # every constraint now bounds one variable: per-row ranges
+    B = base.size
+    lo = np.zeros((B, ext.size), dtype=np.int64)
+    hi = np.broadcast_to(ext, (B, ext.size)).copy()
+    for j in range(C.shape[0]):
+        (v,) = np.flatnonzero(C[j])
+        a = int(C[j, v])
+        if a > 0:
+            lo[:, v] = np.maximum(lo[:, v], -(K[:, j] // a))
+        else:
+            hi[:, v] = np.minimum(hi[:, v], K[:, j] // (-a) + 1)
+    live = (hi > lo).all(axis=1)
+    base, lo, hi = base[live], lo[live], hi[live]
+    order = np.argsort(coef, kind="stable")
+    inner = int(order[0]) if ext.size and coef[order[0]] == 1 else None
+    outer = [int(v) for v in order if v != inner]
+    count = base.size * int(np.prod(ext[outer], dtype=np.int64)) if outer else base.size
+    spend(count)
+    B = base.size
+    starts = base
+    ok = np.ones(B, dtype=bool)
+    for v in outer:
+        vals = np.arange(int(ext[v]), dtype=np.int64)
+        lead = (B,) + (1,) * starts.ndim
+        starts = starts[..., None] + coef[v] * vals
+        ok = ok[..., None] & (vals >= lo[:, v].reshape(lead)) & (vals < hi[:, v].reshape(lead))
+    if inner is not None:
+        lead = (B,) + (1,) * (starts.ndim - 1)
+        starts = starts + lo[:, inner].reshape(lead)
+        ends = starts + (hi[:, inner] - lo[:, inner]).reshape(lead)
+    else:
+        ends = starts + 1
+    return starts[ok], ends[ok]
+
+
+def _split(base: np.ndarray, K: np.ndarray, a: int, cv: np.ndarray, n: int,
+           spend: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray]:
+    """Enumerate one variable: every row becomes n rows with the variable's value folded in."""
+    spend(base.size * n)
+    vals = np.arange(n, dtype=np.int64)
+    base = (base[:, None] + a * vals[None, :]).reshape(-1)
+    K = (K[:, None, :] + cv[None, None, :] * vals[None, :, None]).reshape(-1, K.shape[1])
+    return base, K
+
+
+# ---------------------------------------------------------------- op handlers
+
+_HANDLERS: dict[str, Callable[[AffineGraph, Op, dict, _Ctx], list[Any]]] = {}
+
+
+def handles(*names: str):
+    def deco(fn):
+        for n in names:
+            _HANDLERS[n] = fn
+        return fn
+    return deco
+
+
+def _data(*vals: Any) -> Opaque:
+    for v in vals:
+        if isinstance(v, Opaque):
+            return v
+    return Opaque("out-of-vocabulary", "an unmodelled operand")
+
+
+@handles("arith.constant")
+def _constant(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    text = op.text.strip()
+    if text in ("true", "false"):
+        return [Cond(np.array([text == "true"]), (), ())]
+    m = G._CONST_RE.match(text)
+    ty = op.result_types[0]
+    if not m or not ty.is_int:
+        return [Opaque("float", "a floating-point constant", op.loc)]
+    raw = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
+    if raw.startswith("["):
+        raise NotAffine("a constant tensor of distinct values")
+    v = 1 if raw == "true" else 0 if raw == "false" else int(raw, 0)
+    if ty.bits == 1:
+        return [Cond(np.array([bool(v)]), (), ty.shape)]
+    return [Form(G._wrap(np.array([v], dtype=np.int64), ty.bits), {}, ty.shape, ty.bits)]
+
+
+@handles("tt.get_program_id")
+def _program_id(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    return [Form(g.pids["xyz".index(op.text.split()[0])], {}, (), 32)]
+
+
+@handles("tt.get_num_programs")
+def _num_programs(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    return [_const(g.m.grid["xyz".index(op.text.split()[0])], (), 32)]
+
+
+@handles("tt.make_range")
+def _make_range(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    start = int(re.search(r"start = (-?\d+)", op.text).group(1))
+    end = int(re.search(r"end = (-?\d+)", op.text).group(1))
+    return [Form(np.array([start], dtype=np.int64), {"L0": 1} if end - start > 1 else {}, (end - start,), 32)]
+
+
+def _concrete(fn, a: Form, b: Form, bits: int, checked: bool, op: Op) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        exact = fn(a.c, b.c, bits)
+    if checked and bits < 64 and exact.size and (exact.min() < -(1 << (bits - 1))
+                                                  or exact.max() > (1 << (bits - 1)) - 1):
+        raise NotAffine(f"{op.name} overflows i{bits}: enumeration reports it")
+    return G._wrap(exact.astype(np.int64), bits)
+
+
+def _divmod(g: AffineGraph, name: str, a: Form, d: int, bits: int) -> Form:
+    """A division or remainder of a form with variables by a positive constant."""
+    lo, hi = g.box(a)
+    floor_ok = name in ("arith.floordivsi", "arith.shrsi", "arith.ceildivsi")
+    if not floor_ok and lo.min() < 0:
+        raise NotAffine(f"{name} of a value that may be negative")
+    rem = name in ("arith.remsi", "arith.remui")
+    if name == "arith.ceildivsi":
+        neg = Form(-a.c, {v: -x for v, x in a.k.items()}, a.shape, bits)
+        q = _divmod(g, "arith.floordivsi", neg, d, bits)
+        return Form(-q.c, {v: -x for v, x in q.k.items()}, a.shape, bits)
+    if all(x % d == 0 for x in a.k.values()):
+        if rem:
+            return Form(np.mod(a.c, d), {}, a.shape, bits)
+        return Form(np.floor_divide(a.c, d), {v: x // d for v, x in a.k.items()}, a.shape, bits)
+    qlo, qhi = np.floor_divide(lo, d), np.floor_divide(hi, d)
+    if (qlo == qhi).all():
+        if rem:
+            return Form(a.c - qlo * d, dict(a.k), a.shape, bits)
+        return Form(qlo, {}, a.shape, bits)
+    raise NotAffine(f"{name} splits a lane or loop range")
+
+
+_DIVS = {"arith.divsi", "arith.divui", "arith.floordivsi", "arith.ceildivsi", "arith.remsi", "arith.remui",
+         "arith.shrsi", "arith.shrui"}
+
+
+def _binary(name: str, fn, checked: bool):
+    def handler(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+        a, b = (g.get(env, o) for o in op.operands[:2])
+        ty = op.result_types[0]
+        if isinstance(a, Cond) and isinstance(b, Cond):
+            return [_bool_op(name, a, b, ty)]
+        if not isinstance(a, Form) or not isinstance(b, Form):
+            if isinstance(a, (Ptr, Cond)) or isinstance(b, (Ptr, Cond)):
+                return [Opaque("out-of-vocabulary", f"{op.name} of a pointer or mask", op.loc)]
+            return [_data(a, b)]
+        bits = ty.bits or max(a.bits, b.bits)
+        shape = ty.shape
+        if not a.k and not b.k:
+            return [g.fit(Form(_concrete(fn, a, b, bits, checked, op), {}, shape, bits), op, ctx)]
+        if name in ("arith.addi", "arith.subi"):
+            s = 1 if name == "arith.addi" else -1
+            return [g.fit(Form(a.c + s * b.c, _k((a.k, 1), (b.k, s)), shape, bits), op, ctx)]
+        if name in ("arith.muli", "arith.shli"):
+            if name == "arith.shli":
+                s = _uniform(b)
+                if s is None or not 0 <= s < bits:
+                    raise NotAffine("a shift by a varying amount")
+                return [g.fit(Form(a.c << s, _k((a.k, 1 << s)), shape, bits), op, ctx)]
+            sa, sb = _uniform(a), _uniform(b)
+            if sb is not None:
+                return [g.fit(Form(a.c * sb, _k((a.k, sb)), shape, bits), op, ctx)]
+            if sa is not None:
+                return [g.fit(Form(b.c * sa, _k((b.k, sa)), shape, bits), op, ctx)]
+            raise NotAffine("a product of two varying values")
+        if name in _DIVS:
+            d = _uniform(b)
+            if d is None or b.k:
+                raise NotAffine("a division by a varying value")
+            if name in ("arith.shrsi", "arith.shrui"):
+                if not 0 <= d < 63:
+                    raise NotAffine("a shift out of range")
+                d = 1 << d
+            if d <= 0:
+                raise NotAffine("a division by a non-positive value")
+            return [g.fit(_divmod(g, name, a, d, bits), op, ctx)]
+        if name in ("arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui"):
+            (alo, ahi), (blo, bhi) = g.box(a), g.box(b)
+            if name.endswith("ui") and (alo.min() < 0 or blo.min() < 0):
+                raise NotAffine("an unsigned min/max of a value that may be negative")
+            a_first = (ahi <= blo).all()
+            b_first = (bhi <= alo).all()
+            if not (a_first or b_first):
+                raise NotAffine("a min/max whose winner varies by lane")
+            smaller, larger = (a, b) if a_first else (b, a)
+            pick = smaller if "min" in name else larger
+            return [Form(pick.c, dict(pick.k), shape, bits)]
+        raise NotAffine(f"{op.name} of lane or loop values")
+    return handler
+
+
+for _name, (_fn, _checked) in G._handlers_binary.items():
+    _HANDLERS[_name] = _binary(_name, _fn, _checked)
+
+
+def _bool_op(name: str, a: Cond, b: Cond, ty: Type) -> Cond:
+    if name == "arith.andi":
+        return Cond(a.pred & b.pred, a.cons + b.cons, ty.shape)
+    if not a.cons and not b.cons:
+        fn = {"arith.ori": np.logical_or, "arith.xori": np.logical_xor}.get(name)
+        if fn is None:
+            raise NotAffine(f"{name} of masks")
+        return Cond(fn(a.pred, b.pred), (), ty.shape)
+    if name == "arith.xori":
+        for x, y in ((a, b), (b, a)):
+            if not y.cons and y.pred.all() and x.pred.all() and len(x.cons) == 1:
+                f = x.cons[0]          # not (f >= 0)  <=>  -f - 1 >= 0
+                return Cond(np.ones(1, dtype=bool), (Form(-f.c - 1, {v: -c for v, c in f.k.items()}, f.shape, 64),),
+                            ty.shape)
+    if name == "arith.ori":
+        for x, y in ((a, b), (b, a)):
+            if not y.cons and y.pred.all():
+                return Cond(np.ones(1, dtype=bool), (), ty.shape)
+            if not y.cons and not y.pred.any():
+                return x
+    raise NotAffine(f"{name} of masks with lane constraints")
+
+
+@handles("arith.cmpi")
+def _cmpi(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    pred = op.text.split(",")[0].strip()
+    a, b = (g.get(env, o) for o in op.operands[:2])
+    shape = op.result_types[0].shape
+    if isinstance(a, Ptr) and isinstance(b, Ptr) and a.arg == b.arg:
+        a, b = a.off, b.off
+    if not isinstance(a, Form) or not isinstance(b, Form):
+        if isinstance(a, Opaque) or isinstance(b, Opaque):
+            return [_data(a, b)]
+        return [Opaque("out-of-vocabulary", "a comparison the model does not follow", op.loc)]
+    if not a.k and not b.k:
+        x, y = a.c, b.c
+        if pred.startswith("u"):
+            x, y = G._unsigned(x, a.bits), G._unsigned(y, b.bits)
+        return [Cond(G._CMP[pred](x, y), (), shape)]
+    if pred.startswith("u"):
+        if g.box(a)[0].min() < 0 or g.box(b)[0].min() < 0:
+            raise NotAffine("an unsigned comparison of a value that may be negative")
+        pred = "s" + pred[1:]
+    d = Form(a.c - b.c, _k((a.k, 1), (b.k, -1)), shape, 64)        # a - b
+    neg = Form(-d.c, {v: -c for v, c in d.k.items()}, shape, 64)     # b - a
+    one = lambda f: Form(f.c - 1, f.k, shape, 64)                   # noqa: E731
+    cons = {"slt": (one(neg),), "sle": (neg,), "sgt": (one(d),), "sge": (d,), "eq": (d, neg)}.get(pred)
+    if cons is None:
+        raise NotAffine(f"a {pred} comparison of lane values")
+    return [Cond(np.ones(1, dtype=bool), cons, shape)]
+
+
+@handles("arith.select")
+def _select(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    c, a, b = (g.get(env, o) for o in op.operands[:3])
+    if isinstance(a, Opaque) and isinstance(b, Opaque):
+        return [_data(a, b)]
+    if isinstance(c, Opaque):
+        return [Opaque("data", "a select on loaded data", op.loc) if c.why == "data" else c]
+    if not isinstance(c, Cond):
+        raise NotAffine("a select on an unknown condition")
+    if c.cons:
+        raise NotAffine("a select on a lane condition")
+    return [_blend(c.pred, a, b, g.P)]
+
+
+def _blend(cond: np.ndarray, a: Any, b: Any, P: int) -> Any:
+    """Per-program choice between two values (a branch's results, a select on a program condition)."""
+    if isinstance(a, Opaque) or isinstance(b, Opaque):
+        return a if isinstance(a, Opaque) else b
+    if isinstance(a, Form) and isinstance(b, Form) and a.k == b.k:
+        return Form(np.where(np.broadcast_to(cond, (P,)), np.broadcast_to(a.c, (P,)), np.broadcast_to(b.c, (P,)))
+                    if not cond.all() else a.c, dict(a.k), a.shape, a.bits)
+    if isinstance(a, Ptr) and isinstance(b, Ptr) and a.arg == b.arg and a.pointee == b.pointee:
+        return Ptr(a.arg, _blend(cond, a.off, b.off, P), a.pointee)
+    if isinstance(a, Cond) and isinstance(b, Cond) and not a.cons and not b.cons:
+        return Cond(np.where(cond, a.pred, b.pred), (), a.shape)
+    raise NotAffine("a per-program choice between values of different shape")
+
+
+def _cast(kind: str):
+    def handler(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+        v = g.get(env, op.operands[0])
+        ty = op.result_types[0]
+        if isinstance(v, Opaque):
+            return [v]
+        if not ty.is_int:
+            return [Opaque("float", f"{op.name} to {ty.elem}", op.loc)]
+        if isinstance(v, Cond):
+            if v.cons:
+                raise NotAffine("an integer made from a lane mask")
+            a = v.pred.astype(np.int64)
+            a = a if kind == "zext" else -a
+            if ty.bits == 1:
+                return [Cond((a & 1).astype(bool), (), ty.shape)]
+            return [Form(G._wrap(a, ty.bits), {}, ty.shape, ty.bits)]
+        if not isinstance(v, Form):
+            return [Opaque("out-of-vocabulary", f"{op.name} of a pointer", op.loc)]
+        if not v.k:
+            a = v.c
+            if kind == "zext":
+                a = G._unsigned(a, v.bits)
+            if ty.bits == 1:
+                return [Cond((a & 1).astype(bool), (), ty.shape)]
+            return [Form(G._wrap(a, ty.bits), {}, ty.shape, ty.bits)]
+        if ty.bits == 1:
+            raise NotAffine("a truncation of lane values to i1")
+        if kind == "zext" and g.box(v)[0].min() < 0:
+            raise NotAffine("a zero extension of a value that may be negative")
+        return [g.fit(Form(v.c, dict(v.k), ty.shape, ty.bits), op, ctx)]
+    return handler
+
+
+for _name in ("arith.extsi", "arith.trunci", "arith.index_cast"):
+    _HANDLERS[_name] = _cast("sext")
+for _name in ("arith.extui", "arith.index_castui"):
+    _HANDLERS[_name] = _cast("zext")
+
+
+@handles("arith.bitcast", "tt.bitcast")
+def _bitcast(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    v = g.get(env, op.operands[0])
+    ty = op.result_types[0]
+    if isinstance(v, Ptr) and ty.is_ptr:
+        return [Ptr(v.arg, v.off, G.elem_bytes(ty.pointee))]
+    if isinstance(v, Form) and ty.is_int and ty.bits == v.bits:
+        return [v]
+    if isinstance(v, Opaque):
+        return [v]
+    return [Opaque("float", f"{op.name} to {ty.elem}", op.loc)]
+
+
+def _reshape_map(src: tuple[int, ...], dst: tuple[int, ...]) -> dict[int, int]:
+    """Axis renaming of a reshape that only adds or removes axes of size 1."""
+    a = [i for i, s in enumerate(src) if s > 1]
+    b = [i for i, s in enumerate(dst) if s > 1]
+    if [src[i] for i in a] != [dst[i] for i in b]:
+        raise NotAffine("a reshape that mixes lane axes")
+    return dict(zip(a, b))
+
+
+def _shape_op(kind: str):
+    def handler(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+        v = g.get(env, op.operands[0])
+        ty = op.result_types[0]
+        if isinstance(v, Opaque):
+            return [v]
+        src = v.off.shape if isinstance(v, Ptr) else v.shape
+        if kind in ("splat", "broadcast"):
+            mapping = {i: i for i in range(len(src))}
+        elif kind == "expand_dims":
+            axis = int(re.search(r"axis = (-?\d+)", op.text).group(1))
+            mapping = {i: i + (i >= axis) for i in range(len(src))}
+        elif kind == "trans":
+            m = re.search(r"order = array<i32:\s*([\d,\s]+)>", op.text)
+            order = [int(x) for x in m.group(1).split(",")] if m else list(range(len(src)))[::-1]
+            mapping = {old: new for new, old in enumerate(order)}
+        else:
+            mapping = _reshape_map(src, ty.shape)
+
+        def move(f: Form) -> Form:
+            return Form(f.c, _relabel(f.k, mapping), ty.shape, f.bits)
+
+        if isinstance(v, Form):
+            return [move(v)]
+        if isinstance(v, Ptr):
+            return [Ptr(v.arg, move(v.off), v.pointee)]
+        if isinstance(v, Cond):
+            return [Cond(v.pred, tuple(move(f) for f in v.cons), ty.shape)]
+        raise NotAffine(f"{op.name} of this value")
+    return handler
+
+
+for _name, _kind in (("tt.splat", "splat"), ("tt.broadcast", "broadcast"), ("tt.expand_dims", "expand_dims"),
+                     ("tt.reshape", "reshape"), ("tt.trans", "trans")):
+    _HANDLERS[_name] = _shape_op(_kind)
+for _name in ("tt.assume", "tt.assert", "tt.print", "gpu.barrier", "ttg.barrier"):
+    _HANDLERS[_name] = lambda g, op, env, ctx: []
+
+
+@handles("tt.addptr")
+def _addptr(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    p, off = (g.get(env, o) for o in op.operands[:2])
+    if isinstance(p, Opaque):
+        return [p]
+    if not isinstance(p, Ptr):
+        return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
+    if isinstance(off, Opaque):
+        return [Opaque("data", "an offset computed from loaded data", op.loc)]
+    if not isinstance(off, Form):
+        return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
+    shape = op.result_types[0].shape
+    moved = Form(p.off.c + off.c * p.pointee, _k((p.off.k, 1), (off.k, p.pointee)), shape, 64)
+    return [Ptr(p.arg, g.fit(moved, op, ctx), p.pointee)]
+
+
+@handles("tt.load")
+def _load(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    mask = g.get(env, op.operands[1]) if len(op.operands) > 1 else None
+    g.record(op, "load", g.get(env, op.operands[0]), mask, ctx)
+    return [Opaque("data", "loaded data", op.loc)]
+
+
+@handles("tt.store")
+def _store(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    g.record(op, "store", g.get(env, op.operands[0]), mask, ctx)
+    return []
+
+
+@handles("tt.atomic_rmw")
+def _atomic_rmw(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    g.record(op, "atomic", g.get(env, op.operands[0]), mask, ctx)
+    return [Opaque("data", "an atomic's old value", op.loc)]
+
+
+@handles("tt.atomic_cas")
+def _atomic_cas(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    g.record(op, "atomic", g.get(env, op.operands[0]), None, ctx)
+    return [Opaque("data", "an atomic's old value", op.loc)]
+
+
+# -- control flow
+
+
+@handles("scf.for")
+def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    lb, ub, step = (g.get(env, o) for o in op.operands[:3])
+    if not all(isinstance(x, Form) and not x.k for x in (lb, ub, step)):
+        raise NotAffine("loop bounds outside the affine fragment")
+    st = _uniform(step)
+    if st is None or st <= 0:
+        raise NotAffine("a loop step that varies or is not positive")
+    inits = [g.get(env, o) for o in op.operands[3:]]
+    iv = G._FOR_IV.match(op.text).group(1)
+    m = G._ITER_ARGS.search(op.text)
+    carried = [a.split("=")[0].strip() for a in split_top(m.group(1), ", ")] if m else []
+    trips = np.where(ctx.pred, np.maximum(0, -((lb.c - ub.c) // st)), 0)
+    T = int(trips.max()) if trips.size else 0
+    if T == 0:
+        return inits
+    t = f"t{g._loops}"
+    g._loops += 1
+    g.extent[t] = T
+    ivf = g.fit(Form(lb.c, {t: st} if T > 1 else {}, (), lb.bits), op, ctx)
+    body = op.regions[0].blocks[0]
+    # probe: carried values as init + s; an induction variable yields s + (a uniform step)
+    steps: list[int | None] = []
+    inner = dict(env)
+    inner[iv] = ivf
+    probes = []
+    for i, (name, v) in enumerate(zip(carried, inits)):
+        s = f"s{g._loops}_{i}"
+        if isinstance(v, Form):
+            pv: Any = Form(v.c, _k((v.k, 1), ({s: 1}, 1)), v.shape, v.bits)
+        elif isinstance(v, Ptr):
+            pv = Ptr(v.arg, Form(v.off.c, _k((v.off.k, 1), ({s: 1}, 1)), v.off.shape, 64), v.pointee)
+        elif isinstance(v, Opaque):
+            pv = v
+        else:
+            raise NotAffine("a loop-carried mask")
+        probes.append((s, pv))
+        inner[name] = pv
+    g.probing += 1
+    try:
+        yielded = g.eval_block(body, inner, _Ctx(ctx.pred & (trips > 0), ctx.cons, ctx.stack))
+    finally:
+        g.probing -= 1
+    for (s, pv), y, v in zip(probes, yielded, inits):
+        steps.append(_induction(pv, y, s))
+    # the real pass: iteration t sees init + t·step
+    running = ctx.pred & (trips > 0)
+    body_ctx = _Ctx(running, ctx.cons + (Form(trips - 1, {t: -1}, (), 64),) if T > 1 else ctx.cons, ctx.stack)
+    inner = dict(env)
+    inner[iv] = ivf
+    for name, v, d in zip(carried, inits, steps):
+        inner[name] = _advance(v, d, {t: d} if T > 1 else {}, g, op, ctx)
+    g.eval_block(body, inner, body_ctx)
+    outs = []
+    for v, d in zip(inits, steps):
+        if d is None:
+            outs.append(Opaque("data", "a value carried by a loop", op.loc) if not isinstance(v, Opaque) else v)
+        elif isinstance(v, Form):
+            outs.append(g.fit(Form(v.c + trips * d, dict(v.k), v.shape, v.bits), op, ctx))
+        else:
+            outs.append(Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64), op, ctx),
+                            v.pointee))
+    return outs
+
+
+def _induction(pv: Any, y: Any, s: str) -> int | None:
+    """The uniform step by which a carried value advances each iteration; None for a value that is
+    data (an accumulator); NotAffine for anything else."""
+    if isinstance(pv, Opaque):
+        return None
+    if isinstance(y, Opaque):
+        return None
+    if isinstance(pv, Ptr):
+        if not isinstance(y, Ptr) or y.arg != pv.arg or y.pointee != pv.pointee:
+            raise NotAffine("a loop-carried pointer that changes argument")
+        pv, y = pv.off, y.off
+    if not isinstance(y, Form):
+        raise NotAffine("a loop-carried value of changing kind")
+    diff = _k((y.k, 1), (pv.k, -1))
+    if diff:
+        raise NotAffine("a loop-carried value that is not an induction variable")
+    d = y.c - pv.c
+    if not (d == d.reshape(-1)[0]).all():
+        raise NotAffine("a loop-carried step that differs between programs")
+    return int(d.reshape(-1)[0])
+
+
+def _advance(v: Any, d: int | None, k: dict[str, int], g: AffineGraph, op: Op, ctx: _Ctx) -> Any:
+    if d is None:
+        return v if isinstance(v, Opaque) else Opaque("data", "a value carried by a loop", op.loc)
+    if isinstance(v, Form):
+        return g.fit(Form(v.c, _k((v.k, 1), (k, 1)), v.shape, v.bits), op, ctx)
+    return Ptr(v.arg, g.fit(Form(v.off.c, _k((v.off.k, 1), (k, 1)), v.off.shape, 64), op, ctx), v.pointee)
+
+
+@handles("scf.if")
+def _if(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    cond = g.get(env, op.operands[0])
+    if not isinstance(cond, Cond) or cond.cons:
+        raise NotAffine("a branch condition outside the affine fragment")
+    c = np.broadcast_to(cond.pred, (g.P,))
+    then_b = op.regions[0].blocks[0]
+    else_b = op.regions[1].blocks[0] if len(op.regions) > 1 else None
+    then_v = g.eval_block(then_b, dict(env), _Ctx(ctx.pred & c, ctx.cons, ctx.stack))
+    else_v = g.eval_block(else_b, dict(env), _Ctx(ctx.pred & ~c, ctx.cons, ctx.stack)) if else_b else []
+    return [_blend(c, t, e, g.P) for t, e in zip(then_v, else_v)]
+
+
+@handles("tt.reduce", "tt.scan")
+def _reduce(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    vals = [g.get(env, o) for o in op.operands]
+    if all(isinstance(v, Opaque) for v in vals):
+        return [_data(*vals)] * len(op.results)
+    raise NotAffine("a reduction of lane values")
+
+
+@handles("tt.call")
+def _call(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    callee = symbol_name(re.match(r'@([\w$.\-]+|"(?:[^"\\]|\\.)*")', op.text.strip()).group(1))
+    func = g.m.module.funcs.get(callee)
+    if func is None or len(ctx.stack) > 32:
+        raise NotAffine("a call the summary does not follow")
+    inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands)}
+    return g.eval_block(func.body, inner, _Ctx(ctx.pred, ctx.cons, ctx.stack + (op.loc,)))
+
+
+def analyze(model: LaunchModel) -> Any:
+    """The launch's summary when it stays in the affine fragment, else its enumeration."""
+    summary = AffineGraph(model)
+    try:
+        summary.run()
+        return summary
+    except NotAffine:
+        pass
+    graph = G.AccessGraph(model)
+    graph.run()
+    return graph
