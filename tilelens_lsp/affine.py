@@ -18,7 +18,9 @@ answers the launch instead, so the two never disagree on a verdict.
 
 from __future__ import annotations
 
+import os
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -260,7 +262,7 @@ class AffineGraph:
             raise NotAffine("an address that is not a whole number of elements")
         cols = [base // size] + [np.broadcast_to(f.c, (self.P,))[pred] for f in cons]
         C = np.array([[f.k.get(v, 0) for v in names] for f in cons], dtype=np.int64).reshape(len(cons), len(names))
-        rows = np.unique(np.stack(cols, axis=1), axis=0)
+        rows = _unique_rows(np.stack(cols, axis=1))
         self.spend(rows.size)
         lattice = _factor(rows)
         if lattice is not None:
@@ -275,6 +277,16 @@ class AffineGraph:
 
 
 # ---------------------------------------------------------------- box images
+
+
+def _unique_rows(rows: np.ndarray) -> np.ndarray:
+    """Distinct rows in lexicographic order (np.unique(axis=0) sorts byte views, far slower)."""
+    if len(rows) <= 1:
+        return rows
+    rows = rows[np.lexsort(rows.T[::-1])]
+    keep = np.ones(len(rows), dtype=bool)
+    keep[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    return rows[keep]
 
 
 def _factor(rows: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, int]]] | None:
@@ -911,14 +923,49 @@ def _call(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     return g.eval_block(func.body, inner, _Ctx(ctx.pred, ctx.cons, ctx.stack + (op.loc,)))
 
 
+ENGINE_ENV = "TILELENS_ENGINE"   # auto (default) | enumerate | compare (tests: both engines, must agree)
+ENGINES: Counter[str] = Counter()  # launches answered per engine in this process (tests and benchmarks)
+
+
 def analyze(model: LaunchModel) -> Any:
     """The launch's summary when it stays in the affine fragment, else its enumeration."""
-    summary = AffineGraph(model)
-    try:
-        summary.run()
-        return summary
-    except NotAffine:
-        pass
+    mode = os.environ.get(ENGINE_ENV, "auto")
+    if mode != "enumerate":
+        summary = AffineGraph(model)
+        try:
+            summary.run()
+        except (NotAffine, OverflowError):   # OverflowError: a coefficient past int64
+            pass
+        else:
+            if mode == "compare":
+                compare(summary, model)
+            ENGINES["summary"] += 1
+            return summary
     graph = G.AccessGraph(model)
     graph.run()
+    ENGINES["enumeration"] += 1
     return graph
+
+
+def compare(summary: AffineGraph, model: LaunchModel) -> None:
+    """Enumerate a summarized launch too and insist on the same sites and footprints (a test mode:
+    each engine checks the other on every launch the summary answers)."""
+    graph = G.AccessGraph(model)
+    graph.run()
+    if graph.truncated is not None:
+        return
+
+    def merged(sites: dict) -> dict:
+        out = {}
+        for key, site in sites.items():
+            s, e = site.intervals()
+            out[key] = (site.op, site.loc, s.tolist(), e.tolist(), site.exact, site.oob is not None,
+                        site.refusal is not None)
+        return out
+
+    a, b = merged(summary.sites), merged(graph.sites)
+    if a != b:
+        diff = [(a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)]
+        raise AssertionError(f"the affine summary and the enumeration disagree: {str(diff[0])[:600]}")
+    if any(ob.violation is not None for ob in graph.width_obligations()):
+        raise AssertionError("the enumeration finds an overflow the affine summary did not")

@@ -41,7 +41,7 @@ CONFIG_GLOB = "**/{pyproject.toml,tilelens.toml}"
 PROGRESS_AFTER = 0.3   # seconds a run may take before the client gets a progress bar
 CANCEL_GRACE = 0.3     # a stale run younger than this finishes (cheaper than a worker restart)
 DEBOUNCE = 0.1         # saves closer than this form a burst: its run waits for quiet, then coalesces
-LONE_SAVE_DELAY = 0.06  # a first save waits this long for a second one (save storms, format-on-save)
+LONE_SAVE_DELAY = 0.0   # a lone save runs at once: a save storm's first run is dropped or superseded
 MAX_DEBOUNCE = 2.0     # ... but a document saved nonstop still gets a run this often
 _WORKER_SETTINGS = ("interpreter", "target", "memory_limit_mb")
 

@@ -21,11 +21,16 @@ class ConformanceStats:
     conforming: int = 0
     refused: Counter = field(default_factory=Counter)
     not_analyzed: Counter = field(default_factory=Counter)  # compile-error, crashed, ... (failures)
+    engines: Counter = field(default_factory=Counter)       # summary / enumeration, per compiled config
+    engine_files: set = field(default_factory=set)
 
     def line(self) -> str:
         kinds = ", ".join(f"{k}: {n}" for k, n in sorted(self.refused.items()))
         text = (f"conformance: {len(self.kernels)} kernels, {self.launches} launches, {self.compared} compared, "
                 f"{self.conforming} conforming, {sum(self.refused.values())} refused ({kinds})")
+        if self.engines:
+            text += (f"; configs answered by the affine summary: {self.engines['summary']}, by enumeration: "
+                     f"{self.engines['enumeration']}")
         if self.not_analyzed:
             text += "; not analyzed: " + ", ".join(f"{k}: {n}" for k, n in sorted(self.not_analyzed.items()))
         return text

@@ -9,13 +9,16 @@ expected verdict lands on the expected line.
 
 from __future__ import annotations
 
+import os
 import re
 import traceback
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
+from tilelens_lsp import affine
 from tilelens_lsp.directives import parse_directives
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.pipeline import analyze_path
@@ -80,12 +83,26 @@ def _launch_params():
     return params
 
 
+ENGINES_BY_FILE: dict[Path, Counter] = {}   # which engine answered each launch of a corpus file
+
+
 @lru_cache(maxsize=None)
 def _analyze(path: Path) -> FileResult | str:
+    # both engines answer every launch the affine summary covers and must agree (a disagreement is a
+    # TL050 on the launch); the interpreter then checks whichever answered
+    saved = os.environ.get(affine.ENGINE_ENV)
+    os.environ[affine.ENGINE_ENV] = "compare"
+    before = Counter(affine.ENGINES)
     try:
         return analyze_path(path, workspace_root=REPO_ROOT)
     except Exception:  # a product crash fails every launch of the file, with its traceback's tail
         return traceback.format_exc(limit=-6)
+    finally:
+        ENGINES_BY_FILE[path] = Counter(affine.ENGINES) - before
+        if saved is None:
+            os.environ.pop(affine.ENGINE_ENV, None)
+        else:
+            os.environ[affine.ENGINE_ENV] = saved
 
 
 def expected_refusals(path: Path) -> set[str]:
@@ -211,6 +228,9 @@ def test_footprint_matches_interpreter(path, line, oracle_results, conformance_s
         conformance_stats.not_analyzed["analyze_path raised"] += len(runs)
     result = product_result(path)
     product = [l for l in result.launches if l.line == line]
+    if path not in conformance_stats.engine_files:
+        conformance_stats.engine_files.add(path)
+        conformance_stats.engines.update(ENGINES_BY_FILE.get(path, Counter()))
 
     problems: list[str] = []
     used: set[int] = set()

@@ -1,0 +1,179 @@
+"""The affine summary: box images checked against brute force, program lattices, and whole launches
+whose cost must not grow with the grid (a 16384³ matmul answered exactly, like the 256³ one)."""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tilelens_lsp import affine
+from tilelens_lsp.affine import _box_image, _factor, _unique_rows
+from tilelens_lsp.graph import merge_intervals
+from tilelens_lsp.pipeline import analyze_path
+
+
+def brute(rows, coef, ext, C) -> set[int]:
+    out: set[int] = set()
+    for row in rows:
+        for v in itertools.product(*(range(n) for n in ext)):
+            v = np.array(v, dtype=np.int64)
+            if all(row[1 + j] + int(C[j] @ v) >= 0 for j in range(C.shape[0])):
+                out.add(int(row[0] + coef @ v))
+    return out
+
+
+def image_set(rows, coef, ext, C) -> set[int]:
+    s, e = _box_image(np.array(rows, dtype=np.int64), np.array(coef, dtype=np.int64),
+                      np.array(ext, dtype=np.int64), np.array(C, dtype=np.int64).reshape(len(C), len(coef)),
+                      lambda n: None)
+    if s.size == 0:
+        return set()
+    s, e = merge_intervals([s], [e])
+    return {x for a, b in zip(s.tolist(), e.tolist()) for x in range(a, b)}
+
+
+def test_a_masked_tail_of_fused_program_and_lane_is_one_interval():
+    # 97 programs × 64 lanes, mask pid*64 + lane < 6200: [0, 6200)
+    s, e = _box_image(np.array([[0, 6199]]), np.array([64, 1]), np.array([97, 64]), np.array([[-64, -1]]),
+                      lambda n: None)
+    assert (s.tolist(), e.tolist()) == ([0], [6200])
+
+
+def test_rows_of_a_tile_become_one_interval_each():
+    # a 4 × 8 tile of a matrix with 100 columns: 4 runs of 8
+    s, e = _box_image(np.array([[10]]), np.array([100, 1]), np.array([4, 8]), np.zeros((0, 2), dtype=np.int64),
+                      lambda n: None)
+    assert sorted(zip(s.tolist(), e.tolist())) == [(10, 18), (110, 118), (210, 218), (310, 318)]
+
+
+def test_a_triangular_mask_is_split_and_stays_exact():
+    rows, coef, ext = [[0, 0]], [16, 1], [8, 16]
+    C = [[1, -1]]                                     # col <= row
+    assert image_set(rows, coef, ext, C) == brute(np.array(rows), np.array(coef), ext, np.array(C))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_box_image_equals_brute_force(data):
+    nv = data.draw(st.integers(1, 3))
+    ext = data.draw(st.lists(st.integers(1, 5), min_size=nv, max_size=nv))
+    coef = data.draw(st.lists(st.sampled_from([-8, -4, -1, 0, 1, 2, 3, 4, 5, 8, 20]), min_size=nv, max_size=nv))
+    m = data.draw(st.integers(0, 2))
+    C = data.draw(st.lists(st.lists(st.integers(-3, 3), min_size=nv, max_size=nv), min_size=m, max_size=m))
+    nrows = data.draw(st.integers(1, 3))
+    rows = data.draw(st.lists(st.lists(st.integers(-10, 30), min_size=1 + m, max_size=1 + m),
+                              min_size=nrows, max_size=nrows))
+    Carr = np.array(C, dtype=np.int64).reshape(m, nv)
+    assert image_set(rows, coef, ext, Carr) == brute(np.array(rows), np.array(coef), ext, Carr)
+
+
+def test_program_constants_on_a_full_lattice_factor_into_box_variables():
+    pm, pn = np.meshgrid(np.arange(3), np.arange(4), indexing="ij")
+    rows = np.stack([pm.ravel() * 1000 + pn.ravel() * 10, 99 - pm.ravel() * 8], axis=1)
+    rows = _unique_rows(rows[np.random.default_rng(0).permutation(len(rows))])
+    x0, atoms = _factor(rows)
+    assert x0.tolist() == [0, 99]
+    assert sorted((d.tolist(), n) for d, n in atoms) == [([10, 0], 4), ([1000, -8], 3)]
+
+
+def test_program_constants_off_a_lattice_are_not_factored():
+    assert _factor(_unique_rows(np.array([[0], [1], [3]]))) is None
+    assert _factor(_unique_rows(np.array([[0, 0], [1, 0], [2, 5]]))) is None
+
+
+MATMUL = '''
+import triton
+import triton.language as tl
+
+# tilelens: matmul_kernel[(triton.cdiv(S, 64) * triton.cdiv(S, 64),)](fp16[S, S], fp16[S, S], fp32[S, S], S, S, S, S, 1, S, 1, S, 1, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, acc, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+'''
+
+
+def _matmul(tmp_path: Path, size: int, engine: str, monkeypatch) -> tuple:
+    path = tmp_path / engine / f"mm{size}.py"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(textwrap.dedent(MATMUL).replace("S", str(size)))
+    monkeypatch.setenv(affine.ENGINE_ENV, engine)
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    before = dict(affine.ENGINES)
+    (launch,) = analyze_path(path, workspace_root=path.parent).launches
+    used = {k: affine.ENGINES[k] - before.get(k, 0) for k in ("summary", "enumeration")}
+    return launch, used
+
+
+def test_a_16384_cubed_matmul_is_summarized_exactly(tmp_path, monkeypatch):
+    launch, used = _matmul(tmp_path, 16384, "auto", monkeypatch)
+    assert used == {"summary": 1, "enumeration": 0}
+    assert launch.status == "analyzed" and not launch.diagnostics
+    assert {(a.pointer, a.elements, a.exact) for a in launch.accesses} == {
+        (p, ((0, 16384 * 16384),), True) for p in ("a_ptr", "b_ptr", "c_ptr")}
+
+
+def test_the_summary_and_the_enumeration_agree_on_a_ragged_matmul(tmp_path, monkeypatch):
+    # 200 is no multiple of 64: the `% M` wrap of the last row block leaves the affine fragment, so
+    # this launch is enumerated; 256 stays affine. Both must give what the other engine gives.
+    for size in (200, 256):
+        ours, _ = _matmul(tmp_path, size, "compare", monkeypatch)
+        theirs, _ = _matmul(tmp_path, size, "enumerate", monkeypatch)
+        assert ours.accesses == theirs.accesses and ours.diagnostics == theirs.diagnostics
+
+
+TAIL = '''
+import triton
+import triton.language as tl
+
+# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y)
+'''
+
+
+def test_an_out_of_bounds_launch_gets_the_enumerations_witness(tmp_path, monkeypatch):
+    path = tmp_path / "tail.py"
+    path.write_text(textwrap.dedent(TAIL))
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    results = {}
+    for engine in ("auto", "enumerate"):
+        monkeypatch.setenv(affine.ENGINE_ENV, engine)
+        (results[engine],) = analyze_path(path, workspace_root=tmp_path).launches
+    assert [d.code for d in results["auto"].diagnostics] == ["TL001"]
+    assert results["auto"].diagnostics == results["enumerate"].diagnostics
+    assert results["auto"].accesses == results["enumerate"].accesses
