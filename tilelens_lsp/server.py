@@ -439,12 +439,8 @@ class Session:
                 self.in_flight = None
         self._note_pid(worker)
         if worker.alive() and not self.closing:
-            try:
-                reply = worker.request("stats", {}, 5.0)
-                if isinstance(reply.get("result"), dict) and worker.pid():
-                    self.worker_stats[worker.pid()] = reply["result"]
-            except (TimeoutError, WorkerUnavailable, OSError):
-                pass
+            if worker.last_stats is not None and worker.pid():   # they come with every analysis reply
+                self.worker_stats[worker.pid()] = worker.last_stats
         elif not self.closing and worker is self.worker:
             self._restart_soon(worker)
         return result

@@ -87,23 +87,27 @@ class Module:
 
 
 def split_top(text: str, sep: str) -> list[str]:
-    """Split on `sep` at bracket depth 0 (`([{<`)."""
-    parts, depth, start, i = [], 0, 0, 0
-    n = len(sep)
-    while i < len(text):
-        c = text[i]
-        if c in "([{<":
+    """Split on `sep` at bracket depth 0 (`([{<`; the `>` of `->` closes nothing). Jumps from one
+    bracket or separator to the next (a hot path of the reader: every op's types go through it)."""
+    pattern = _SPLITTERS.get(sep)
+    if pattern is None:
+        pattern = _SPLITTERS[sep] = re.compile(r"[(\[{<)\]}>]|" + re.escape(sep))
+    parts, depth, start = [], 0, 0
+    for m in pattern.finditer(text):
+        tok = m.group()
+        if tok == sep:
+            if depth == 0:
+                parts.append(text[start:m.start()])
+                start = m.end()
+        elif tok in "([{<":
             depth += 1
-        elif c in ")]}>" and not (c == ">" and i > 0 and text[i - 1] == "-"):
+        elif not (tok == ">" and m.start() > 0 and text[m.start() - 1] == "-"):
             depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            i += n
-            start = i
-            continue
-        i += 1
     parts.append(text[start:])
     return parts
+
+
+_SPLITTERS: dict[str, re.Pattern] = {}
 
 
 def symbol_name(text: str) -> str:

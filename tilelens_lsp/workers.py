@@ -62,6 +62,7 @@ class Worker:
         self.cwd = cwd
         self.proc: subprocess.Popen | None = None
         self.hello: Hello | None = None
+        self.last_stats: dict[str, int] | None = None   # the worker's counters, from its last analysis
         self.restarts = 0
         self._lines: queue.Queue = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
@@ -264,6 +265,8 @@ class Worker:
                                  + (f" (limit {limit} MB)" if limit > 0 else "") + "; a fresh worker was started")
         if "error" in reply:
             return failed_result(display, f"the analysis worker failed: {reply['error']}")
+        if isinstance(reply.get("stats"), dict):
+            self.last_stats = reply["stats"]
         return FileResult.from_json(reply["result"])
 
 
