@@ -18,6 +18,7 @@ answers the launch instead, so the two never disagree on a verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections import Counter
@@ -114,6 +115,7 @@ class AffineGraph:
         self.sites: dict[tuple, SiteResult] = {}
         self.obligations: dict[tuple, Obligation] = {}
         self.truncated: Refusal | None = None
+        self.pending: dict[tuple, int] = {}     # out-of-bounds site -> the program that shows it
         self.slice = G._address_slice(model.module)
         self.extent: dict[str, int] = {}
         self.work = 0
@@ -243,17 +245,13 @@ class AffineGraph:
         starts, ends = self.image(ptr.off, cons, pred, info)
         if starts.size:
             site.add_intervals(starts, ends)
-            if starts.min() < info.lo or ends.max() > info.hi:
-                raise NotAffine("out of bounds: enumeration finds the witness")
+            if (starts.min() < info.lo or ends.max() > info.hi) and key not in self.pending:
+                self.pending[key] = self.witness_program(ptr.off, cons, pred, info)
 
-    def image(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """Element intervals {off / size} over every program in `pred`, every point of the box of the
-        variables, within the constraints."""
+    def _problem(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo):
+        """The access as a box problem in elements: per-program rows [base, constraint constants...],
+        the programs they belong to, and the variables' strides, extents and constraint coefficients."""
         size = info.elem_size
-        empty = np.zeros(0, dtype=np.int64)
-        if not pred.any():
-            return empty, empty
         names = sorted(set(off.k) | {v for f in cons for v in f.k})
         ext = np.array([self.var_extent(v, off.shape) for v in names], dtype=np.int64)
         coef = np.array([off.k.get(v, 0) for v in names], dtype=np.int64)
@@ -262,18 +260,61 @@ class AffineGraph:
             raise NotAffine("an address that is not a whole number of elements")
         cols = [base // size] + [np.broadcast_to(f.c, (self.P,))[pred] for f in cons]
         C = np.array([[f.k.get(v, 0) for v in names] for f in cons], dtype=np.int64).reshape(len(cons), len(names))
-        rows = _unique_rows(np.stack(cols, axis=1))
+        return np.stack(cols, axis=1), np.flatnonzero(pred), coef // size, ext, C
+
+    def image(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Element intervals {off / size} over every program in `pred`, every point of the box of the
+        variables, within the constraints."""
+        empty = np.zeros(0, dtype=np.int64)
+        if not pred.any():
+            return empty, empty
+        rows, _, coef, ext, C = self._problem(off, cons, pred, info)
+        rows = _unique_rows(rows)
         self.spend(rows.size)
         lattice = _factor(rows)
         if lattice is not None:
             x0, atoms = lattice
             rows = x0[None, :]
             for d, n in atoms:
-                names.append(f"p{len(names)}")
                 ext = np.append(ext, n)
-                coef = np.append(coef, d[0] * size)
+                coef = np.append(coef, d[0])
                 C = np.concatenate((C, d[1:, None]), axis=1)
-        return _box_image(rows, coef // size, ext, C, self.spend)
+        return _box_image(rows, coef, ext, C, self.spend)
+
+    def witness_program(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> int:
+        """The lowest program index whose part of this access leaves the argument's storage."""
+        rows, programs, coef, ext, C = self._problem(off, cons, pred, info)
+        order = np.lexsort(rows.T[::-1])          # stable: equal rows keep ascending programs
+        rows, programs = rows[order], programs[order]
+        first = np.ones(len(rows), dtype=bool)
+        first[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        self.spend(rows.size)
+        lo, hi, tags = _box_image(rows[first], coef, ext, C, self.spend, tags=programs[first], extremes=True)
+        bad = (lo < info.lo) | (hi >= info.hi)
+        if not bad.any():
+            raise NotAffine("no program found for an out-of-bounds footprint")
+        return int(tags[bad].min())
+
+    def fill_witnesses(self) -> None:
+        """Witnesses for the out-of-bounds sites: each from enumerating the one program found for it
+        (lane, loop iteration and element exactly as the enumeration reports them)."""
+        by_program: dict[int, list[tuple]] = {}
+        for key, program in self.pending.items():
+            by_program.setdefault(program, []).append(key)
+        entry = self.m.module.funcs[self.m.module.entry]
+        for program, keys in sorted(by_program.items()):
+            one = G.AccessGraph(self.m)
+            try:
+                one._run_chunk(entry, program, 1)
+            except Refusal as refusal:
+                raise NotAffine(f"enumerating the witness program failed: {refusal}") from None
+            for key in keys:
+                site = one.sites.get(key)
+                if site is None or site.oob is None:
+                    raise NotAffine("the witness program does not reproduce the out-of-bounds access")
+                self.sites[key].oob = site.oob
+        self.pending.clear()
 
 
 # ---------------------------------------------------------------- box images
@@ -309,14 +350,17 @@ def _factor(rows: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, int]]]
 
 
 def _box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray,
-               spend: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray]:
+               spend: Callable[[int], None], tags: np.ndarray | None = None,
+               extremes: bool = False) -> tuple[np.ndarray, ...]:
     """Intervals of {rows[b,0] + coef·v : 0 <= v < ext, rows[b,1+j] + C[j]·v >= 0 for all j} over rows b.
+    With `extremes`: instead, the lowest and highest value of each non-empty piece and its row's tag.
 
     Exact: every step is a bijection (fusing variables whose strides tile), an implication (dropping
     constraints the box satisfies, fixing a variable that only constraints see at its best value), or
     a split into more rows (enumerating a variable that couples constraints)."""
     base = rows[:, 0].astype(np.int64)
     K = rows[:, 1:].astype(np.int64)          # (B, m) constraint constants
+    tags = np.arange(base.size) if tags is None else tags
     coef, ext, C = coef.copy(), ext.copy(), C.copy()
     for _ in range(64):
         # -- constraints with no variable, or implied by the box, or unsatisfiable in it
@@ -324,11 +368,11 @@ def _box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarra
             lo = K + np.minimum(C * (ext - 1), 0).sum(axis=1)
             hi = K + np.maximum(C * (ext - 1), 0).sum(axis=1)
             live = (hi >= 0).all(axis=1)
-            base, K, lo = base[live], K[live], lo[live]
+            base, K, lo, tags = base[live], K[live], lo[live], tags[live]
             keep = ~(lo >= 0).all(axis=0)
             C, K = C[keep], K[:, keep]
         if base.size == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+            return (np.zeros(0, dtype=np.int64),) * 3 if extremes else (np.zeros(0, dtype=np.int64),) * 2
         # -- variables of extent 1, or seen by nothing
         drop = (ext <= 1) | ((coef == 0) & ~(C != 0).any(axis=0))
         if drop.any():
@@ -373,6 +417,7 @@ def _box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarra
             seen = np.flatnonzero((C[multi] != 0).any(axis=0))
             v = int(seen[np.argmax(coef[seen])])        # the outermost variable coupling constraints
         base, K = _split(base, K, coef[v], C[:, v], int(ext[v]), spend)
+        tags = np.repeat(tags, int(ext[v]))
         coef, ext, C = np.delete(coef, v), np.delete(ext, v), np.delete(C, v, axis=1)
     else:
         raise NotAffine("the footprint does not reduce to a box")
@@ -388,7 +433,9 @@ def _box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarra
         else:
             hi[:, v] = np.minimum(hi[:, v], K[:, j] // (-a) + 1)
     live = (hi > lo).all(axis=1)
-    base, lo, hi = base[live], lo[live], hi[live]
+    base, lo, hi, tags = base[live], lo[live], hi[live], tags[live]
+    if extremes:       # strides are >= 0 here: the corners of each row's box
+        return base + (lo * coef).sum(axis=1), base + ((hi - 1) * coef).sum(axis=1), tags
     order = np.argsort(coef, kind="stable")
     inner = int(order[0]) if ext.size and coef[order[0]] == 1 else None
     outer = [int(v) for v in order if v != inner]
@@ -923,17 +970,33 @@ def _call(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     return g.eval_block(func.body, inner, _Ctx(ctx.pred, ctx.cons, ctx.stack + (op.loc,)))
 
 
+WITNESS_SHARE = 8                # an out-of-bounds launch is enumerated when it fits budget / this
 ENGINE_ENV = "TILELENS_ENGINE"   # auto (default) | enumerate | compare (tests: both engines, must agree)
 ENGINES: Counter[str] = Counter()  # launches answered per engine in this process (tests and benchmarks)
 
 
+def engine_mode() -> str:
+    return os.environ.get(ENGINE_ENV, "auto")
+
+
 def analyze(model: LaunchModel) -> Any:
-    """The launch's summary when it stays in the affine fragment, else its enumeration."""
-    mode = os.environ.get(ENGINE_ENV, "auto")
+    """The launch's summary when it stays in the affine fragment, else its enumeration.
+
+    An out-of-bounds launch is enumerated when that fits a share of the budget, so its witness is
+    the one enumeration reports at any size that fits; past that, the summary keeps its exact
+    footprint and takes each witness from enumerating the one program found to show it."""
+    mode = engine_mode()
     if mode != "enumerate":
         summary = AffineGraph(model)
         try:
             summary.run()
+            if summary.pending:
+                trial = G.AccessGraph(dataclasses.replace(model, budget=max(1, model.budget // WITNESS_SHARE)))
+                trial.run()
+                if trial.truncated is None:
+                    ENGINES["enumeration"] += 1
+                    return trial
+                summary.fill_witnesses()
         except (NotAffine, OverflowError):   # OverflowError: a coefficient past int64
             pass
         else:

@@ -267,7 +267,7 @@ def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: P
         # the mapper and the kernel's file decide the portable paths a result holds
         key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{chain.jit.cache_key}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
                              f"{mapper}|{getattr(getattr(chain.jit.fn, '__code__', None), 'co_filename', '')}|"
-                             f"{settings.clients}|{settings.enumeration_budget}|"
+                             f"{settings.clients}|{settings.enumeration_budget}|{affine.engine_mode()}|"
                              f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()
         if key in seen:
             continue

@@ -177,3 +177,53 @@ def test_an_out_of_bounds_launch_gets_the_enumerations_witness(tmp_path, monkeyp
     assert [d.code for d in results["auto"].diagnostics] == ["TL001"]
     assert results["auto"].diagnostics == results["enumerate"].diagnostics
     assert results["auto"].accesses == results["enumerate"].accesses
+
+
+def test_a_16384_cubed_matmul_that_reads_past_its_matrices_gets_exact_verdicts(tmp_path, monkeypatch):
+    # one loop iteration too many, unmasked: too large to enumerate, so the summary keeps its exact
+    # footprint and a witness comes from enumerating the one program found for each access
+    global MATMUL
+    saved = MATMUL
+    MATMUL = (saved.replace("range(0, tl.cdiv(K, BLOCK_K))", "range(0, tl.cdiv(K, BLOCK_K) + 1)")
+              .replace(", mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0", "")
+              .replace(", mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0", ""))
+    try:
+        small, _ = _matmul(tmp_path, 256, "auto", monkeypatch)
+        big, used = _matmul(tmp_path, 16384, "auto", monkeypatch)
+    finally:
+        MATMUL = saved
+    assert used == {"summary": 1, "enumeration": 0}
+    for launch, n in ((small, 256), (big, 16384)):
+        assert sorted(d.code for d in launch.diagnostics) == ["TL001", "TL001"], launch.diagnostics
+        assert launch.status == "analyzed" and all(a.exact for a in launch.accesses)
+        for d in launch.diagnostics:
+            assert not 0 <= d.witness.element < n * n
+            assert d.witness.iteration == (n // 32,)          # the extra iteration
+    spans = {a.pointer: a.elements for a in big.accesses}
+    assert spans["a_ptr"] == ((0, 16384 * 16384 + 32),)       # the last row reads 32 past the end
+    assert spans["b_ptr"] == ((0, 16384 * 16384 + 32 * 16384),)
+    assert spans["c_ptr"] == ((0, 16384 * 16384),)
+
+
+BUGS = Path(__file__).resolve().parents[1] / "conformance" / "bugs"
+
+
+@pytest.mark.parametrize("path", sorted(BUGS.glob("*.py")), ids=lambda p: p.name)
+def test_witnesses_from_one_program_agree_with_the_enumeration(path, tmp_path, monkeypatch):
+    """Force the path a launch too large to enumerate takes (summary + one program enumerated per
+    out-of-bounds access) on the bug corpus: the same diagnostics at the same lines, every witness a
+    real out-of-bounds element of a real program, the same footprints."""
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    monkeypatch.setenv(affine.ENGINE_ENV, "enumerate")
+    theirs = analyze_path(path, workspace_root=path.parent)
+    monkeypatch.setenv(affine.ENGINE_ENV, "auto")
+    monkeypatch.setattr(affine, "WITNESS_SHARE", 1 << 62)     # the enumeration trial never fits
+    ours = analyze_path(path, workspace_root=path.parent)
+    for a, b in zip(ours.launches, theirs.launches, strict=True):
+        assert sorted((d.code, d.line) for d in a.diagnostics) == sorted((d.code, d.line) for d in b.diagnostics)
+        assert a.accesses == b.accesses
+        for d in a.diagnostics:
+            if d.code == "TL001":
+                access = next(x for x in a.accesses if x.line == d.line)
+                assert not -access.view_offset <= d.witness.element < access.storage - access.view_offset
+                assert all(0 <= p < g for p, g in zip(d.witness.pid, a.grid))

@@ -34,8 +34,18 @@ def test_overflow_of_a_loop_carried_offset_is_reported(result):
     assert "TL003" in [d.code for d in launch.diagnostics]
 
 
-def test_a_launch_over_budget_still_reports_its_tail_bug():
+def test_a_launch_over_budget_still_reports_its_tail_bug(monkeypatch):
+    # the enumeration alone: it visits the last programs first, so the tail bug survives truncation
+    monkeypatch.setenv("TILELENS_ENGINE", "enumerate")
     small = replace(Settings(), enumeration_budget=6 << 20)   # about one batch of 1024 programs
     launch = _launch(analyze_path(FIXTURE, FIXTURE.parent, small), "big_tail_kernel")
     codes = [d.code for d in launch.diagnostics]
     assert "TL030" in codes and "TL001" in codes
+
+
+def test_the_affine_summary_answers_the_same_launch_whole(monkeypatch):
+    monkeypatch.setenv("TILELENS_ENGINE", "auto")
+    small = replace(Settings(), enumeration_budget=6 << 20)
+    launch = _launch(analyze_path(FIXTURE, FIXTURE.parent, small), "big_tail_kernel")
+    assert [d.code for d in launch.diagnostics] == ["TL001"]
+    assert launch.status == "analyzed" and all(a.exact for a in launch.accesses)
