@@ -1,9 +1,10 @@
-"""Mutation testing of the TTIR reader and the AccessGraph: does the test suite notice a broken rule?
+"""Mutation testing of the TTIR reader and both engines: does the test suite notice a broken rule?
 
     .venv/bin/python tests/mutation/mutate.py [--jobs 2] [--only NAME ...] [--list] [--out FILE]
 
-Each entry of MUTATIONS reverts or breaks one non-trivial rule of `tilelens_lsp/ttir.py` or
-`tilelens_lsp/graph.py` by replacing one exact snippet (which must occur exactly once). For each one
+Each entry of MUTATIONS reverts or breaks one non-trivial rule of `tilelens_lsp/ttir.py`,
+`tilelens_lsp/graph.py` or `tilelens_lsp/affine.py` by replacing one exact snippet (which must occur
+exactly once). For each one
 the package is copied to a temporary folder, the snippet replaced there, and the fast test selection
 
     pytest -x -q tests/conformance tests/unit -p no:cacheprovider
@@ -312,6 +313,47 @@ MUTATIONS: list[Mutation] = [
       "(b[1] != p[1] and not _operand_count_exempt(p[0]))",
       "False",
       "the alignment check compares op names and result counts but not operand counts"),
+    # ------------------------------------------------------------ the affine summary (affine.py)
+    M("affine-fusion-ignores-constraints", "affine.py",
+      "and (C[:, b] == C[:, a] * ext[a]).all():",
+      ":",
+      "two variables fuse even when a constraint sees them in another ratio"),
+    M("affine-implied-constraint-off-by-one", "affine.py",
+      "keep = ~(lo >= 0).all(axis=0)",
+      "keep = ~(lo >= -1).all(axis=0)",
+      "a constraint violated at one corner of the box is dropped as implied"),
+    M("affine-upper-bound-off-by-one", "affine.py",
+      "hi[:, v] = np.minimum(hi[:, v], K[:, j] // (-a) + 1)",
+      "hi[:, v] = np.minimum(hi[:, v], K[:, j] // (-a))",
+      "a single-variable upper bound excludes its last value"),
+    M("affine-lower-bound-floor", "affine.py",
+      "lo[:, v] = np.maximum(lo[:, v], -(K[:, j] // a))",
+      "lo[:, v] = np.maximum(lo[:, v], (-K[:, j]) // a)",
+      "a single-variable lower bound rounds down instead of up"),
+    M("affine-lattice-unchecked", "affine.py",
+      "        if not (blocks == blocks[:, :1] + np.arange(n, dtype=np.int64)[None, :, None] * d).all():\n            return None",
+      "        pass",
+      "program constants are factored into a lattice without checking every block"),
+    M("affine-division-without-divisibility", "affine.py",
+      "if all(x % d == 0 for x in a.k.values()):",
+      "if True:",
+      "a division of a lane form divides its coefficients even when they are not multiples"),
+    M("affine-induction-step-dropped", "affine.py",
+      "    return int(d.reshape(-1)[0])",
+      "    return 0",
+      "a loop-carried pointer is taken as loop-invariant"),
+    M("affine-trip-constraint-dropped", "affine.py",
+      "ctx.cons + (Form(trips - 1, {t: -1}, (), 64),) if T > 1 else ctx.cons",
+      "ctx.cons",
+      "every program runs the longest program's trip count"),
+    M("affine-hidden-variable-worst-value", "affine.py",
+      "best = ext[v] - 1 if (signs > 0).any() else 0",
+      "best = 0",
+      "a variable only constraints see is fixed at 0 even where its largest value is loosest"),
+    M("affine-slt-as-sle", "affine.py",
+      '"slt": (one(neg),)',
+      '"slt": (neg,)',
+      "a < b is summarized as a <= b"),
 ]
 
 

@@ -4,6 +4,7 @@ whose cost must not grow with the grid (a 16384³ matmul answered exactly, like 
 from __future__ import annotations
 
 import itertools
+import re
 import textwrap
 from pathlib import Path
 
@@ -86,46 +87,22 @@ def test_program_constants_off_a_lattice_are_not_factored():
     assert _factor(_unique_rows(np.array([[0, 0], [1, 0], [2, 5]]))) is None
 
 
-MATMUL = '''
-import triton
-import triton.language as tl
-
-# tilelens: matmul_kernel[(triton.cdiv(S, 64) * triton.cdiv(S, 64),)](fp16[S, S], fp16[S, S], fp32[S, S], S, S, S, S, 1, S, 1, S, 1, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
-@triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
-    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
-    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    tl.store(c_ptrs, acc, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
-'''
+BENCH_MATMUL = Path(__file__).resolve().parents[1] / "bench" / "kernels" / "matmul.py"   # tutorial 03
 
 
-def _matmul(tmp_path: Path, size: int, engine: str, monkeypatch) -> tuple:
+def matmul_source(size: int, edit=lambda text: text) -> str:
+    """The bench's grouped matmul with M = N = K = size (fixed 64x64x32 blocks)."""
+    text = BENCH_MATMUL.read_text()
+    for name in "MNK":
+        text, n = re.subn(rf"^# tilelens: {name} = \d+$", f"# tilelens: {name} = {size}", text, flags=re.M)
+        assert n == 1
+    return edit(text)
+
+
+def _matmul(tmp_path: Path, size: int, engine: str, monkeypatch, edit=lambda text: text) -> tuple:
     path = tmp_path / engine / f"mm{size}.py"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(textwrap.dedent(MATMUL).replace("S", str(size)))
+    path.parent.mkdir(exist_ok=True, parents=True)
+    path.write_text(matmul_source(size, edit))
     monkeypatch.setenv(affine.ENGINE_ENV, engine)
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
     before = dict(affine.ENGINES)
@@ -182,16 +159,13 @@ def test_an_out_of_bounds_launch_gets_the_enumerations_witness(tmp_path, monkeyp
 def test_a_16384_cubed_matmul_that_reads_past_its_matrices_gets_exact_verdicts(tmp_path, monkeypatch):
     # one loop iteration too many, unmasked: too large to enumerate, so the summary keeps its exact
     # footprint and a witness comes from enumerating the one program found for each access
-    global MATMUL
-    saved = MATMUL
-    MATMUL = (saved.replace("range(0, tl.cdiv(K, BLOCK_K))", "range(0, tl.cdiv(K, BLOCK_K) + 1)")
-              .replace(", mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0", "")
-              .replace(", mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0", ""))
-    try:
-        small, _ = _matmul(tmp_path, 256, "auto", monkeypatch)
-        big, used = _matmul(tmp_path, 16384, "auto", monkeypatch)
-    finally:
-        MATMUL = saved
+    def bug(text: str) -> str:
+        text = text.replace("range(0, tl.cdiv(K, BLOCK_K))", "range(0, tl.cdiv(K, BLOCK_K) + 1)")
+        text = text.replace(", mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0", "")
+        return text.replace(", mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0", "")
+
+    small, _ = _matmul(tmp_path / "small", 256, "auto", monkeypatch, bug)
+    big, used = _matmul(tmp_path / "big", 16384, "auto", monkeypatch, bug)
     assert used == {"summary": 1, "enumeration": 0}
     for launch, n in ((small, 256), (big, 16384)):
         assert sorted(d.code for d in launch.diagnostics) == ["TL001", "TL001"], launch.diagnostics
