@@ -33,6 +33,7 @@ from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import Block, Op, Type, split_top, symbol_name
 
 MAX_PROGRAMS = 1 << 24      # per-program constants are arrays: past this, enumeration decides (and refuses)
+MAX_QUOTIENTS = 64          # values a division's quotient may take across one lane range
 
 
 class NotAffine(Exception):
@@ -44,21 +45,29 @@ class NotAffine(Exception):
 
 @dataclass
 class Form:
-    """c + Σ k[v]·v: `c` per program ((P,) or (1,)), `k` integer coefficients on lane/loop variables."""
+    """c + Σ k[v]·v: `c` per program ((P,) or (1,)), `k` integer coefficients on lane/loop variables.
+
+    A division or remainder that splits a lane range brings a quotient variable `q<n>` and `side`
+    constraints (each `form >= 0`) that pin it to the one value the division gives; every access or
+    mask built from the value carries them. `rng`, when set, bounds the value per program."""
 
     c: np.ndarray
     k: dict[str, int]
     shape: tuple[int, ...]
     bits: int
+    side: tuple["Form", ...] = ()
+    rng: tuple[np.ndarray, np.ndarray] | None = None
 
 
 @dataclass
 class Cond:
-    """An i1 value: `pred` per program ((P,) or (1,)) and, on top of it, constraints `form >= 0`."""
+    """An i1 value: `pred` per program ((P,) or (1,)) and, on top of it, constraints `form >= 0`
+    (`side`: the quotient variables' definitions, which a negation keeps as they are)."""
 
     pred: np.ndarray
     cons: tuple[Form, ...]
     shape: tuple[int, ...]
+    side: tuple[Form, ...] = ()
 
 
 @dataclass
@@ -78,6 +87,18 @@ def _k(*parts: tuple[dict[str, int], int]) -> dict[str, int]:
 
 def _const(v: int, shape: tuple[int, ...] = (), bits: int = 64) -> Form:
     return Form(np.array([v], dtype=np.int64), {}, shape, bits)
+
+
+def _sides(*vals: Any) -> tuple[Form, ...]:
+    """The side constraints of every operand, each once."""
+    out: list[Form] = []
+    seen: set[int] = set()
+    for v in vals:
+        for f in (v.off.side if isinstance(v, Ptr) else getattr(v, "side", ())):
+            if id(f) not in seen:
+                seen.add(id(f))
+                out.append(f)
+    return tuple(out)
 
 
 def _uniform(f: Form) -> int | None:
@@ -202,7 +223,14 @@ class AffineGraph:
                 lo = lo + span
             else:
                 hi = hi + span
+        if f.rng is not None:
+            lo, hi = np.maximum(lo, f.rng[0]), np.minimum(hi, f.rng[1])
         return lo, hi
+
+    def quotient(self, extent: int) -> str:
+        name = f"q{len(self.extent)}"
+        self.extent[name] = extent
+        return name
 
     def fit(self, f: Form, op: Op, ctx: _Ctx) -> Form:
         """A form whose value may leave its width would wrap: enumeration decides those exactly."""
@@ -238,10 +266,10 @@ class AffineGraph:
             site = self.sites[key] = SiteResult(kind, ptr.arg, op.loc, ctx.stack)
         info = self.m.args[ptr.arg]
         pred = np.broadcast_to(ctx.pred, (self.P,))
-        cons = list(ctx.cons)
+        cons = list(ctx.cons) + list(ptr.off.side)
         if mask is not None:
             pred = pred & np.broadcast_to(mask.pred, (self.P,))
-            cons += list(mask.cons)
+            cons += list(mask.cons) + [f for f in mask.side if all(f is not g for g in ptr.off.side)]
         starts, ends = self.image(ptr.off, cons, pred, info)
         if starts.size:
             site.add_intervals(starts, ends)
@@ -540,19 +568,28 @@ def _divmod(g: AffineGraph, name: str, a: Form, d: int, bits: int) -> Form:
         raise NotAffine(f"{name} of a value that may be negative")
     rem = name in ("arith.remsi", "arith.remui")
     if name == "arith.ceildivsi":
-        neg = Form(-a.c, {v: -x for v, x in a.k.items()}, a.shape, bits)
+        neg = Form(-a.c, {v: -x for v, x in a.k.items()}, a.shape, bits, a.side)
         q = _divmod(g, "arith.floordivsi", neg, d, bits)
-        return Form(-q.c, {v: -x for v, x in q.k.items()}, a.shape, bits)
+        return Form(-q.c, {v: -x for v, x in q.k.items()}, a.shape, bits, q.side)
     if all(x % d == 0 for x in a.k.values()):
         if rem:
             return Form(np.mod(a.c, d), {}, a.shape, bits)
-        return Form(np.floor_divide(a.c, d), {v: x // d for v, x in a.k.items()}, a.shape, bits)
+        return Form(np.floor_divide(a.c, d), {v: x // d for v, x in a.k.items()}, a.shape, bits, a.side)
     qlo, qhi = np.floor_divide(lo, d), np.floor_divide(hi, d)
     if (qlo == qhi).all():
         if rem:
-            return Form(a.c - qlo * d, dict(a.k), a.shape, bits)
-        return Form(qlo, {}, a.shape, bits)
-    raise NotAffine(f"{name} splits a lane or loop range")
+            return Form(a.c - qlo * d, dict(a.k), a.shape, bits, a.side, (np.zeros(1, np.int64), np.full(1, d - 1)))
+        return Form(qlo, {}, a.shape, bits, a.side)
+    buckets = int((qhi - qlo).max()) + 1
+    if buckets > MAX_QUOTIENTS:
+        raise NotAffine(f"{name} splits a lane or loop range into more than {MAX_QUOTIENTS} pieces")
+    # a = d·(qlo + q) + r with 0 <= r < d: r and q are affine in the lanes and a quotient variable q
+    q = g.quotient(buckets)
+    r = Form(a.c - d * qlo, _k((a.k, 1), ({q: -d}, 1)), a.shape, 64)
+    side = a.side + (r, Form(d - 1 - r.c, {v: -x for v, x in r.k.items()}, a.shape, 64))
+    if rem:
+        return Form(r.c, dict(r.k), a.shape, bits, side, (np.zeros(1, np.int64), np.full(1, d - 1)))
+    return Form(qlo, {q: 1}, a.shape, bits, side, (qlo, qhi))
 
 
 _DIVS = {"arith.divsi", "arith.divui", "arith.floordivsi", "arith.ceildivsi", "arith.remsi", "arith.remui",
@@ -575,18 +612,18 @@ def _binary(name: str, fn, checked: bool):
             return [g.fit(Form(_concrete(fn, a, b, bits, checked, op), {}, shape, bits), op, ctx)]
         if name in ("arith.addi", "arith.subi"):
             s = 1 if name == "arith.addi" else -1
-            return [g.fit(Form(a.c + s * b.c, _k((a.k, 1), (b.k, s)), shape, bits), op, ctx)]
+            return [g.fit(Form(a.c + s * b.c, _k((a.k, 1), (b.k, s)), shape, bits, _sides(a, b)), op, ctx)]
         if name in ("arith.muli", "arith.shli"):
             if name == "arith.shli":
                 s = _uniform(b)
                 if s is None or not 0 <= s < bits:
                     raise NotAffine("a shift by a varying amount")
-                return [g.fit(Form(a.c << s, _k((a.k, 1 << s)), shape, bits), op, ctx)]
+                return [g.fit(Form(a.c << s, _k((a.k, 1 << s)), shape, bits, a.side), op, ctx)]
             sa, sb = _uniform(a), _uniform(b)
             if sb is not None:
-                return [g.fit(Form(a.c * sb, _k((a.k, sb)), shape, bits), op, ctx)]
+                return [g.fit(Form(a.c * sb, _k((a.k, sb)), shape, bits, a.side), op, ctx)]
             if sa is not None:
-                return [g.fit(Form(b.c * sa, _k((b.k, sa)), shape, bits), op, ctx)]
+                return [g.fit(Form(b.c * sa, _k((b.k, sa)), shape, bits, b.side), op, ctx)]
             raise NotAffine("a product of two varying values")
         if name in _DIVS:
             d = _uniform(b)
@@ -609,7 +646,7 @@ def _binary(name: str, fn, checked: bool):
                 raise NotAffine("a min/max whose winner varies by lane")
             smaller, larger = (a, b) if a_first else (b, a)
             pick = smaller if "min" in name else larger
-            return [Form(pick.c, dict(pick.k), shape, bits)]
+            return [Form(pick.c, dict(pick.k), shape, bits, _sides(a, b))]
         raise NotAffine(f"{op.name} of lane or loop values")
     return handler
 
@@ -620,7 +657,7 @@ for _name, (_fn, _checked) in G._handlers_binary.items():
 
 def _bool_op(name: str, a: Cond, b: Cond, ty: Type) -> Cond:
     if name == "arith.andi":
-        return Cond(a.pred & b.pred, a.cons + b.cons, ty.shape)
+        return Cond(a.pred & b.pred, a.cons + b.cons, ty.shape, _sides(a, b))
     if not a.cons and not b.cons:
         fn = {"arith.ori": np.logical_or, "arith.xori": np.logical_xor}.get(name)
         if fn is None:
@@ -631,7 +668,7 @@ def _bool_op(name: str, a: Cond, b: Cond, ty: Type) -> Cond:
             if not y.cons and y.pred.all() and x.pred.all() and len(x.cons) == 1:
                 f = x.cons[0]          # not (f >= 0)  <=>  -f - 1 >= 0
                 return Cond(np.ones(1, dtype=bool), (Form(-f.c - 1, {v: -c for v, c in f.k.items()}, f.shape, 64),),
-                            ty.shape)
+                            ty.shape, x.side)
     if name == "arith.ori":
         for x, y in ((a, b), (b, a)):
             if not y.cons and y.pred.all():
@@ -667,7 +704,7 @@ def _cmpi(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     cons = {"slt": (one(neg),), "sle": (neg,), "sgt": (one(d),), "sge": (d,), "eq": (d, neg)}.get(pred)
     if cons is None:
         raise NotAffine(f"a {pred} comparison of lane values")
-    return [Cond(np.ones(1, dtype=bool), cons, shape)]
+    return [Cond(np.ones(1, dtype=bool), cons, shape, _sides(a, b))]
 
 
 @handles("arith.select")
@@ -688,9 +725,11 @@ def _blend(cond: np.ndarray, a: Any, b: Any, P: int) -> Any:
     """Per-program choice between two values (a branch's results, a select on a program condition)."""
     if isinstance(a, Opaque) or isinstance(b, Opaque):
         return a if isinstance(a, Opaque) else b
+    if isinstance(a, (Form, Cond)) and isinstance(b, (Form, Cond)) and (a.side or b.side) and a.side != b.side:
+        raise NotAffine("a per-program choice between values with different quotient variables")
     if isinstance(a, Form) and isinstance(b, Form) and a.k == b.k:
         return Form(np.where(np.broadcast_to(cond, (P,)), np.broadcast_to(a.c, (P,)), np.broadcast_to(b.c, (P,)))
-                    if not cond.all() else a.c, dict(a.k), a.shape, a.bits)
+                    if not cond.all() else a.c, dict(a.k), a.shape, a.bits, a.side)
     if isinstance(a, Ptr) and isinstance(b, Ptr) and a.arg == b.arg and a.pointee == b.pointee:
         return Ptr(a.arg, _blend(cond, a.off, b.off, P), a.pointee)
     if isinstance(a, Cond) and isinstance(b, Cond) and not a.cons and not b.cons:
@@ -727,7 +766,7 @@ def _cast(kind: str):
             raise NotAffine("a truncation of lane values to i1")
         if kind == "zext" and g.box(v)[0].min() < 0:
             raise NotAffine("a zero extension of a value that may be negative")
-        return [g.fit(Form(v.c, dict(v.k), ty.shape, ty.bits), op, ctx)]
+        return [g.fit(Form(v.c, dict(v.k), ty.shape, ty.bits, v.side, v.rng), op, ctx)]
     return handler
 
 
@@ -778,15 +817,23 @@ def _shape_op(kind: str):
         else:
             mapping = _reshape_map(src, ty.shape)
 
-        def move(f: Form) -> Form:
-            return Form(f.c, _relabel(f.k, mapping), ty.shape, f.bits)
+        # a quotient variable is tied to the lanes it was made on: moved lanes need their own copy
+        sides = v.off.side if isinstance(v, Ptr) else v.side
+        moved = any(a != b for a, b in mapping.items())
+        fresh = {q: g.quotient(g.extent[q]) for q in sorted({x for f in sides for x in f.k if x[0] == "q"})} \
+            if moved else {}
 
+        def move(f: Form, side: tuple[Form, ...] = ()) -> Form:
+            k = {fresh.get(x, x): a for x, a in _relabel(f.k, mapping).items()}
+            return Form(f.c, k, ty.shape, f.bits, side, f.rng)
+
+        side = tuple(move(f) for f in sides)
         if isinstance(v, Form):
-            return [move(v)]
+            return [move(v, side)]
         if isinstance(v, Ptr):
-            return [Ptr(v.arg, move(v.off), v.pointee)]
+            return [Ptr(v.arg, move(v.off, side), v.pointee)]
         if isinstance(v, Cond):
-            return [Cond(v.pred, tuple(move(f) for f in v.cons), ty.shape)]
+            return [Cond(v.pred, tuple(move(f) for f in v.cons), ty.shape, side)]
         raise NotAffine(f"{op.name} of this value")
     return handler
 
@@ -810,7 +857,7 @@ def _addptr(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if not isinstance(off, Form):
         return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
     shape = op.result_types[0].shape
-    moved = Form(p.off.c + off.c * p.pointee, _k((p.off.k, 1), (off.k, p.pointee)), shape, 64)
+    moved = Form(p.off.c + off.c * p.pointee, _k((p.off.k, 1), (off.k, p.pointee)), shape, 64, _sides(p, off))
     return [Ptr(p.arg, g.fit(moved, op, ctx), p.pointee)]
 
 
@@ -873,9 +920,9 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     for i, (name, v) in enumerate(zip(carried, inits)):
         s = f"s{g._loops}_{i}"
         if isinstance(v, Form):
-            pv: Any = Form(v.c, _k((v.k, 1), ({s: 1}, 1)), v.shape, v.bits)
+            pv: Any = Form(v.c, _k((v.k, 1), ({s: 1}, 1)), v.shape, v.bits, v.side)
         elif isinstance(v, Ptr):
-            pv = Ptr(v.arg, Form(v.off.c, _k((v.off.k, 1), ({s: 1}, 1)), v.off.shape, 64), v.pointee)
+            pv = Ptr(v.arg, Form(v.off.c, _k((v.off.k, 1), ({s: 1}, 1)), v.off.shape, 64, v.off.side), v.pointee)
         elif isinstance(v, Opaque):
             pv = v
         else:
@@ -902,9 +949,10 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
         if d is None:
             outs.append(Opaque("data", "a value carried by a loop", op.loc) if not isinstance(v, Opaque) else v)
         elif isinstance(v, Form):
-            outs.append(g.fit(Form(v.c + trips * d, dict(v.k), v.shape, v.bits), op, ctx))
+            outs.append(g.fit(Form(v.c + trips * d, dict(v.k), v.shape, v.bits, v.side), op, ctx))
         else:
-            outs.append(Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64), op, ctx),
+            outs.append(Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64, v.off.side),
+                                         op, ctx),
                             v.pointee))
     return outs
 
@@ -923,7 +971,7 @@ def _induction(pv: Any, y: Any, s: str) -> int | None:
     if not isinstance(y, Form):
         raise NotAffine("a loop-carried value of changing kind")
     diff = _k((y.k, 1), (pv.k, -1))
-    if diff:
+    if diff or [id(f) for f in y.side] != [id(f) for f in pv.side]:
         raise NotAffine("a loop-carried value that is not an induction variable")
     d = y.c - pv.c
     if not (d == d.reshape(-1)[0]).all():
@@ -935,8 +983,9 @@ def _advance(v: Any, d: int | None, k: dict[str, int], g: AffineGraph, op: Op, c
     if d is None:
         return v if isinstance(v, Opaque) else Opaque("data", "a value carried by a loop", op.loc)
     if isinstance(v, Form):
-        return g.fit(Form(v.c, _k((v.k, 1), (k, 1)), v.shape, v.bits), op, ctx)
-    return Ptr(v.arg, g.fit(Form(v.off.c, _k((v.off.k, 1), (k, 1)), v.off.shape, 64), op, ctx), v.pointee)
+        return g.fit(Form(v.c, _k((v.k, 1), (k, 1)), v.shape, v.bits, v.side), op, ctx)
+    return Ptr(v.arg, g.fit(Form(v.off.c, _k((v.off.k, 1), (k, 1)), v.off.shape, 64, v.off.side), op, ctx),
+               v.pointee)
 
 
 @handles("scf.if")

@@ -28,6 +28,7 @@ def footprints(g) -> dict:
     for (op_id, stack, arg), site in g.sites.items():
         s, e = site.intervals()
         out[(op_id, stack, arg)] = (tuple(s.tolist()), tuple(e.tolist()), site.exact, site.oob is not None)
+    # (witnesses may differ: the summary's comes from the lowest program that shows the access)
     return out
 
 
@@ -62,6 +63,8 @@ def main() -> int:
             t0 = time.perf_counter()
             try:
                 summary.run()
+                if summary.pending:
+                    summary.fill_witnesses()
             except affine.NotAffine as exc:
                 counts["enumerated"] += 1
                 why[str(exc)] += 1

@@ -85,6 +85,8 @@ def test_program_constants_on_a_full_lattice_factor_into_box_variables():
 def test_program_constants_off_a_lattice_are_not_factored():
     assert _factor(_unique_rows(np.array([[0], [1], [3]]))) is None
     assert _factor(_unique_rows(np.array([[0, 0], [1, 0], [2, 5]]))) is None
+    # the first run is regular, a later block is not: every block must be checked
+    assert _factor(_unique_rows(np.array([[0], [1], [2], [10], [11], [13]]))) is None
 
 
 BENCH_MATMUL = Path(__file__).resolve().parents[1] / "bench" / "kernels" / "matmul.py"   # tutorial 03
@@ -120,8 +122,8 @@ def test_a_16384_cubed_matmul_is_summarized_exactly(tmp_path, monkeypatch):
 
 
 def test_the_summary_and_the_enumeration_agree_on_a_ragged_matmul(tmp_path, monkeypatch):
-    # 200 is no multiple of 64: the `% M` wrap of the last row block leaves the affine fragment, so
-    # this launch is enumerated; 256 stays affine. Both must give what the other engine gives.
+    # 200 is no multiple of 64: the `% M` wrap of the last row block takes a quotient variable;
+    # 256 needs none. Both engines must give the same verdicts and footprints.
     for size in (200, 256):
         ours, _ = _matmul(tmp_path, size, "compare", monkeypatch)
         theirs, _ = _matmul(tmp_path, size, "enumerate", monkeypatch)
@@ -201,3 +203,16 @@ def test_witnesses_from_one_program_agree_with_the_enumeration(path, tmp_path, m
                 access = next(x for x in a.accesses if x.line == d.line)
                 assert not -access.view_offset <= d.witness.element < access.storage - access.view_offset
                 assert all(0 <= p < g for p, g in zip(d.witness.pid, a.grid))
+
+
+def test_a_ragged_matmul_wraps_rows_through_quotient_variables(tmp_path, monkeypatch):
+    # 16001 is no multiple of 64: `(pid_m * 64 + arange(64)) % M` wraps the last row block around to
+    # row 0. The remainder becomes an affine form in the lanes and a quotient variable; the launch
+    # stays summarized and exact, and a small ragged launch agrees with the enumeration.
+    launch, used = _matmul(tmp_path / "big", 16001, "auto", monkeypatch)
+    assert used == {"summary": 1, "enumeration": 0}
+    assert launch.status == "analyzed" and not launch.diagnostics
+    assert {(a.pointer, a.elements, a.exact) for a in launch.accesses} == {
+        (p, ((0, 16001 * 16001),), True) for p in ("a_ptr", "b_ptr", "c_ptr")}
+    ours, used = _matmul(tmp_path / "small", 200, "compare", monkeypatch)
+    assert used["summary"] == 1
