@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import difflib
 import io
 import math
@@ -799,7 +800,19 @@ class _Block:
 
 
 def _comment_lines(text: str) -> tuple[set[int], float]:
-    """Lines holding a comment token, and the line after which tokenizing failed (trust regex there)."""
+    """Lines holding a comment token, and the line after which tokenizing failed (trust regex there).
+
+    A file that parses needs no tokenizing: a line that starts with `#` is a comment unless a string
+    literal spans it, and the syntax tree (parsed once for `find_kernels` too) shows those."""
+    tree = _parse_file(text)
+    if tree is not None:
+        inside: set[int] = set()
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.Constant, ast.JoinedStr)) and (n.end_lineno or 0) > n.lineno:
+                if isinstance(n, ast.JoinedStr) or isinstance(n.value, (str, bytes)):
+                    inside.update(range(n.lineno + 1, n.end_lineno + 1))
+        lines = text.split("\n")
+        return {i for i, line in enumerate(lines, 1) if "#" in line and i not in inside}, math.inf
     found: set[int] = set()
     last = 0
     try:
@@ -883,12 +896,20 @@ def _is_jit(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 _SEGMENT_CONTINUES = re.compile(r"(else|elif|except|finally)\b")
 
 
+@functools.lru_cache(maxsize=2)
+def _parse_file(text: str) -> ast.Module | None:
+    """The file's syntax tree (shared by the kernel finder and the comment finder; read-only)."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _modules(text: str) -> list[ast.Module]:
     """The whole module, or on a syntax error every top-level statement that parses on its own."""
-    try:
-        return [ast.parse(text)]
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        pass
+    tree = _parse_file(text)
+    if tree is not None:
+        return [tree]
     lines = _LINE_BREAK.split(text)
     starts, after_decorator = [], False
     for i, line in enumerate(lines):
@@ -909,18 +930,19 @@ def _modules(text: str) -> list[ast.Module]:
 
 def find_kernels(text: str) -> list[KernelDef]:
     """The @jit functions of a file, in source order; never raises on broken source."""
-    modules = _modules(text)
-    fns = [n for m in modules for n in ast.walk(m)
-           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_jit(n)]
+    fns, launched = [], set()
+    for m in _modules(text):
+        for n in ast.walk(m):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_jit(n):
+                fns.append(n)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name):
+                launched.add(n.func.value.id)
     names = {fn.name for fn in fns}
     called: set[str] = set()
     for fn in fns:
         for n in ast.walk(fn):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id != fn.name:
                 called.add(n.func.id)
-    launched = {n.func.value.id for m in modules for n in ast.walk(m)
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
-                and isinstance(n.func.value, ast.Name)}
     out = []
     for fn in sorted(fns, key=lambda f: (f.lineno, f.col_offset)):
         a = fn.args

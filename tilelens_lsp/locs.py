@@ -6,6 +6,7 @@ Triton's own sources as `triton/<path in the package>`, anything else by bare fi
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -34,10 +35,16 @@ class PathMapper:
         for root, prefix in ((self.triton_root, "triton/"), (self.workspace_root, "")):
             if not root:
                 continue
-            base = os.path.realpath(root)
+            base = _real_root(root)
             if real == base or real.startswith(base + os.sep):
                 return prefix + os.path.relpath(real, base).replace(os.sep, "/")
         return os.path.basename(path)
+
+
+@functools.lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    """The resolved workspace or Triton folder (resolved once per worker: roots do not move)."""
+    return os.path.realpath(root)
 
 
 def default_mapper(workspace_root: str | os.PathLike | None) -> PathMapper:
