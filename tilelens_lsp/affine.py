@@ -134,10 +134,9 @@ class AffineGraph:
     def __init__(self, model: LaunchModel) -> None:
         self.m = model
         self.sites: dict[tuple, SiteResult] = {}
-        self.obligations: dict[tuple, Obligation] = {}
         self.truncated: Refusal | None = None
         self.pending: dict[tuple, int] = {}     # out-of-bounds site -> the program that shows it
-        self.slice = G._address_slice(model.module)
+        self._images: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self.extent: dict[str, int] = {}
         self.work = 0
         self.probing = 0
@@ -146,7 +145,8 @@ class AffineGraph:
         self.P = gx * gy * gz
 
     def width_obligations(self) -> list[Obligation]:
-        return list(self.obligations.values())
+        """None is violated: a value that may leave its width sends the launch to the enumeration."""
+        return []
 
     def run(self) -> None:
         if self.P == 0:
@@ -245,10 +245,6 @@ class AffineGraph:
             lo, hi = self.box(f)
             if big >= 1 << 62 or lo.min() < -limit or hi.max() > limit - 1:
                 raise NotAffine(f"{op.name} may leave i{f.bits}")
-        if f.bits <= 32 and id(op) in self.slice and not self.probing:
-            key = (id(op), ctx.stack)
-            if key not in self.obligations:
-                self.obligations[key] = Obligation(op.name, op.loc, ctx.stack, f.bits)
         return f
 
     # -- accesses
@@ -298,6 +294,15 @@ class AffineGraph:
         if not pred.any():
             return empty, empty
         rows, _, coef, ext, C = self._problem(off, cons, pred, info)
+        key = (rows.shape, rows.tobytes(), coef.tobytes(), ext.tobytes(), C.shape, C.tobytes())
+        hit = self._images.get(key)      # loads and stores of one tile share their problem
+        if hit is not None:
+            return hit
+        self._images[key] = out = self._solve(rows, coef, ext, C)
+        return out
+
+    def _solve(self, rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
         rows = _unique_rows(rows)
         self.spend(rows.size)
         lattice = _factor(rows)
