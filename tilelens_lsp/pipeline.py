@@ -43,6 +43,8 @@ class ImportFailure(Exception):
 class Stats:
     compiles: int = 0
     cache_hits: int = 0
+    summarized: int = 0      # launch configs the affine summary answered
+    enumerated: int = 0      # ... and those the enumeration answered
 
 
 @dataclass
@@ -332,6 +334,10 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
         views = _views(bound.arguments)
         values, infos = _arg_values(module.funcs[module.entry], bound, views)
         graph = affine.analyze(LaunchModel(module, values, infos, grid, settings.enumeration_budget))
+        if isinstance(graph, affine.AffineGraph):
+            _ENGINE.stats.summarized += 1
+        else:
+            _ENGINE.stats.enumerated += 1
     except Refusal as refusal:
         return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch),), **base)
     except Exception as exc:  # noqa: BLE001 - a bug of ours costs this launch, never the file

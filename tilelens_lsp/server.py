@@ -569,11 +569,13 @@ class Session:
     # -- stats
 
     def stats(self) -> dict[str, Any]:
-        compiles = sum(s.get("compiles", 0) for s in self.worker_stats.values())
-        hits = sum(s.get("cache_hits", 0) for s in self.worker_stats.values())
+        def total(name: str) -> int:   # summed over this session's workers
+            return sum(s.get(name, 0) for s in self.worker_stats.values())
+
         worker = self.worker
         run = self.in_flight
-        return {"compiles": compiles, "cache_hits": hits,
+        return {"compiles": total("compiles"), "cache_hits": total("cache_hits"),
+                "summarized": total("summarized"), "enumerated": total("enumerated"),
                 "worker_restarts": max(0, len(self.hellos) - 1),
                 "worker_pid": worker.pid() if worker is not None else None,
                 "worker_alive": bool(worker is not None and worker.alive()),

@@ -185,6 +185,17 @@ async def test_undecodable_file_is_a_diagnostic_not_a_crash(ws: Workspace):
     assert "compiles" in await ws.stats()
 
 
+async def test_stats_say_which_engine_answered(ws: Workspace):
+    before = await ws.stats()
+    uri = ws.open("engines.py", ADD_FIXED.replace("# tilelens:", "# engines\n# tilelens:", 1))
+    assert await ws.diagnostics(uri) == []
+    after = await ws.stats()
+    # a masked vector add stays affine: the summary answers it, nothing is enumerated
+    assert after["summarized"] == before["summarized"] + 1
+    assert after["enumerated"] == before["enumerated"]
+    ws.close("engines.py")
+
+
 async def test_files_outside_the_workspace_are_not_imported(ws: Workspace, tmp_path_factory):
     outside = tmp_path_factory.mktemp("elsewhere") / "add.py"
     outside.write_text(ADD_BUGGY)
