@@ -32,7 +32,7 @@ from tilelens_lsp.graph import ArgInfo, LaunchModel, Obligation, Opaque, SiteRes
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import Block, Op, Type, split_top, symbol_name
 
-MAX_PROGRAMS = 1 << 24      # per-program constants are arrays: past this, enumeration decides (and refuses)
+MAX_PROGRAMS = 1 << 24      # per-program constants are arrays up to here; past it, program ids are variables
 MAX_QUOTIENTS = 64          # values a division's quotient may take across one lane range
 
 
@@ -136,6 +136,7 @@ class AffineGraph:
         self.sites: dict[tuple, SiteResult] = {}
         self.truncated: Refusal | None = None
         self.pending: dict[tuple, int] = {}     # out-of-bounds site -> the program that shows it
+        self.symbolic_programs = False          # program ids as variables (grids past MAX_PROGRAMS)
         self._images: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self.extent: dict[str, int] = {}
         self.work = 0
@@ -151,11 +152,19 @@ class AffineGraph:
     def run(self) -> None:
         if self.P == 0:
             return
+        gx, gy, gz = self.m.grid
         if self.P > min(MAX_PROGRAMS, self.m.budget):
-            raise NotAffine("too many programs for per-program constants")
-        gx, gy, _ = self.m.grid
-        idx = np.arange(self.P, dtype=np.int64)
-        self.pids = [idx % gx, (idx // gx) % gy, idx // (gx * gy)]
+            # too many programs for per-program arrays: program ids become box variables themselves
+            # (one row stands for every program; what needs a concrete program leaves the fragment)
+            self.P = 1
+            self.symbolic_programs = True
+            for axis, n in enumerate((gx, gy, gz)):
+                self.extent[f"P{axis}"] = n
+            self.pids = [Form(np.zeros(1, np.int64), {f"P{axis}": 1} if n > 1 else {}, (), 32)
+                         for axis, n in enumerate((gx, gy, gz))]
+        else:
+            idx = np.arange(self.P, dtype=np.int64)
+            self.pids = [Form(a, {}, (), 32) for a in (idx % gx, (idx // gx) % gy, idx // (gx * gy))]
         entry = self.m.module.funcs[self.m.module.entry]
         env = {name: self._arg(self.m.arg_values[name]) for name, _ in entry.args}
         self.eval_block(entry.body, env, _Ctx(np.ones(self.P, dtype=bool), (), ()))
@@ -317,6 +326,8 @@ class AffineGraph:
 
     def witness_program(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> int:
         """The lowest program index whose part of this access leaves the argument's storage."""
+        if self.symbolic_programs:
+            raise NotAffine("an out-of-bounds access among symbolic programs: enumeration finds its witness")
         rows, programs, coef, ext, C = self._problem(off, cons, pred, info)
         order = np.lexsort(rows.T[::-1])          # stable: equal rows keep ascending programs
         rows, programs = rows[order], programs[order]
@@ -541,7 +552,7 @@ def _constant(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
 
 @handles("tt.get_program_id")
 def _program_id(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
-    return [Form(g.pids["xyz".index(op.text.split()[0])], {}, (), 32)]
+    return [g.pids["xyz".index(op.text.split()[0])]]
 
 
 @handles("tt.get_num_programs")

@@ -216,3 +216,34 @@ def test_a_ragged_matmul_wraps_rows_through_quotient_variables(tmp_path, monkeyp
         (p, ((0, 16001 * 16001),), True) for p in ("a_ptr", "b_ptr", "c_ptr")}
     ours, used = _matmul(tmp_path / "small", 200, "compare", monkeypatch)
     assert used["summary"] == 1
+
+
+HUGE = '''
+import triton
+import triton.language as tl
+
+# tilelens: copy_kernel[(2**25,)](fp32[2**33], fp32[2**33], 2**33, BLOCK=256)
+# tilelens: copy_kernel[(2**25,)](fp32[2**33], fp32[2**33 - 1], 2**33, BLOCK=256)
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+'''
+
+
+def test_grids_past_per_program_arrays_take_program_ids_as_variables(tmp_path, monkeypatch):
+    # 2**25 programs: too many for per-program constants, so the program id is a box variable; the
+    # clean launch is answered exactly, the one whose output is one element short goes to the
+    # enumeration for its witness (truncated there, but the tail bug is found first)
+    path = tmp_path / "huge.py"
+    path.write_text(textwrap.dedent(HUGE))
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    before = dict(affine.ENGINES)
+    clean, short = analyze_path(path, workspace_root=tmp_path).launches
+    assert affine.ENGINES["summary"] - before.get("summary", 0) == 1
+    assert clean.status == "analyzed" and not clean.diagnostics
+    assert {(a.pointer, a.elements, a.exact) for a in clean.accesses} == {
+        ("x_ptr", ((0, 2**33),), True), ("y_ptr", ((0, 2**33),), True)}
+    assert "TL001" in [d.code for d in short.diagnostics]

@@ -76,10 +76,15 @@ def kernels(draw) -> str:
     return textwrap.dedent(src) + "".join(f"    {line}\n" for line in body)
 
 
+@pytest.mark.parametrize("programs", ["arrays", "variables"])
 @settings(max_examples=int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "60")), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(kernels())
-def test_both_engines_agree_on_random_kernels(tmp_path_factory, monkeypatch, source):
+def test_both_engines_agree_on_random_kernels(tmp_path_factory, monkeypatch, programs, source):
+    """`programs`: per-program constants as arrays (the usual), or program ids as box variables (what
+    grids past MAX_PROGRAMS get), forced here on small grids so the enumeration can check it."""
+    if programs == "variables":
+        monkeypatch.setattr(affine, "MAX_PROGRAMS", 0)
     folder = tmp_path_factory.mktemp("affine-fuzz", numbered=True)
     path = folder / f"k{next(_files)}.py"
     path.write_text(source)
