@@ -247,3 +247,20 @@ def test_grids_past_per_program_arrays_take_program_ids_as_variables(tmp_path, m
     assert {(a.pointer, a.elements, a.exact) for a in clean.accesses} == {
         ("x_ptr", ((0, 2**33),), True), ("y_ptr", ((0, 2**33),), True)}
     assert "TL001" in [d.code for d in short.diagnostics]
+
+
+def test_a_crash_in_the_summary_falls_back_to_the_enumeration(tmp_path, monkeypatch):
+    path = tmp_path / "tail.py"
+    path.write_text(textwrap.dedent(TAIL))
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the summary")
+
+    monkeypatch.setitem(affine._HANDLERS, "tt.make_range", broken)
+    monkeypatch.setenv(affine.ENGINE_ENV, "auto")
+    (launch,) = analyze_path(path, workspace_root=tmp_path).launches
+    assert [d.code for d in launch.diagnostics] == ["TL001"]          # the enumeration's verdict
+    monkeypatch.setenv(affine.ENGINE_ENV, "compare")                   # tests see the bug
+    (launch,) = analyze_path(path, workspace_root=tmp_path).launches
+    assert [d.code for d in launch.diagnostics] == ["TL050"]
