@@ -34,6 +34,7 @@ from tilelens_lsp.ttir import Block, Op, Type, split_top, symbol_name
 
 MAX_PROGRAMS = 1 << 24      # per-program constants are arrays up to here; past it, program ids are variables
 MAX_QUOTIENTS = 64          # values a division's quotient may take across one lane range
+MAX_PIECES = 16             # regions of one piecewise value (selects and min/max of lane values)
 
 
 class NotAffine(Exception):
@@ -71,9 +72,20 @@ class Cond:
 
 
 @dataclass
+class Pieces:
+    """An integer that is one form on each of several lane regions (a select or a min/max whose
+    choice varies by lane): `parts` are (guard, form), the guards (conjunctions of `form >= 0`)
+    cover every point exactly once."""
+
+    parts: tuple[tuple[tuple[Form, ...], Form], ...]
+    shape: tuple[int, ...]
+    bits: int
+
+
+@dataclass
 class Ptr:
     arg: str
-    off: Form          # byte offset from the argument's address
+    off: "Form | Pieces"   # byte offset from the argument's address
     pointee: int
 
 
@@ -94,11 +106,42 @@ def _sides(*vals: Any) -> tuple[Form, ...]:
     out: list[Form] = []
     seen: set[int] = set()
     for v in vals:
-        for f in (v.off.side if isinstance(v, Ptr) else getattr(v, "side", ())):
+        v = v.off if isinstance(v, Ptr) else v
+        sides = [f for _, part in v.parts for f in part.side] if isinstance(v, Pieces) else getattr(v, "side", ())
+        for f in sides:
             if id(f) not in seen:
                 seen.add(id(f))
                 out.append(f)
     return tuple(out)
+
+
+def _parts(v: Any) -> tuple[tuple[tuple[Form, ...], Form], ...]:
+    """A form or a piecewise value as (guard, form) parts."""
+    return v.parts if isinstance(v, Pieces) else (((), v),)
+
+
+def _pieces(parts: list[tuple[tuple[Form, ...], Form]], shape: tuple[int, ...], bits: int) -> "Form | Pieces":
+    if len(parts) == 1 and not parts[0][0]:
+        return parts[0][1]
+    if len(parts) > MAX_PIECES:
+        raise NotAffine(f"a value of more than {MAX_PIECES} pieces")
+    return Pieces(tuple(parts), shape, bits)
+
+
+def _negate(f: Form) -> Form:
+    """not (f >= 0), i.e. -f - 1 >= 0."""
+    return Form(-f.c - 1, {v: -a for v, a in f.k.items()}, f.shape, 64)
+
+
+def _regions(cond: "Cond") -> tuple[tuple[Form, ...], list[tuple[Form, ...]]]:
+    """A lane condition as its true region and disjoint regions covering its complement (each a
+    conjunction): not (c1 and c2 and ...) = (not c1) or (c1 and not c2) or ... ."""
+    cons = list(cond.cons)
+    if not cond.pred.all():
+        cons.insert(0, Form(np.where(cond.pred, 0, -1).astype(np.int64), {}, cond.shape, 64))
+    side = tuple(cond.side)
+    falses = [side + tuple(cons[:i]) + (_negate(cons[i]),) for i in range(len(cons))]
+    return side + tuple(cons), falses
 
 
 def _uniform(f: Form) -> int | None:
@@ -191,8 +234,9 @@ class AffineGraph:
                 results = handler(self, op, env, ctx)
             for name, value in zip(op.results, results):
                 env[name] = value
-                if isinstance(value, (Form, Ptr)):
-                    self.spend(np.size(value.off.c if isinstance(value, Ptr) else value.c))
+                if isinstance(value, (Form, Ptr, Pieces)):
+                    off = value.off if isinstance(value, Ptr) else value
+                    self.spend(sum(np.size(f.c) for _, f in _parts(off)))
         return []
 
     def get(self, env: dict[str, Any], name: str) -> Any:
@@ -271,15 +315,17 @@ class AffineGraph:
             site = self.sites[key] = SiteResult(kind, ptr.arg, op.loc, ctx.stack)
         info = self.m.args[ptr.arg]
         pred = np.broadcast_to(ctx.pred, (self.P,))
-        cons = list(ctx.cons) + list(ptr.off.side)
         if mask is not None:
             pred = pred & np.broadcast_to(mask.pred, (self.P,))
-            cons += list(mask.cons) + [f for f in mask.side if all(f is not g for g in ptr.off.side)]
-        starts, ends = self.image(ptr.off, cons, pred, info)
-        if starts.size:
-            site.add_intervals(starts, ends)
-            if (starts.min() < info.lo or ends.max() > info.hi) and key not in self.pending:
-                self.pending[key] = self.witness_program(ptr.off, cons, pred, info)
+        for guard, off in _parts(ptr.off):     # a piecewise address: each region on its own
+            cons = list(ctx.cons) + list(guard) + list(off.side)
+            if mask is not None:
+                cons += list(mask.cons) + [f for f in mask.side if all(f is not g for g in off.side)]
+            starts, ends = self.image(off, cons, pred, info)
+            if starts.size:
+                site.add_intervals(starts, ends)
+                if (starts.min() < info.lo or ends.max() > info.hi) and key not in self.pending:
+                    self.pending[key] = self.witness_program(off, cons, pred, info)
 
     def _problem(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo):
         """The access as a box problem in elements: per-program rows [base, constraint constants...],
@@ -618,28 +664,42 @@ def _binary(name: str, fn, checked: bool):
         ty = op.result_types[0]
         if isinstance(a, Cond) and isinstance(b, Cond):
             return [_bool_op(name, a, b, ty)]
+        if isinstance(a, Pieces) or isinstance(b, Pieces):
+            if not isinstance(a, (Form, Pieces)) or not isinstance(b, (Form, Pieces)):
+                return [_data(a, b)] if isinstance(a, Opaque) or isinstance(b, Opaque) else \
+                    [Opaque("out-of-vocabulary", f"{op.name} of a pointer or mask", op.loc)]
+            parts = []
+            for ga, fa in _parts(a):
+                for gb, fb in _parts(b):
+                    for gr, fr in _parts(forms(g, op, ctx, fa, fb)):
+                        parts.append((ga + gb + gr, fr))
+            return [_pieces(parts, ty.shape, ty.bits or max(a.bits, b.bits))]
         if not isinstance(a, Form) or not isinstance(b, Form):
             if isinstance(a, (Ptr, Cond)) or isinstance(b, (Ptr, Cond)):
                 return [Opaque("out-of-vocabulary", f"{op.name} of a pointer or mask", op.loc)]
             return [_data(a, b)]
+        return [forms(g, op, ctx, a, b)]
+
+    def forms(g: AffineGraph, op: Op, ctx: _Ctx, a: Form, b: Form) -> "Form | Pieces":
+        ty = op.result_types[0]
         bits = ty.bits or max(a.bits, b.bits)
         shape = ty.shape
         if not a.k and not b.k:
-            return [g.fit(Form(_concrete(fn, a, b, bits, checked, op), {}, shape, bits), op, ctx)]
+            return g.fit(Form(_concrete(fn, a, b, bits, checked, op), {}, shape, bits), op, ctx)
         if name in ("arith.addi", "arith.subi"):
             s = 1 if name == "arith.addi" else -1
-            return [g.fit(Form(a.c + s * b.c, _k((a.k, 1), (b.k, s)), shape, bits, _sides(a, b)), op, ctx)]
+            return g.fit(Form(a.c + s * b.c, _k((a.k, 1), (b.k, s)), shape, bits, _sides(a, b)), op, ctx)
         if name in ("arith.muli", "arith.shli"):
             if name == "arith.shli":
                 s = _uniform(b)
                 if s is None or not 0 <= s < bits:
                     raise NotAffine("a shift by a varying amount")
-                return [g.fit(Form(a.c << s, _k((a.k, 1 << s)), shape, bits, a.side), op, ctx)]
+                return g.fit(Form(a.c << s, _k((a.k, 1 << s)), shape, bits, a.side), op, ctx)
             sa, sb = _uniform(a), _uniform(b)
             if sb is not None:
-                return [g.fit(Form(a.c * sb, _k((a.k, sb)), shape, bits, a.side), op, ctx)]
+                return g.fit(Form(a.c * sb, _k((a.k, sb)), shape, bits, a.side), op, ctx)
             if sa is not None:
-                return [g.fit(Form(b.c * sa, _k((b.k, sa)), shape, bits, b.side), op, ctx)]
+                return g.fit(Form(b.c * sa, _k((b.k, sa)), shape, bits, b.side), op, ctx)
             raise NotAffine("a product of two varying values")
         if name in _DIVS:
             d = _uniform(b)
@@ -651,18 +711,25 @@ def _binary(name: str, fn, checked: bool):
                 d = 1 << d
             if d <= 0:
                 raise NotAffine("a division by a non-positive value")
-            return [g.fit(_divmod(g, name, a, d, bits), op, ctx)]
+            return g.fit(_divmod(g, name, a, d, bits), op, ctx)
         if name in ("arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui"):
             (alo, ahi), (blo, bhi) = g.box(a), g.box(b)
             if name.endswith("ui") and (alo.min() < 0 or blo.min() < 0):
                 raise NotAffine("an unsigned min/max of a value that may be negative")
             a_first = (ahi <= blo).all()
             b_first = (bhi <= alo).all()
-            if not (a_first or b_first):
-                raise NotAffine("a min/max whose winner varies by lane")
+            sides = _sides(a, b)
+            if not (a_first or b_first):        # the winner varies: two regions, split at a = b
+                if "min" in name:               # a wins where a <= b: b - a >= 0
+                    a_wins = Form(b.c - a.c, _k((b.k, 1), (a.k, -1)), shape, 64)
+                else:                           # a wins where a >= b: a - b >= 0
+                    a_wins = Form(a.c - b.c, _k((a.k, 1), (b.k, -1)), shape, 64)
+                b_wins = _negate(a_wins)
+                return Pieces(((sides + (a_wins,), Form(a.c, dict(a.k), shape, bits, sides)),
+                               (sides + (b_wins,), Form(b.c, dict(b.k), shape, bits, sides))), shape, bits)
             smaller, larger = (a, b) if a_first else (b, a)
             pick = smaller if "min" in name else larger
-            return [Form(pick.c, dict(pick.k), shape, bits, _sides(a, b))]
+            return Form(pick.c, dict(pick.k), shape, bits, sides)
         raise NotAffine(f"{op.name} of lane or loop values")
     return handler
 
@@ -733,7 +800,15 @@ def _select(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if not isinstance(c, Cond):
         raise NotAffine("a select on an unknown condition")
     if c.cons:
-        raise NotAffine("a select on a lane condition")
+        if not isinstance(a, (Form, Pieces)) or not isinstance(b, (Form, Pieces)):
+            raise NotAffine("a select on a lane condition between values that are not integers")
+        true, falses = _regions(c)
+        ty = op.result_types[0]
+        parts = [(true + ga, fa) for ga, fa in _parts(a)]
+        parts += [(f + gb, fb) for f in falses for gb, fb in _parts(b)]
+        return [_pieces(parts, ty.shape, ty.bits)]
+    if isinstance(a, Pieces) or isinstance(b, Pieces):
+        raise NotAffine("a per-program choice between piecewise values")
     return [_blend(c.pred, a, b, g.P)]
 
 
@@ -769,6 +844,14 @@ def _cast(kind: str):
             if ty.bits == 1:
                 return [Cond((a & 1).astype(bool), (), ty.shape)]
             return [Form(G._wrap(a, ty.bits), {}, ty.shape, ty.bits)]
+        if isinstance(v, Pieces):
+            parts = []
+            for guard, f in v.parts:
+                (out,) = handler(g, op, {op.operands[0]: f}, ctx)
+                if not isinstance(out, Form):
+                    raise NotAffine(f"{op.name} of a piecewise value")
+                parts.append((guard, out))
+            return [Pieces(tuple(parts), ty.shape, ty.bits)]
         if not isinstance(v, Form):
             return [Opaque("out-of-vocabulary", f"{op.name} of a pointer", op.loc)]
         if not v.k:
@@ -820,6 +903,18 @@ def _shape_op(kind: str):
         ty = op.result_types[0]
         if isinstance(v, Opaque):
             return [v]
+        if isinstance(v, Pieces) or isinstance(v, Ptr) and isinstance(v.off, Pieces):
+            pieces = v if isinstance(v, Pieces) else v.off
+            parts = []
+            for guard, f in pieces.parts:
+                # the guard moves with its form: carry it as the form's side constraints
+                carrier = Form(f.c, f.k, f.shape, f.bits, tuple(guard) + tuple(f.side), f.rng)
+                (moved,) = handler(g, op, {op.operands[0]: carrier}, ctx)
+                n = len(guard)
+                parts.append((moved.side[:n], Form(moved.c, moved.k, moved.shape, moved.bits, moved.side[n:],
+                                                   moved.rng)))
+            out = Pieces(tuple(parts), op.result_types[0].shape, pieces.bits)
+            return [Ptr(v.arg, out, v.pointee) if isinstance(v, Ptr) else out]
         src = v.off.shape if isinstance(v, Ptr) else v.shape
         if kind in ("splat", "broadcast"):
             mapping = {i: i for i in range(len(src))}
@@ -870,9 +965,16 @@ def _addptr(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
         return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
     if isinstance(off, Opaque):
         return [Opaque("data", "an offset computed from loaded data", op.loc)]
-    if not isinstance(off, Form):
+    if not isinstance(off, (Form, Pieces)):
         return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
     shape = op.result_types[0].shape
+    if isinstance(off, Pieces) or isinstance(p.off, Pieces):
+        parts = []
+        for gp, fp in _parts(p.off):
+            for go, fo in _parts(off):
+                moved = Form(fp.c + fo.c * p.pointee, _k((fp.k, 1), (fo.k, p.pointee)), shape, 64, _sides(fp, fo))
+                parts.append((gp + go, g.fit(moved, op, ctx)))
+        return [Ptr(p.arg, _pieces(parts, shape, 64), p.pointee)]
     moved = Form(p.off.c + off.c * p.pointee, _k((p.off.k, 1), (off.k, p.pointee)), shape, 64, _sides(p, off))
     return [Ptr(p.arg, g.fit(moved, op, ctx), p.pointee)]
 
@@ -935,6 +1037,8 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     probes = []
     for i, (name, v) in enumerate(zip(carried, inits)):
         s = f"s{g._loops}_{i}"
+        if isinstance(v, Pieces) or isinstance(v, Ptr) and isinstance(v.off, Pieces):
+            raise NotAffine("a loop-carried piecewise value")
         if isinstance(v, Form):
             pv: Any = Form(v.c, _k((v.k, 1), ({s: 1}, 1)), v.shape, v.bits, v.side)
         elif isinstance(v, Ptr):

@@ -264,3 +264,45 @@ def test_a_crash_in_the_summary_falls_back_to_the_enumeration(tmp_path, monkeypa
     monkeypatch.setenv(affine.ENGINE_ENV, "compare")                   # tests see the bug
     (launch,) = analyze_path(path, workspace_root=tmp_path).launches
     assert [d.code for d in launch.diagnostics] == ["TL050"]
+
+
+CLAMPS = '''
+import triton
+import triton.language as tl
+
+# tilelens: clamp_kernel[(2,)](fp32[256], fp32[256], fp32[256], BLOCK=32)
+@triton.jit
+def clamp_kernel(x_ptr, y_ptr, z_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    base = tl.program_id(0) * 7
+    a = base + tl.minimum(r * 3, 40)
+    b = tl.maximum(r * 2, 50) - base
+    c = tl.where((r >= 5) & (r < 20), 100 + r, r)
+    tl.store(y_ptr + a, tl.load(x_ptr + a))
+    tl.store(z_ptr + b, tl.load(x_ptr + c))
+'''
+
+
+def _elements(access) -> set[int]:
+    return {e for s, t in access.elements for e in range(s, t)}
+
+
+def test_lane_varying_min_max_and_select_become_exact_pieces(tmp_path, monkeypatch):
+    path = tmp_path / "clamps.py"
+    path.write_text(textwrap.dedent(CLAMPS))
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    monkeypatch.setenv(affine.ENGINE_ENV, "auto")
+    before = affine.ENGINES["summary"]
+    (launch,) = analyze_path(path, workspace_root=tmp_path).launches
+    assert affine.ENGINES["summary"] == before + 1 and not launch.diagnostics
+    r = np.arange(32)
+    want_a = {int(v) for p in range(2) for v in p * 7 + np.minimum(r * 3, 40)}
+    want_b = {int(v) for p in range(2) for v in np.maximum(r * 2, 50) - p * 7}
+    want_c = {int(v) for v in np.where((r >= 5) & (r < 20), 100 + r, r)}
+    by = {(a.op, a.pointer, a.line): a for a in launch.accesses}
+    lines = sorted({a.line for a in launch.accesses})
+    assert _elements(by[("load", "x_ptr", lines[0])]) == want_a
+    assert _elements(by[("store", "y_ptr", lines[0])]) == want_a
+    assert _elements(by[("load", "x_ptr", lines[1])]) == want_c
+    assert _elements(by[("store", "z_ptr", lines[1])]) == want_b
+    assert all(a.exact for a in launch.accesses)

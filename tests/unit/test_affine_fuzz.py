@@ -1,6 +1,6 @@
 """Differential fuzzing of the two engines: random kernels built from the address shapes real kernels
-use (program tiles, swizzles, strided and wrapped lanes, 2-D tiles, masks, loops with carried
-pointers and program-dependent trip counts) are compiled and analysed with both engines, which must
+use (program tiles, swizzles, strided, wrapped and clamped lanes, lane selects, 2-D tiles, masks,
+loops with carried pointers and program-dependent trip counts) are compiled and analysed with both engines, which must
 agree on every launch the affine summary answers (`TILELENS_ENGINE=compare`: a disagreement is a
 TL050)."""
 
@@ -18,7 +18,9 @@ from tilelens_lsp.pipeline import analyze_path
 
 PIDS = ["pid * {S}", "pid * {S} + {C}", "(pid % {G}) * {S} + (pid // {G}) * {S2}", "(pid // {G}) * {S}",
         "{C}"]
-LANES_1D = ["r", "r * {A}", "(r % {D}) * {A}", "(r // {D}) * {A} + r % {D}", "r + {C}", "({base} + r) % {M}"]
+LANES_1D = ["r", "r * {A}", "(r % {D}) * {A}", "(r // {D}) * {A} + r % {D}", "r + {C}", "({base} + r) % {M}",
+            "tl.minimum(r * {A}, {X})", "tl.maximum(r - {C}, 0) * {A}", "tl.where(r < {X}, r, {X} + {A} * r)",
+            "tl.where((r >= {D}) & (r < {X}), r * {A}, 0)", "tl.minimum({base} + r, {M}) - {base}"]
 MASKS = ["None", "offs < n", "offs >= {L}", "(r < {X}) & (offs < n)", "(offs < n) & (offs >= {L})",
          "r * {A} < {X}", "offs == {L}"]
 LOOPS = ["", "{T}", "pid % 3 + 1", "pid + 1"]
