@@ -289,9 +289,8 @@ class AffineGraph:
         """A form whose value may leave its width would wrap: enumeration decides those exactly."""
         if f.bits == 1:
             return f
-        if f.k and any(v not in self.extent and v[0] != "L" for v in f.k):
-            if self.probing:
-                return f
+        if self.probing and any(v[0] == "s" for v in f.k):
+            return f      # a probe variable's range is what the probe finds out: the real pass checks
         limit = 1 << (min(f.bits, 63) - 1)
         big = float(np.abs(f.c).max()) + sum(abs(a) * float(self.var_extent(v, f.shape)) for v, a in f.k.items())
         if big >= limit:
