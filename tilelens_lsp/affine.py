@@ -2,20 +2,23 @@
 
 Every integer is a *form*: a per-program constant (a numpy array over the launch's programs, so
 swizzles like grouped-matmul ordering stay exact) plus integer coefficients on symbolic variables:
-lane axes (`L0`, `L1`, ...) and loop iterations (`t0`, `t1`, ...). A mask is a per-program predicate
-plus linear constraints `form >= 0`. A loop whose carried values advance by a loop-invariant step is
-evaluated once, with its iteration as a variable. An access's footprint is then the image of a box
-(lanes × iterations × programs) cut by the constraints: programs are factored into box variables when
-their constants form a lattice, variables whose strides tile each other are fused, constraints the box
-already implies are dropped, and what remains becomes one interval per row of the outer variables.
+lane axes (`L0`, `L1`, ...), loop iterations (`t0`, ...), quotients of divisions that split a lane
+range (`q3`, ..., pinned by side constraints), and past MAX_PROGRAMS the program ids (`P0`, ...). A
+mask is a per-program predicate plus linear constraints `form >= 0`; a select or min/max whose choice
+varies by lane is a piecewise value (one form per disjoint region). A loop whose carried values
+advance by a loop-invariant step is evaluated once, with its iteration as a variable. An access's
+footprint is then the image of a box (lanes × iterations × programs) cut by the constraints: programs
+are factored into box variables when their constants form a lattice, variables whose strides tile
+each other are fused, constraints the box already implies are dropped, coupling constraints split
+rows, and what remains becomes one interval per row of the outer variables.
 
 The cost depends on the number of programs only through a few numpy operations on per-program
-scalars, never on lanes × programs × iterations. Whatever leaves this fragment (a division of a lane
-value that does not divide evenly, an address from loaded data, a while loop, an out-of-bounds access
-that needs a witness, a value that may wrap) raises `NotAffine`, and the enumerating `AccessGraph`
-answers the launch instead, so the two never disagree on a verdict.
+scalars, never on lanes × programs × iterations. Whatever leaves this fragment (an address or mask
+from loaded data, a while loop, an integer reduction, a value that may wrap) raises `NotAffine`, and
+the enumerating `AccessGraph` answers the launch instead; an out-of-bounds access keeps the summary's
+footprint only when the launch is too large to enumerate, with a witness from one enumerated
+program. `TILELENS_ENGINE=compare` checks the two engines against each other on every launch.
 """
-
 from __future__ import annotations
 
 import dataclasses
