@@ -288,7 +288,7 @@ class AffineGraph:
         self.extent[name] = extent
         return name
 
-    def fit(self, f: Form, op: Op, ctx: _Ctx) -> Form:
+    def fit(self, f: Form, op: Op) -> Form:
         """A form whose value may leave its width would wrap: enumeration decides those exactly."""
         if f.bits == 1:
             return f
@@ -687,21 +687,21 @@ def _binary(name: str, fn, checked: bool):
         bits = ty.bits or max(a.bits, b.bits)
         shape = ty.shape
         if not a.k and not b.k:
-            return g.fit(Form(_concrete(fn, a, b, bits, checked, op), {}, shape, bits), op, ctx)
+            return g.fit(Form(_concrete(fn, a, b, bits, checked, op), {}, shape, bits), op)
         if name in ("arith.addi", "arith.subi"):
             s = 1 if name == "arith.addi" else -1
-            return g.fit(Form(a.c + s * b.c, _k((a.k, 1), (b.k, s)), shape, bits, _sides(a, b)), op, ctx)
+            return g.fit(Form(a.c + s * b.c, _k((a.k, 1), (b.k, s)), shape, bits, _sides(a, b)), op)
         if name in ("arith.muli", "arith.shli"):
             if name == "arith.shli":
                 s = _uniform(b)
                 if s is None or not 0 <= s < bits:
                     raise NotAffine("a shift by a varying amount")
-                return g.fit(Form(a.c << s, _k((a.k, 1 << s)), shape, bits, a.side), op, ctx)
+                return g.fit(Form(a.c << s, _k((a.k, 1 << s)), shape, bits, a.side), op)
             sa, sb = _uniform(a), _uniform(b)
             if sb is not None:
-                return g.fit(Form(a.c * sb, _k((a.k, sb)), shape, bits, a.side), op, ctx)
+                return g.fit(Form(a.c * sb, _k((a.k, sb)), shape, bits, a.side), op)
             if sa is not None:
-                return g.fit(Form(b.c * sa, _k((b.k, sa)), shape, bits, b.side), op, ctx)
+                return g.fit(Form(b.c * sa, _k((b.k, sa)), shape, bits, b.side), op)
             raise NotAffine("a product of two varying values")
         if name in _DIVS:
             d = _uniform(b)
@@ -713,7 +713,7 @@ def _binary(name: str, fn, checked: bool):
                 d = 1 << d
             if d <= 0:
                 raise NotAffine("a division by a non-positive value")
-            return g.fit(_divmod(g, name, a, d, bits), op, ctx)
+            return g.fit(_divmod(g, name, a, d, bits), op)
         if name in ("arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui"):
             (alo, ahi), (blo, bhi) = g.box(a), g.box(b)
             if name.endswith("ui") and (alo.min() < 0 or blo.min() < 0):
@@ -867,7 +867,7 @@ def _cast(kind: str):
             raise NotAffine("a truncation of lane values to i1")
         if kind == "zext" and g.box(v)[0].min() < 0:
             raise NotAffine("a zero extension of a value that may be negative")
-        return [g.fit(Form(v.c, dict(v.k), ty.shape, ty.bits, v.side, v.rng), op, ctx)]
+        return [g.fit(Form(v.c, dict(v.k), ty.shape, ty.bits, v.side, v.rng), op)]
     return handler
 
 
@@ -975,10 +975,10 @@ def _addptr(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
         for gp, fp in _parts(p.off):
             for go, fo in _parts(off):
                 moved = Form(fp.c + fo.c * p.pointee, _k((fp.k, 1), (fo.k, p.pointee)), shape, 64, _sides(fp, fo))
-                parts.append((gp + go, g.fit(moved, op, ctx)))
+                parts.append((gp + go, g.fit(moved, op)))
         return [Ptr(p.arg, _pieces(parts, shape, 64), p.pointee)]
     moved = Form(p.off.c + off.c * p.pointee, _k((p.off.k, 1), (off.k, p.pointee)), shape, 64, _sides(p, off))
-    return [Ptr(p.arg, g.fit(moved, op, ctx), p.pointee)]
+    return [Ptr(p.arg, g.fit(moved, op), p.pointee)]
 
 
 @handles("tt.load")
@@ -1030,7 +1030,7 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     t = f"t{g._loops}"
     g._loops += 1
     g.extent[t] = T
-    ivf = g.fit(Form(lb.c, {t: st} if T > 1 else {}, (), lb.bits), op, ctx)
+    ivf = g.fit(Form(lb.c, {t: st} if T > 1 else {}, (), lb.bits), op)
     body = op.regions[0].blocks[0]
     # probe: carried values as init + s; an induction variable yields s + (a uniform step)
     steps: list[int | None] = []
@@ -1064,17 +1064,17 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     inner = dict(env)
     inner[iv] = ivf
     for name, v, d in zip(carried, inits, steps):
-        inner[name] = _advance(v, d, {t: d} if T > 1 else {}, g, op, ctx)
+        inner[name] = _advance(v, d, {t: d} if T > 1 else {}, g, op)
     g.eval_block(body, inner, body_ctx)
     outs = []
     for v, d in zip(inits, steps):
         if d is None:
             outs.append(Opaque("data", "a value carried by a loop", op.loc) if not isinstance(v, Opaque) else v)
         elif isinstance(v, Form):
-            outs.append(g.fit(Form(v.c + trips * d, dict(v.k), v.shape, v.bits, v.side), op, ctx))
+            outs.append(g.fit(Form(v.c + trips * d, dict(v.k), v.shape, v.bits, v.side), op))
         else:
             outs.append(Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64, v.off.side),
-                                         op, ctx),
+                                         op),
                             v.pointee))
     return outs
 
@@ -1101,12 +1101,12 @@ def _induction(pv: Any, y: Any, s: str) -> int | None:
     return int(d.reshape(-1)[0])
 
 
-def _advance(v: Any, d: int | None, k: dict[str, int], g: AffineGraph, op: Op, ctx: _Ctx) -> Any:
+def _advance(v: Any, d: int | None, k: dict[str, int], g: AffineGraph, op: Op) -> Any:
     if d is None:
         return v if isinstance(v, Opaque) else Opaque("data", "a value carried by a loop", op.loc)
     if isinstance(v, Form):
-        return g.fit(Form(v.c, _k((v.k, 1), (k, 1)), v.shape, v.bits, v.side), op, ctx)
-    return Ptr(v.arg, g.fit(Form(v.off.c, _k((v.off.k, 1), (k, 1)), v.off.shape, 64, v.off.side), op, ctx),
+        return g.fit(Form(v.c, _k((v.k, 1), (k, 1)), v.shape, v.bits, v.side), op)
+    return Ptr(v.arg, g.fit(Form(v.off.c, _k((v.off.k, 1), (k, 1)), v.off.shape, 64, v.off.side), op),
                v.pointee)
 
 
@@ -1185,6 +1185,17 @@ def analyze(model: LaunchModel) -> Any:
     return graph
 
 
+def site_footprints(sites: dict) -> dict:
+    """What an engine found at each site, in a form two engines can be compared by (witnesses aside:
+    the summary's may come from another program)."""
+    out = {}
+    for key, site in sites.items():
+        s, e = site.intervals()
+        out[key] = (site.op, site.loc, s.tolist(), e.tolist(), site.exact, site.oob is not None,
+                    site.refusal is not None)
+    return out
+
+
 def compare(summary: AffineGraph, model: LaunchModel) -> None:
     """Enumerate a summarized launch too and insist on the same sites and footprints (a test mode:
     each engine checks the other on every launch the summary answers)."""
@@ -1193,15 +1204,7 @@ def compare(summary: AffineGraph, model: LaunchModel) -> None:
     if graph.truncated is not None:
         return
 
-    def merged(sites: dict) -> dict:
-        out = {}
-        for key, site in sites.items():
-            s, e = site.intervals()
-            out[key] = (site.op, site.loc, s.tolist(), e.tolist(), site.exact, site.oob is not None,
-                        site.refusal is not None)
-        return out
-
-    a, b = merged(summary.sites), merged(graph.sites)
+    a, b = site_footprints(summary.sites), site_footprints(graph.sites)
     if a != b:
         diff = [(a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)]
         raise AssertionError(f"the affine summary and the enumeration disagree: {str(diff[0])[:600]}")

@@ -23,15 +23,6 @@ from tilelens_lsp import affine, graph as G  # noqa: E402
 from tilelens_lsp import pipeline  # noqa: E402
 
 
-def footprints(g) -> dict:
-    out = {}
-    for (op_id, stack, arg), site in g.sites.items():
-        s, e = site.intervals()
-        out[(op_id, stack, arg)] = (tuple(s.tolist()), tuple(e.tolist()), site.exact, site.oob is not None)
-    # (witnesses may differ: the summary's comes from the lowest program that shows the access)
-    return out
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs="+")
@@ -79,7 +70,7 @@ def main() -> int:
             if enum.truncated is not None:
                 counts["enumeration truncated"] += 1
                 continue
-            a, b = footprints(summary), footprints(enum)
+            a, b = affine.site_footprints(summary.sites), affine.site_footprints(enum.sites)
             if a != b:
                 bad += 1
                 print(f"MISMATCH {f} grid={model.grid}")
