@@ -30,10 +30,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tilelens_lsp import accounting, cfg
 from tilelens_lsp import graph as G
 from tilelens_lsp.graph import ArgInfo, LaunchModel, Obligation, Opaque, SiteResult
 from tilelens_lsp.refusal import Refusal
-from tilelens_lsp.ttir import Block, Op, Type, split_top, symbol_name
+from tilelens_lsp.ttir import Block, Op, Region, Type, split_top, symbol_name
 
 MAX_PROGRAMS = 1 << 24      # per-program constants are arrays up to here; past it, program ids are variables
 MAX_QUOTIENTS = 64          # values a division's quotient may take across one lane range
@@ -188,6 +189,7 @@ class AffineGraph:
         self.work = 0
         self.probing = 0
         self._loops = 0
+        self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
         gx, gy, gz = model.grid
         self.P = gx * gy * gz
 
@@ -213,7 +215,7 @@ class AffineGraph:
             self.pids = [Form(a, {}, (), 32) for a in (idx % gx, (idx // gx) % gy, idx // (gx * gy))]
         entry = self.m.module.funcs[self.m.module.entry]
         env = {name: self._arg(self.m.arg_values[name]) for name, _ in entry.args}
-        self.eval_block(entry.body, env, _Ctx(np.ones(self.P, dtype=bool), (), ()))
+        self.eval_body(entry.body, env, _Ctx(np.ones(self.P, dtype=bool), (), ()))
 
     def _arg(self, v: Any) -> Any:
         if isinstance(v, G.IntV):
@@ -226,10 +228,56 @@ class AffineGraph:
 
     # -- blocks
 
+    def eval_body(self, body: Region, env: dict[str, Any], ctx: _Ctx) -> list[Any]:
+        """A function body: one block, or a control-flow graph of blocks (early returns)."""
+        if cfg.is_graph(body):
+            return cfg.run(body, env, ctx, self)
+        return self.eval_block(body.blocks[0], env, ctx)
+
     def eval_block(self, block: Block, env: dict[str, Any], ctx: _Ctx) -> list[Any]:
+        term = self.eval_ops(block, env, ctx)
+        if term is not None and term.name in ("scf.yield", "tt.return", "scf.condition"):
+            return [self.get(env, o) for o in term.operands]
+        if term is not None:
+            raise NotAffine(f"a branch ({term.name}) inside a single-block region")
+        return []
+
+    # -- the control-flow graph protocol (tilelens_lsp.cfg)
+
+    def branch_condition(self, value: Any, op: Op) -> np.ndarray:
+        if not isinstance(value, Cond) or value.cons:
+            raise NotAffine("a branch condition outside the affine fragment")
+        return np.broadcast_to(value.pred, (self.P,))
+
+    def join(self, incoming: list[tuple[np.ndarray, Any]], op: Op) -> Any:
+        value = incoming[0][1]
+        if all(v is value for _, v in incoming[1:]):
+            return value
+        if (sum(w.astype(int) for w, _ in incoming) > 1).any():
+            raise NotAffine("a value joined from overlapping paths")
+        for when, v in incoming[1:]:
+            value = _blend(when, v, value, self.P)
+        return value
+
+    def narrow(self, ctx: _Ctx, may: np.ndarray, exact: bool) -> _Ctx:
+        return _Ctx(may, ctx.cons, ctx.stack)
+
+    def ctx_pred(self, ctx: _Ctx) -> tuple[np.ndarray, bool]:
+        return np.broadcast_to(ctx.pred, (self.P,)), True
+
+    def mark_unreachable(self, block: Block, ctx: _Ctx) -> None:
+        if self.probing:
+            return
+        for op, stack in accounting.contexts_in_ops(accounting.block_ops(block), self.m.module, ctx.stack):
+            self.unreachable.add((id(op), stack))
+
+    def eval_ops(self, block: Block, env: dict[str, Any], ctx: _Ctx) -> Op | None:
+        """Evaluate a block's ops up to its terminator, which is returned (not evaluated)."""
         for op in block.ops:
-            if op.name in ("scf.yield", "tt.return", "scf.condition"):
-                return [self.get(env, o) for o in op.operands]
+            if op.name in ("scf.yield", "tt.return", "scf.condition") or op.successors:
+                return op
+            if any(len(r.blocks) != 1 for r in op.regions):
+                raise NotAffine(f"{op.name} with a region of several blocks")
             handler = _HANDLERS.get(op.name)
             if handler is None:
                 results = self.unknown(op, env)
@@ -240,7 +288,7 @@ class AffineGraph:
                 if isinstance(value, (Form, Ptr, Pieces)):
                     off = value.off if isinstance(value, Ptr) else value
                     self.spend(sum(np.size(f.c) for _, f in _parts(off)))
-        return []
+        return None
 
     def get(self, env: dict[str, Any], name: str) -> Any:
         try:
@@ -249,7 +297,7 @@ class AffineGraph:
             raise NotAffine(f"value {name} used before its definition") from None
 
     def unknown(self, op: Op, env: dict[str, Any]) -> list[Any]:
-        if op.regions or (G._MEMORY_OP.search(op.name) and op.name not in G._REGISTER_OPS):
+        if op.regions or op.successors or accounting.is_memory_op(op):
             raise NotAffine(f"{op.name} is not summarized")
         return [Opaque("out-of-vocabulary", f"{op.name} is not modelled", op.loc)] * len(op.results)
 
@@ -1026,6 +1074,7 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     trips = np.where(ctx.pred, np.maximum(0, -((lb.c - ub.c) // st)), 0)
     T = int(trips.max()) if trips.size else 0
     if T == 0:
+        g.mark_unreachable(op.regions[0].blocks[0], ctx)     # no program enters the loop
         return inits
     t = f"t{g._loops}"
     g._loops += 1
@@ -1138,7 +1187,7 @@ def _call(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if func is None or len(ctx.stack) > 32:
         raise NotAffine("a call the summary does not follow")
     inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands)}
-    return g.eval_block(func.body, inner, _Ctx(ctx.pred, ctx.cons, ctx.stack + (op.loc,)))
+    return g.eval_body(func.body, inner, _Ctx(ctx.pred, ctx.cons, ctx.stack + (op.loc,)))
 
 
 WITNESS_SHARE = 8                # an out-of-bounds launch is enumerated when it fits budget / this

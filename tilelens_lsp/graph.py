@@ -17,8 +17,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tilelens_lsp import accounting, cfg
 from tilelens_lsp.refusal import Refusal
-from tilelens_lsp.ttir import Block, Func, Module, Op, Type, parse_type, split_top, symbol_name
+from tilelens_lsp.ttir import Block, Func, Module, Op, Region, Type, parse_type, split_top, symbol_name
 
 CHUNK_LANES = 1 << 20          # programs × lanes per batch: bounds memory, not results
 MAX_PROGRAMS = (1 << 63) - 1   # grids past this are refused outright (program indices are int64)
@@ -87,6 +88,19 @@ class PtrV:
 
 
 @dataclass
+class PtrChoice:
+    """A pointer that is one of several arguments' pointers, chosen per program or per lane
+    (`p = a_ptr if pid % 2 == 0 else b_ptr`, `tl.where(c, a_ptr + offs, b_ptr + offs)`): each
+    candidate with the lanes where it is the one (`when`, a bool array broadcastable to the pointer's
+    shape; None where loaded data decides, so the candidate may be any lane's)."""
+
+    options: tuple[tuple[PtrV, "np.ndarray | None"], ...]
+
+    def map(self, fn: Callable[[np.ndarray], np.ndarray], pointee: int | None = None) -> "PtrChoice":
+        return PtrChoice(tuple((p.map(fn, pointee), None if w is None else fn(w)) for p, w in self.options))
+
+
+@dataclass
 class BlockPtrV:
     base: PtrV
     shape: list[np.ndarray]
@@ -106,8 +120,8 @@ class Opaque:
 
 
 Value = Any
-_MEMORY_OP = re.compile(r"load|store|atomic|descriptor|gather|scatter|async|tma|copy|prefetch")
-_REGISTER_OPS = ("tt.gather", "tt.histogram")  # names that sound like memory but stay in registers
+_MEMORY_OP = accounting.MEMORY_OP
+_REGISTER_OPS = accounting.REGISTER_OPS
 
 
 def _cost(value: Any) -> int:
@@ -271,6 +285,7 @@ class AccessGraph:
         self.truncated: Refusal | None = None
         self._steps: dict[tuple[int, int], tuple[np.ndarray, int | None]] = {}
         self._current_loc = ""
+        self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
 
     def width_obligations(self) -> list[Obligation]:
         return list(self.obligations.values())
@@ -283,8 +298,8 @@ class AccessGraph:
         total = gx * gy * gz
         if total == 0:
             return
-        lanes = max([1] + [_numel(t) for f in self.m.module.funcs.values() for op in _ops(f.body)
-                           for t in op.result_types])
+        lanes = max([1] + [_numel(t) for f in self.m.module.funcs.values()
+                           for op in accounting.region_ops(f.body) for t in op.result_types])
         chunk = max(1, min(total, CHUNK_LANES // lanes))
         n_chunks = -(-total // chunk)
         # the last programs hold most tail and overflow bugs: visit them first, so a launch that runs
@@ -319,14 +334,32 @@ class AccessGraph:
         idx = np.arange(start, start + count, dtype=np.int64)
         self._pids = [idx % gx, (idx // gx) % gy, idx // (gx * gy)]
         env = {name: self.m.arg_values[name] for name, _ in entry.args}
-        self.eval_block(entry.body, env, _Ctx(np.ones(count, dtype=bool), (), True, ()))
+        self.eval_body(entry.body, env, _Ctx(np.ones(count, dtype=bool), (), True, ()))
 
     # -- blocks
 
+    def eval_body(self, body: Region, env: dict[str, Value], ctx: _Ctx) -> list[Value]:
+        """A function body: one block, or a control-flow graph of blocks (early returns)."""
+        if cfg.is_graph(body):
+            return cfg.run(body, env, ctx, self)
+        return self.eval_block(body.blocks[0], env, ctx)
+
     def eval_block(self, block: Block, env: dict[str, Value], ctx: _Ctx) -> list[Value]:
+        term = self.eval_ops(block, env, ctx)
+        if term is not None and term.name in ("scf.yield", "tt.return", "scf.condition"):
+            return [self.get(env, o) for o in term.operands]
+        if term is not None and term.successors:
+            raise Refusal("control-flow", f"a branch ({term.name}) inside a single-block region", term.loc)
+        return []
+
+    def eval_ops(self, block: Block, env: dict[str, Value], ctx: _Ctx) -> Op | None:
+        """Evaluate a block's ops up to its terminator, which is returned (not evaluated)."""
         for op in block.ops:
-            if op.name in ("scf.yield", "tt.return", "scf.condition"):
-                return [self.get(env, o) for o in op.operands]
+            if op.name in ("scf.yield", "tt.return", "scf.condition") or op.successors:
+                return op
+            if any(len(r.blocks) != 1 for r in op.regions):
+                raise Refusal("control-flow", f"{op.name} with a region of {len(op.regions[0].blocks)} blocks",
+                              op.loc)
             handler = _HANDLERS.get(op.name)
             if handler is None:
                 results = self.unknown(op, env, ctx)
@@ -335,7 +368,43 @@ class AccessGraph:
             for name, value in zip(op.results, results):
                 env[name] = value
                 self._spend(_cost(value), op)
-        return []
+        return None
+
+    # -- the control-flow graph protocol (tilelens_lsp.cfg)
+
+    def branch_condition(self, value: Value, op: Op) -> np.ndarray | None:
+        if isinstance(value, IntV):
+            return np.broadcast_to(value.a.reshape(value.a.shape[:1]), (self.P,)).astype(bool)
+        if isinstance(value, Opaque) and value.why == "data":
+            return None
+        raise Refusal("control-flow" if not isinstance(value, Opaque) or value.why == "float" else value.why,
+                      "a branch condition the model does not compute", op.loc)
+
+    def join(self, incoming: list[tuple[np.ndarray, Value]], op: Op) -> Value:
+        """The value a block argument (or a return) takes: per program, the one of the edge it came by."""
+        value = incoming[0][1]
+        if all(v is value for _, v in incoming[1:]):
+            return value
+        total = np.zeros(self.P, dtype=int)
+        for when, _ in incoming:
+            total = total + when
+        if (total > 1).any():     # edges chosen by loaded data overlap: either value may arrive
+            return _opaque_of(*(v for _, v in incoming)) if any(isinstance(v, Opaque) for _, v in incoming) \
+                else Opaque("data", "a value chosen by loaded data", op.loc)
+        for when, v in incoming[1:]:
+            value = _blend(when, v, value, op)
+        return value
+
+    def narrow(self, ctx: _Ctx, may: np.ndarray, exact: bool) -> _Ctx:
+        return _Ctx(may, ctx.iters, exact, ctx.stack)
+
+    def ctx_pred(self, ctx: _Ctx) -> tuple[np.ndarray, bool]:
+        return np.broadcast_to(ctx.pred, (self.P,)), ctx.exact
+
+    def mark_unreachable(self, block: Block, ctx: _Ctx) -> None:
+        """No program runs `block` here: its memory ops (and those of what it calls) are accounted for."""
+        for op, stack in accounting.contexts_in_ops(accounting.block_ops(block), self.m.module, ctx.stack):
+            self.unreachable.add((id(op), stack))
 
     def get(self, env: dict[str, Value], name: str) -> Value:
         try:
@@ -344,6 +413,9 @@ class AccessGraph:
             raise Refusal("reader-misalignment", f"value {name} used before its definition") from None
 
     def unknown(self, op: Op, env: dict[str, Value], ctx: _Ctx) -> list[Value]:
+        if op.regions or op.successors:
+            # what runs inside is unknown to the model: never skipped, refused by name
+            raise Refusal("control-flow", f"{op.name} holds code the model does not follow", op.loc)
         why = "inline-asm" if "inline_asm" in op.name else "out-of-vocabulary"
         if _MEMORY_OP.search(op.name) and op.name not in _REGISTER_OPS:
             # an access the model does not follow must never read as "clean"
@@ -400,6 +472,16 @@ class AccessGraph:
         if isinstance(ptr, BlockPtrV):
             ptr, bmask = _block_addresses(ptr, op)
             mask = bmask if mask is None else _and(mask, bmask)
+        if isinstance(ptr, PtrChoice):
+            # each candidate is checked against its own storage, on the lanes where it is chosen
+            for cand, when in ptr.options:
+                if when is None:
+                    bound = mask if isinstance(mask, IntV) else mask.bound if isinstance(mask, Opaque) else None
+                    sub = Opaque("data", "a pointer chosen by loaded data", op.loc, bound)
+                else:
+                    sub = _and(mask, IntV(when, 1)) if mask is not None else IntV(when, 1)
+                self.record(op, kind, cand, sub, ctx)
+            return
         if isinstance(ptr, Opaque):
             site = self._site(op, kind, "?", ctx)
             if site.refusal is None:
@@ -543,14 +625,6 @@ def _numel(t: Type) -> int:
     for s in t.shape:
         n *= s
     return n
-
-
-def _ops(block: Block):
-    for op in block.ops:
-        yield op
-        for r in op.regions:
-            for b in r.blocks:
-                yield from _ops(b)
 
 
 def _and(a: Value, b: Value) -> Value:
@@ -747,10 +821,13 @@ def _select(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     c, a, b = (g.get(env, o) for o in op.operands[:3])
     if isinstance(c, IntV) and isinstance(a, IntV) and isinstance(b, IntV):
         return [IntV(np.where(c.a, a.a, b.a), a.bits)]
-    if isinstance(c, IntV) and isinstance(a, PtrV) and isinstance(b, PtrV):
-        if a.arg != b.arg:
-            return [Opaque("pointer-provenance", "a select between pointers of different arguments", op.loc)]
+    if isinstance(c, IntV) and isinstance(a, PtrV) and isinstance(b, PtrV) and a.arg == b.arg:
         return [PtrV(a.arg, np.where(c.a, a.boff, b.boff), a.pointee)]
+    if isinstance(a, (PtrV, PtrChoice)) and isinstance(b, (PtrV, PtrChoice)):
+        if isinstance(c, IntV):
+            return [_choose(c.a, a, b)]
+        if isinstance(c, Opaque) and c.why == "data":
+            return [_choose(None, a, b)]
     if isinstance(c, Opaque) and c.why == "data":
         return [Opaque("data", "a select on loaded data", op.loc)]
     return [_opaque_of(c, a, b)]
@@ -785,7 +862,7 @@ for _name in ("arith.extui", "arith.index_castui"):
 def _bitcast(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     v = g.get(env, op.operands[0])
     ty = op.result_types[0]
-    if isinstance(v, PtrV) and ty.is_ptr:
+    if isinstance(v, (PtrV, PtrChoice)) and ty.is_ptr:
         return [v.map(lambda t: t, elem_bytes(ty.pointee))]
     if isinstance(v, IntV) and ty.is_int and ty.bits == v.bits:
         return [v]
@@ -802,7 +879,7 @@ def _shape_op(fn: Callable[[np.ndarray, Op, Type], np.ndarray]):
         ty = op.result_types[0]
         if isinstance(v, IntV):
             return [IntV(fn(v.a, op, ty), v.bits)]
-        if isinstance(v, PtrV):
+        if isinstance(v, (PtrV, PtrChoice)):
             return [v.map(lambda t: fn(t, op, ty))]
         if isinstance(v, Opaque) and v.bound is not None:
             return [Opaque(v.why, v.message, v.loc, IntV(fn(v.bound.a, op, ty), 1))]
@@ -876,6 +953,9 @@ def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     p, off = (g.get(env, o) for o in op.operands[:2])
     if isinstance(p, Opaque):
         return [p]
+    if isinstance(p, PtrChoice) and isinstance(off, IntV):
+        return [PtrChoice(tuple((c.plus(off.a.astype(np.int64, copy=False) * c.pointee), w)
+                                for c, w in p.options))]
     if not isinstance(p, PtrV):
         return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
     if isinstance(off, Opaque):
@@ -998,9 +1078,10 @@ def _blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
     if isinstance(new, IntV) and isinstance(old, IntV):
         c = cond.reshape(cond.shape + (1,) * (max(new.a.ndim, old.a.ndim) - 1))
         return IntV(np.where(c, new.a, old.a), new.bits)
+    if isinstance(new, (PtrV, PtrChoice)) and isinstance(old, (PtrV, PtrChoice)) and not (
+            isinstance(new, PtrV) and isinstance(old, PtrV) and new.arg == old.arg):
+        return _choose(cond, new, old)
     if isinstance(new, PtrV) and isinstance(old, PtrV):
-        if new.arg != old.arg:
-            return Opaque("pointer-provenance", "a loop-carried pointer changes argument", op.loc)
         c = cond.reshape(cond.shape + (1,) * (max(new.boff.ndim, old.boff.ndim) - 1))
         return PtrV(new.arg, np.where(c, new.boff, old.boff), new.pointee)
     if isinstance(new, BlockPtrV) and isinstance(old, BlockPtrV):
@@ -1016,6 +1097,22 @@ def _blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
     if isinstance(old, Opaque):
         return old
     return Opaque("out-of-vocabulary", "a loop-carried value of changing kind", op.loc)
+
+
+def _choose(cond: np.ndarray | None, a: "PtrV | PtrChoice", b: "PtrV | PtrChoice") -> PtrChoice:
+    """`cond ? a : b` between pointers of different arguments: both stay candidates, each with the
+    programs/lanes that pick it (`cond` is (P or 1, *lanes) or (P,); None: loaded data decides)."""
+    out = []
+    for side, pick in ((a, True), (b, False)):
+        for cand, when in (side.options if isinstance(side, PtrChoice) else ((side, None),)):
+            if cond is None or (when is None and isinstance(side, PtrChoice)):
+                out.append((cand, None))       # chosen by loaded data: it may be any lane's
+                continue
+            ndim = len(cand.shape())
+            c = cond.astype(bool).reshape(cond.shape + (1,) * (ndim - cond.ndim))
+            c = c if pick else ~c
+            out.append((cand, c if when is None else when & c))
+    return PtrChoice(tuple(out))
 
 
 @handles("scf.for")
@@ -1034,6 +1131,8 @@ def _for(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     trips = np.where(ctx.pred, np.maximum(0, -((lbv - ubv) // stv)), 0)
     values = list(inits)
     body = op.regions[0].blocks[0]
+    if not trips.size or int(trips.max()) == 0:
+        g.mark_unreachable(body, ctx)       # no program enters the loop
     for t in range(int(trips.max()) if trips.size else 0):
         active = trips > t
         inner = dict(env)
@@ -1095,6 +1194,8 @@ def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         leaving = active & ~c
         final = forwarded if final is None else [_blend(leaving, f, old, op) for f, old in zip(forwarded, final)]
         if not c.any():
+            if t == 0:
+                g.mark_unreachable(after, ctx)   # the do-region never runs
             return final
         inner = dict(env)
         inner.update(zip(after.args, forwarded))
@@ -1131,7 +1232,14 @@ def _call(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     if len(ctx.stack) > 32:
         raise Refusal("call", "calls nested more than 32 deep", op.loc)
     inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands)}
-    return g.eval_block(func.body, inner, _Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack + (op.loc,)))
+    return g.eval_body(func.body, inner, _Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack + (op.loc,)))
+
+
+@handles("tt.scan")
+def _scan(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    vals = [g.get(env, o) for o in op.operands]
+    return [_opaque_of(*vals) if any(isinstance(v, Opaque) for v in vals)
+            else Opaque("out-of-vocabulary", "a scan is not modelled", op.loc)] * len(op.results)
 
 
 @handles("tt.reduce")
@@ -1160,7 +1268,13 @@ def _address_slice(module: Module) -> set[int]:
     carried: dict[tuple[str, str], list[str]] = {}
     roots: list[tuple[str, str]] = []
     for fname, func in module.funcs.items():
-        for op in _ops(func.body):
+        for block in func.body.blocks:
+            for op in block.ops:
+                for succ in op.successors:      # a value passed to a block argument flows on
+                    target = func.body.block(succ.label)
+                    for arg, src in zip(target.args if target else [], succ.operands):
+                        carried.setdefault((fname, arg), []).append(src)
+        for op in accounting.region_ops(func.body):
             for r in op.results:
                 defs[(fname, r)] = op
             if op.name == "tt.addptr":

@@ -21,7 +21,7 @@ from typing import Any
 from tilelens_lsp import releases
 from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
-from tilelens_lsp import affine
+from tilelens_lsp import accounting, affine
 from tilelens_lsp.graph import ArgInfo, LaunchModel, Opaque, IntV, PtrV
 from tilelens_lsp.hostcompile import (FakeTensor, HostCompiler, LaunchBindingError, bind, element_size,
                                       expand_configs, grid_of, unwrap)
@@ -350,6 +350,12 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
     if graph.truncated is not None:
         # what was found before the budget ran out is definite; the footprint would be partial
         diagnostics.append(_refusal_diag(graph.truncated, stack_of, launch))
+    else:
+        # the invariant behind "clean": every reachable memory op has a site or a proof it never runs
+        for op in accounting.unvisited(module, graph.sites, graph.unreachable)[:3]:
+            diagnostics.append(_refusal_diag(Refusal(
+                "unvisited", f"{op.name} was never examined by the analysis and is not provably unreachable",
+                op.loc), stack_of, launch))
     for site in analysis.sites:
         if site.refusal is not None:
             diagnostics.append(_refusal_diag(site.refusal, stack_of, launch))
@@ -365,7 +371,8 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
             continue
         accesses.extend(out.accesses)
         diagnostics.extend(out.diagnostics)
-    status = "refused" if any(d.code == "TL030" for d in diagnostics) else "analyzed"
+    # a refusal, or a client that crashed (TL050), leaves something unexamined: never "analyzed"
+    status = "refused" if any(d.code in ("TL030", "TL050") for d in diagnostics) else "analyzed"
     return LaunchResult(status=status, accesses=tuple(accesses), diagnostics=tuple(_dedupe(diagnostics)), **base)
 
 

@@ -14,6 +14,7 @@ from tilelens_lsp.refusal import Refusal
 
 _RESULTS = re.compile(r"^((?:%[\w$.\-]+(?::\d+)?)(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=\s*")
 _SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
+_SUCCESSOR = re.compile(r"\^([\w$.\-]+)")
 _FUNC = re.compile(r'^tt\.func\s+(?:public\s+|private\s+|nested\s+)?@([\w$.\-]+|"(?:[^"\\]|\\.)*")\((.*)\)\s*(?:->\s*(.*?))?\s*'
                    r"(?:attributes\s*\{(.*)\})?\s*\{$")
 
@@ -53,24 +54,40 @@ class Op:
     regions: list["Region"] = field(default_factory=list)
     line_no: int = 0              # line in the printed module, for messages
     tail: str = ""                # text after a region-closing brace (generic form types)
+    successors: list["Successor"] = field(default_factory=list)   # `cf.br` / `cf.cond_br` targets
+
+
+@dataclass(frozen=True)
+class Successor:
+    """A branch target: the block's label and the values passed to its arguments."""
+
+    label: str
+    operands: tuple[str, ...]
 
 
 @dataclass
 class Block:
     args: list[str]
     ops: list[Op]
+    label: str = ""               # `bb3` for `^bb3(...)`; "" for an unlabelled entry block
 
 
 @dataclass
 class Region:
+    """One or more blocks. A function body is a control-flow graph of blocks (Triton lowers an early
+    `return` to `cf.cond_br` between blocks); the regions of `scf` ops hold one block each."""
+
     blocks: list[Block]
+
+    def block(self, label: str) -> Block | None:
+        return next((b for b in self.blocks if b.label == label), None)
 
 
 @dataclass
 class Func:
     name: str
     args: list[tuple[str, Type]]
-    body: Block
+    body: Region
     public: bool
     loc: str
     noinline: bool = False
@@ -265,24 +282,29 @@ class _Parser:
             ty = re.sub(r"\s*\{.*\}\s*$", "", ty)
             args.append((am.group(1), parse_type(ty)))
         noinline = "noinline = true" in (m.group(4) or "")
-        ops = self.parse_ops()
-        return Func(symbol_name(m.group(1)), args, Block([a for a, _ in args], ops), "public" in header.split("@")[0],
-                    "", noinline)
+        blocks = self.parse_blocks()
+        blocks[0].args = [a for a, _ in args]
+        return Func(symbol_name(m.group(1)), args, Region(blocks), "public" in header.split("@")[0], "", noinline)
 
-    def parse_ops(self) -> list[Op]:
-        """Ops up to the closing `}` of the current block (consumed)."""
-        ops: list[Op] = []
+    def parse_blocks(self) -> list[Block]:
+        """The blocks of a region up to its closing `}` (not consumed). A `^label(args):` line starts
+        a block; the first block may have no label (a function's entry block)."""
+        blocks = [Block([], [])]
         while self.i < len(self.lines):
-            raw = self.lines[self.i]
-            line = raw.strip()
+            line = self.lines[self.i].strip()
             if line.startswith("}"):
-                return ops
+                return blocks
             self.i += 1
             if not line or line.startswith("//"):
                 continue
             if line.startswith("^"):
-                continue  # block label inside a single-block region
-            ops.append(self.parse_op(line))
+                label, args = _block_label(line)
+                if blocks[-1].ops or blocks[-1].label:
+                    blocks.append(Block(args, [], label))
+                else:
+                    blocks[-1] = Block(args, [], label)
+                continue
+            blocks[-1].ops.append(self.parse_op(line))
         raise self.fail("unterminated region")
 
     def parse_op(self, line: str) -> Op:
@@ -314,6 +336,7 @@ class _Parser:
             header = header + " " + tail.lstrip("}) ").lstrip()
         operand_text = split_top(header, " : ")[0] if not name.startswith("scf.") else header
         operands = _SSA.findall(operand_text)
+        successors = _successors(header) if name.startswith("cf.") else []
         if name in ("scf.for", "scf.while"):
             # `%iv = %lb to %ub step %s iter_args(%a = %x, ...)`: the iv and iter_arg names are not operands
             operands = [o for o in operands if not self._is_binding(header, o)]
@@ -321,7 +344,7 @@ class _Parser:
             types = _region_result_types(header, len(results))
         else:
             types = _result_types(name, tail if generic and tail else header, len(results))
-        return Op(name, results, operands, header, loc, types, regions, line_no, tail)
+        return Op(name, results, operands, header, loc, types, regions, line_no, tail, successors)
 
     @staticmethod
     def _is_binding(header: str, name: str) -> bool:
@@ -330,13 +353,7 @@ class _Parser:
     def parse_regions(self) -> tuple[list[Region], str]:
         regions: list[Region] = []
         while True:
-            block_args: list[str] = []
-            if self.i < len(self.lines) and self.lines[self.i].strip().startswith("^"):
-                label = self.lines[self.i].strip()
-                block_args = re.findall(r"(%[\w$.\-]+):", label)
-                self.i += 1
-            ops = self.parse_ops()
-            regions.append(Region([Block(block_args, ops)]))
+            regions.append(Region(self.parse_blocks()))
             closing = self.lines[self.i].strip()
             self.i += 1
             after = closing[1:].strip()
@@ -346,6 +363,30 @@ class _Parser:
             if after.startswith(", {") or after == "{":
                 continue
             return regions, after
+
+
+def _block_label(line: str) -> tuple[str, list[str]]:
+    """`^bb3(%2: i32 loc(unknown)):  // 2 preds: ...` → ("bb3", ["%2"])."""
+    head = line.split("//")[0].strip()
+    m = re.match(r"^\^([\w$.\-]+)", head)
+    return (m.group(1) if m else ""), re.findall(r"(%[\w$.\-]+):", head)
+
+
+def _successors(header: str) -> list[Successor]:
+    """`%c, ^bb1, ^bb3(%x, %y : i32, i32)` → the targets with the values they pass."""
+    out: list[Successor] = []
+    for part in split_top(header, ", "):
+        part = part.strip()
+        m = _SUCCESSOR.match(part)
+        if not m:
+            continue
+        passed = part[m.end():].strip()
+        if passed.startswith("(") and passed.endswith(")"):
+            passed = split_top(passed[1:-1], " : ")[0]
+        else:
+            passed = ""
+        out.append(Successor(m.group(1), tuple(_SSA.findall(passed))))
+    return out
 
 
 def parse_module(text: str) -> Module:
@@ -361,34 +402,76 @@ def walk(block: Block):
         yield op
 
 
+def walk_region(region: Region):
+    for block in region.blocks:
+        yield from walk(block)
+
+
 def check_alignment(module: Module, mlir_module) -> None:
-    """Compare the parsed ops with the bindings' walk; raise Refusal on the first disagreement."""
-    bound: list[tuple[str, int, int]] = []
+    """Compare the parsed ops with the bindings' walk: names, operand and result counts, the block
+    each op sits in and that block's argument count; then every branch's targets. Raise Refusal on
+    the first disagreement."""
+    bound: list[tuple[str, int, int, int, int]] = []
 
     def visit(op) -> None:
         name = op.get_name()
         if name == "builtin.module" or (name == "scf.yield" and op.get_num_operands() == 0):
             return  # implicit terminators are not printed
-        bound.append((name, op.get_num_operands(), op.get_num_results()))
+        block = op.get_block()
+        bound.append((name, op.get_num_operands(), op.get_num_results(),
+                      block.id() if block is not None else 0, block.get_num_arguments() if block is not None else 0))
 
     mlir_module.walk(visit)
-    parsed: list[tuple[str, int, int]] = []
+    parsed: list[tuple[str, int, int, int, int]] = []
     for func in module.funcs.values():
-        for op in walk(func.body):
+        _check_successors(func.body)
+        for op, block in _walk_with_blocks(func.body):
             if op.name == "scf.yield" and not op.operands:
                 continue  # printed or not, an empty terminator carries nothing
-            parsed.append((op.name, len(op.operands), len(op.results)))
-        parsed.append(("tt.func", 0, 0))
+            # an unlabelled block of an scf region declares its arguments in the op's header (-1: unread)
+            nargs = len(block.args) if block.label or block is func.body.blocks[0] else -1
+            parsed.append((op.name, len(op.operands), len(op.results), id(block), nargs))
     bound_ops = [b for b in bound if b[0] != "tt.func"]
-    parsed_ops = [p for p in parsed if p[0] != "tt.func"]
-    if len(bound_ops) != len(parsed_ops):
+    if len(bound_ops) != len(parsed):
         raise Refusal("reader-misalignment",
-                      f"the bindings walk {len(bound_ops)} ops, the text reader read {len(parsed_ops)}", "")
-    for index, (b, p) in enumerate(zip(bound_ops, parsed_ops)):
+                      f"the bindings walk {len(bound_ops)} ops, the text reader read {len(parsed)}", "")
+    blocks: dict[int, int] = {}      # bindings' block id -> the parsed block it must be, and back
+    back: dict[int, int] = {}
+    for index, (b, p) in enumerate(zip(bound_ops, parsed)):
         if b[0] != p[0] or b[2] != p[2] or (b[1] != p[1] and not _operand_count_exempt(p[0])):
             raise Refusal("reader-misalignment",
                           f"op #{index}: bindings see {b[0]} ({b[1]} operands, {b[2]} results), "
                           f"the text reader read {p[0]} ({p[1]} operands, {p[2]} results)", "")
+        if blocks.setdefault(b[3], p[3]) != p[3] or back.setdefault(p[3], b[3]) != b[3] or p[4] not in (-1, b[4]):
+            raise Refusal("reader-misalignment",
+                          f"op #{index} ({p[0]}): the bindings and the text reader put it in different blocks "
+                          f"(block arguments: {b[4]} and {p[4]})", "")
+
+
+def _walk_with_blocks(region: Region):
+    """(op, the block it sits in), in the bindings' post-order."""
+    for block in region.blocks:
+        for op in block.ops:
+            for inner in op.regions:
+                yield from _walk_with_blocks(inner)
+            yield op, block
+
+
+def _check_successors(region: Region) -> None:
+    """Every branch target is a block of the same region, passed as many values as it takes."""
+    for block in region.blocks:
+        for op in block.ops:
+            for succ in op.successors:
+                target = region.block(succ.label)
+                if target is None or len(target.args) != len(succ.operands):
+                    raise Refusal("reader-misalignment",
+                                  f"TTIR line {op.line_no}: {op.name} targets ^{succ.label} "
+                                  f"({len(succ.operands)} values), which the region does not have with as many "
+                                  "arguments", "")
+            for inner in op.regions:
+                _check_successors(inner)
+        if block.ops and block.ops[-1].name.startswith("cf.") and not block.ops[-1].successors:
+            raise Refusal("reader-misalignment", f"TTIR line {block.ops[-1].line_no}: a branch without targets", "")
 
 
 def _operand_count_exempt(name: str) -> bool:

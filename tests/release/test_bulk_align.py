@@ -71,7 +71,7 @@ def test_misalignment_is_reported(bulk_align, tmp_path):
     module = ttir.parse_module(text)
     # drop the reader's last op of the entry function: the walk no longer lines up
     entry = module.funcs[module.entry]
-    entry.body.ops.pop(-2)
+    entry.body.blocks[0].ops.pop(-2)
     with pytest.raises(Refusal) as info:
         ttir.check_alignment(module, mlir_module)
     assert info.value.kind == "reader-misalignment"

@@ -49,14 +49,14 @@ def test_pointer_arguments_read_their_pointee(vector_add):
 
 def test_ops_keep_their_loc(vector_add):
     module = ttir.parse_module(vector_add.text)
-    loads = [op for op in ttir.walk(module.funcs[module.entry].body) if op.name == "tt.load"]
+    loads = [op for op in ttir.walk_region(module.funcs[module.entry].body) if op.name == "tt.load"]
     assert loads and all(op.loc for op in loads)
 
 
 def test_loop_body_is_a_nested_region(compiled):
     matmul = next(c for c in compiled if c.launch.kernel == "matmul_kernel")
     module = ttir.parse_module(matmul.text)
-    loop = next(op for op in module.funcs[module.entry].body.ops if op.name == "scf.for")
+    loop = next(op for op in module.funcs[module.entry].body.blocks[0].ops if op.name == "scf.for")
     assert any(op.name == "tt.load" for op in loop.regions[0].blocks[0].ops)
 
 
