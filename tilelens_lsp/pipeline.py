@@ -64,6 +64,11 @@ class Engine:
 _ENGINE = Engine()
 
 
+def clear_cache() -> None:
+    """Forget the results kept in memory (tests that must see every launch evaluated afresh)."""
+    _ENGINE.cache = ResultCache()
+
+
 def triton_version() -> str:
     import triton
     return triton.__version__

@@ -1,0 +1,67 @@
+"""The invariant behind "clean", over every kernel file the test suite compiles: each memory op that
+some program can reach is accounted for (an access site, or a proof that no program runs it).
+
+`tilelens_lsp.accounting` enforces it at run time (a launch with an unexamined op is refused as
+`unvisited`); these tests show that no tested TTIR trips it and that it catches an engine that
+skips an op."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tilelens_lsp import accounting, graph, affine, pipeline
+from tilelens_lsp.settings import Settings
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+FOLDERS = [TESTS / "conformance" / "kernels", TESTS / "conformance" / "bugs", TESTS / "golden" / "kernels",
+           TESTS / "bench" / "kernels", TESTS / "unit" / "fixtures", ROOT / "samples"]
+
+
+def _kernel_files() -> list[Path]:
+    files = []
+    for folder in FOLDERS:
+        for path in sorted(folder.rglob("*.py")):
+            if "__pycache__" not in path.parts and "# tilelens:" in path.read_text(encoding="utf-8"):
+                files.append(path)
+    return files
+
+
+def _unvisited(result) -> list[str]:
+    return [d.message for launch in result.launches for d in launch.diagnostics if d.kind == "unvisited"]
+
+
+def test_every_memory_op_of_every_tested_launch_is_accounted_for(monkeypatch):
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    pipeline.clear_cache()
+    before = dict(accounting.COUNTS)
+    problems = []
+    analyzed = 0
+    for path in _kernel_files():
+        result = pipeline.analyze_path(path, path.parent, Settings())
+        problems += [f"{path.name}: {m}" for m in _unvisited(result)]
+        analyzed += sum(1 for launch in result.launches if launch.status == "analyzed")
+    counts = {k: accounting.COUNTS[k] - before.get(k, 0) for k in ("launches", "memory-ops", "accounted")}
+    print(f"accounting: {counts['launches']} launches checked, {counts['memory-ops']} memory ops "
+          f"(in their call contexts), {counts['accounted']} accounted, {analyzed} launches analyzed")
+    assert not problems, problems[:5]
+    assert counts["launches"] >= 150 and counts["memory-ops"] >= 300
+    assert counts["accounted"] == counts["memory-ops"]
+
+
+VECTOR_ADD = ROOT / "samples" / "vector_add.py"
+
+
+@pytest.mark.parametrize("engine, handlers", [("enumerate", graph._HANDLERS), ("auto", affine._HANDLERS)])
+def test_an_engine_that_skips_a_store_makes_the_launch_refused_as_unvisited(monkeypatch, engine, handlers):
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    monkeypatch.setenv(affine.ENGINE_ENV, engine)
+    monkeypatch.setitem(handlers, "tt.store", lambda g, op, env, ctx: [])   # a bug: the store is dropped
+    pipeline.clear_cache()
+    result = pipeline.analyze_path(VECTOR_ADD, VECTOR_ADD.parent, Settings())
+    pipeline.clear_cache()
+    assert result.launches and all(launch.status == "refused" for launch in result.launches)
+    assert all(_unvisited(result) for _ in result.launches)
+    assert "tt.store was never examined" in _unvisited(result)[0]
