@@ -953,16 +953,15 @@ def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     p, off = (g.get(env, o) for o in op.operands[:2])
     if isinstance(p, Opaque):
         return [p]
-    if isinstance(p, PtrChoice) and isinstance(off, IntV):
-        return [PtrChoice(tuple((c.plus(off.a.astype(np.int64, copy=False) * c.pointee), w)
-                                for c, w in p.options))]
-    if not isinstance(p, PtrV):
+    if not isinstance(p, (PtrV, PtrChoice)):
         return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
     if isinstance(off, Opaque):
         why = "data" if off.why == "data" else off.why
         return [Opaque(why, "an offset computed from loaded data" if why == "data" else off.message, op.loc)]
     if not isinstance(off, IntV):
         return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
+    if isinstance(p, PtrChoice):
+        return [PtrChoice(tuple((c.plus(off.a.astype(np.int64, copy=False) * c.pointee), w) for c, w in p.options))]
     return [p.plus(off.a.astype(np.int64, copy=False) * p.pointee)]
 
 
