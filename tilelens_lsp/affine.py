@@ -1032,7 +1032,11 @@ def _addptr(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
 @handles("tt.load")
 def _load(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     mask = g.get(env, op.operands[1]) if len(op.operands) > 1 else None
-    g.record(op, "load", g.get(env, op.operands[0]), mask, ctx)
+    ptr = g.get(env, op.operands[0])
+    info = g.m.args.get(getattr(ptr, "arg", ""))
+    if info is not None and info.values:
+        raise NotAffine("a load of an index with a declared value range (the enumeration bounds it)")
+    g.record(op, "load", ptr, mask, ctx)
     return [Opaque("data", "loaded data", op.loc)]
 
 

@@ -15,7 +15,7 @@ import math
 import operator
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from .model import ArgSpec, DirectiveError, LaunchSpec, ScalarSpec, TensorSpec
@@ -161,7 +161,7 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def make_tensor(dtype: str, shape: Any, strides: Any = None, offset: Any = 0, storage: Any = None,
-                node: ast.AST | None = None) -> TensorSpec:
+                node: ast.AST | None = None, values: Any = None) -> TensorSpec:
     """A checked TensorSpec; storage defaults to the minimal one covering the view."""
     node = node or ast.Constant(0)
     dims = _int_tuple(shape, "a tensor size", node)
@@ -186,14 +186,32 @@ def make_tensor(dtype: str, shape: Any, strides: Any = None, offset: Any = 0, st
     elif _need_int(storage, "storage", node) < span:
         raise EvalError(f"storage={storage} is smaller than the {span} elements the view {label} "
                         f"spans (offset + largest index + 1)", node, False)
-    return TensorSpec(dtype, dims, steps, offset, _check_int(storage, node))
+    spec = TensorSpec(dtype, dims, steps, offset, _check_int(storage, node))
+    return spec if values is None else with_values(spec, values, node)
+
+
+def with_values(t: TensorSpec, values: Any, node: ast.AST | None = None) -> TensorSpec:
+    """The spec of an integer tensor whose every element lies in [LO, HI): loads from it are values in
+    that interval, so addresses built from them (embeddings, gathers, labels) get a bounded footprint."""
+    node = node or ast.Constant(0)
+    label = _spec_text(t.dtype, t.shape)
+    if not (t.dtype.startswith(("i", "u")) and t.dtype[1:].isdigit()) and t.dtype not in ("bool", "i1"):
+        raise EvalError(f"values=(LO, HI) declares the range of an integer tensor; {label} is not one", node)
+    pair = values if isinstance(values, tuple) else None
+    if pair is None or len(pair) != 2:
+        raise EvalError(f"values of {label} must be a pair (LO, HI), got {_kind(values)}", node)
+    lo, hi = (_need_int(v, "a value bound", node) for v in pair)
+    if lo >= hi:
+        raise EvalError(f"the value range of {label} is empty: values=({lo}, {hi}) needs LO < HI "
+                        "(HI is excluded)", node, False)
+    return replace(t, values=(lo, hi))
 
 
 def transpose(t: TensorSpec, node: ast.AST | None = None) -> TensorSpec:
     if len(t.shape) != 2:
         raise EvalError(f"'.T' needs a 2-D tensor spec, got {len(t.shape)}-D "
                         f"{_spec_text(t.dtype, t.shape)}", node)
-    return TensorSpec(t.dtype, t.shape[::-1], t.strides[::-1], t.offset, t.storage)
+    return TensorSpec(t.dtype, t.shape[::-1], t.strides[::-1], t.offset, t.storage, t.values)
 
 
 def as_grid(value: Any, node: ast.AST | None = None) -> tuple[int, ...]:
@@ -352,6 +370,8 @@ class Evaluator:
 
     def _e_Call(self, node: ast.Call) -> Any:
         name = _call_name(node.func)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "values" and name != "triton.values":
+            return self._values_method(node)
         if isinstance(node.func, ast.Attribute) and name == "triton.cdiv":
             name = "cdiv"
         elif not isinstance(node.func, ast.Name) or name not in FUNCTIONS:
@@ -364,6 +384,15 @@ class Evaluator:
             raise EvalError(f"{name}() takes no keyword arguments", node)
         args = [self.eval(a) for a in node.args]
         return getattr(self, f"_f_{name}")(args, node)
+
+    def _values_method(self, node: ast.Call) -> TensorSpec:
+        """`i32[N].values(LO, HI)`: the short form of `tensor(i32, (N,), values=(LO, HI))`."""
+        spec = self.eval(node.func.value)   # type: ignore[attr-defined]
+        if not isinstance(spec, TensorSpec):
+            raise EvalError(f"'.values(LO, HI)' needs a tensor spec, got {_kind(spec)}", node)
+        if node.keywords or len(node.args) != 2 or any(isinstance(a, ast.Starred) for a in node.args):
+            raise EvalError("'.values' takes two arguments: .values(LO, HI), every element in [LO, HI)", node)
+        return with_values(spec, tuple(self.eval(a) for a in node.args), node)
 
     def _f_cdiv(self, args: list[Any], node: ast.Call) -> int:
         if len(args) != 2:
@@ -393,7 +422,7 @@ class Evaluator:
         return ScalarSpec("i64", v)
 
     def _tensor(self, node: ast.Call) -> TensorSpec:
-        params = ("dtype", "shape", "strides", "offset", "storage")
+        params = ("dtype", "shape", "strides", "offset", "storage", "values")
         if len(node.args) > len(params):
             raise EvalError(f"tensor() takes at most {len(params)} arguments, got {len(node.args)}", node)
         given: dict[str, ast.expr] = dict(zip(params, node.args))

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tilelens_lsp import accounting, cfg
+from tilelens_lsp import accounting, cfg, ranges
+from tilelens_lsp.ranges import PtrSpan, RangeV
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import Block, Func, Module, Op, Region, Type, parse_type, split_top, symbol_name
 
@@ -248,6 +249,7 @@ class ArgInfo:
     elem_size: int
     lo: int          # lowest valid element index relative to the argument's address
     hi: int          # one past the highest
+    values: tuple[int, int] | None = None   # declared range [LO, HI) of the tensor's elements
 
 
 @dataclass
@@ -433,6 +435,8 @@ class AccessGraph:
     def need_int(self, v: Value, op: Op, role: str) -> IntV:
         if isinstance(v, IntV):
             return v
+        if isinstance(v, (RangeV, PtrSpan)):
+            raise Refusal("data-dependent-bound", f"{role} depends on a loaded index", op.loc)
         if isinstance(v, Opaque):
             kind = {"data": "data-dependent-bound", "float": "out-of-vocabulary"}.get(v.why, v.why)
             raise Refusal(kind, f"{role} depends on {v.message or v.why}", v.loc or op.loc)
@@ -482,6 +486,9 @@ class AccessGraph:
                     sub = _and(mask, IntV(when, 1)) if mask is not None else IntV(when, 1)
                 self.record(op, kind, cand, sub, ctx)
             return
+        if isinstance(ptr, PtrSpan):
+            self._record_span(op, kind, ptr, mask, ctx)
+            return
         if isinstance(ptr, Opaque):
             site = self._site(op, kind, "?", ctx)
             if site.refusal is None:
@@ -517,6 +524,45 @@ class AccessGraph:
             if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):
                 self._witness(site, boff, m, info, ctx, exact)
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
+
+    def _record_span(self, op: Op, kind: str, ptr: PtrSpan, mask: Value, ctx: _Ctx) -> None:
+        """An address from a declared-range index: per lane the hull [lo, hi] of the elements it may
+        touch, a proven bound; a lane that may leave the storage is a possible out-of-bounds (TL002)
+        whose witness names the declared index value that takes it there."""
+        site = self._site(op, kind, ptr.arg, ctx)
+        site.exact = False
+        if isinstance(mask, Opaque):
+            mask = mask.bound
+        shape = (self.P,) + tuple(np.broadcast_shapes(ptr.lo.shape, ptr.hi.shape,
+                                                      *([mask.a.shape] if isinstance(mask, IntV) else []))[1:])
+        m = np.broadcast_to(self.pred_like(ctx, len(shape) - 1), shape)
+        if isinstance(mask, IntV):
+            m = m & np.broadcast_to(mask.a, shape)
+        if ptr.undef is not None and (np.broadcast_to(ptr.undef, shape) & m).any():
+            if site.refusal is None:
+                site.refusal = Refusal("indirect-address", f"the address of this {kind} uses an index loaded by a "
+                                       "masked-off lane without `other` (its value is undefined)", op.loc)
+            return
+        info = self.m.args[ptr.arg]
+        lo = np.broadcast_to(ptr.lo, shape)[m] // info.elem_size
+        hi = np.broadcast_to(ptr.hi, shape)[m] // info.elem_size
+        self._spend(int(np.prod(shape, dtype=np.int64)), op)
+        if not lo.size:
+            return
+        site.add_intervals(lo, hi + 1)
+        if site.oob is None and (lo.min() < info.lo or hi.max() >= info.hi):
+            full_lo, full_hi = np.broadcast_to(ptr.lo, shape) // info.elem_size, np.broadcast_to(ptr.hi, shape) // info.elem_size
+            low = m & (full_lo < info.lo)
+            bad = low | (m & (full_hi >= info.hi))
+            where = np.unravel_index(int(np.argmax(bad.reshape(-1))), bad.shape)
+            at_low = bool(low[where])
+            element = int((full_lo if at_low else full_hi)[where])
+            value = None
+            if ptr.src is not None:
+                value = int(np.broadcast_to(ptr.src[0 if at_low else 1], shape)[where])
+            site.oob = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
+                        "iteration": ctx.iters or None, "element": element, "exact": False,
+                        "value": value, "index": ptr.src[2] if ptr.src is not None else None}
 
     def _record_rows(self, site: SiteResult, ptr: PtrV, lane_mask: np.ndarray, pred: np.ndarray,
                      shape: tuple[int, ...], info: ArgInfo, ctx: _Ctx, exact: bool) -> bool:
@@ -701,6 +747,8 @@ def _binary(fn: Callable[[np.ndarray, np.ndarray, int], np.ndarray], checked: bo
         ty = op.result_types[0]
         if isinstance(a, PtrV) or isinstance(b, PtrV):
             return [Opaque("out-of-vocabulary", f"{op.name} on pointers", op.loc)]
+        if (isinstance(a, RangeV) or isinstance(b, RangeV)) and all(isinstance(v, (IntV, RangeV)) for v in (a, b)):
+            return [_range_binary(g, op, ctx, a, b, ty.bits or max(a.bits, b.bits), checked)]
         if not isinstance(a, IntV) or not isinstance(b, IntV):
             if ty.bits == 1 and op.name in ("arith.andi", "arith.ori") and _is_mask(a) and _is_mask(b):
                 return [_and(a, b) if op.name == "arith.andi" else _or(a, b)]
@@ -717,6 +765,20 @@ def _binary(fn: Callable[[np.ndarray, np.ndarray, int], np.ndarray], checked: bo
     return handler
 
 
+def _range_binary(g: AccessGraph, op: Op, ctx: _Ctx, a: Value, b: Value, bits: int, checked: bool) -> Value:
+    """Interval arithmetic on a declared-range value; a bound that may wrap is no bound."""
+    with np.errstate(all="ignore"):
+        r = ranges.binary(op.name, a, b, bits) if bits > 1 else None
+    if r is None:
+        return Opaque("data", f"{op.name} of a loaded index", op.loc)
+    if checked:      # a declared value at the end of its range overflows: a real TL003
+        g.check_width(op, ctx, r.lo, bits)
+        g.check_width(op, ctx, r.hi, bits)
+    if not ranges.fits(r, bits):
+        return Opaque("data", f"{op.name} of a loaded index may wrap", op.loc)
+    return r
+
+
 def _is_mask(v: Value) -> bool:
     # an unknown mask, whatever made it unknown, only means "may be true": a sound over-approximation
     return (isinstance(v, IntV) and v.bits == 1) or isinstance(v, Opaque)
@@ -726,6 +788,8 @@ def _opaque_of(*values: Value) -> Opaque:
     for v in values:
         if isinstance(v, Opaque) and v.why == "data":
             return v
+        if isinstance(v, (RangeV, PtrSpan)):
+            return Opaque("data", "a value computed from a loaded index")
     for v in values:
         if isinstance(v, Opaque):
             return v
@@ -808,6 +872,12 @@ def _cmpi(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     a, b = (g.get(env, o) for o in op.operands[:2])
     if isinstance(a, PtrV) and isinstance(b, PtrV) and a.arg == b.arg:
         return [IntV(_CMP[pred](a.boff, b.boff), 1)]
+    if (isinstance(a, RangeV) or isinstance(b, RangeV)) and all(isinstance(v, (IntV, RangeV)) for v in (a, b)):
+        # decided where the declared range decides it (`y == ignore_index`, `idx < n`)
+        always, never = ranges.compare(pred, a, b)
+        if (always | never).all():
+            return [IntV(always, 1)]
+        return [Opaque("data", "a comparison of a loaded index", op.loc, IntV(~never, 1))]
     if not isinstance(a, IntV) or not isinstance(b, IntV):
         return [_opaque_of(a, b, op)]
     x, y = a.a, b.a
@@ -821,6 +891,8 @@ def _select(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     c, a, b = (g.get(env, o) for o in op.operands[:3])
     if isinstance(c, IntV) and isinstance(a, IntV) and isinstance(b, IntV):
         return [IntV(np.where(c.a, a.a, b.a), a.bits)]
+    if isinstance(c, IntV) and isinstance(a, (IntV, RangeV)) and isinstance(b, (IntV, RangeV)):
+        return [ranges.choose(c.a, a, b, a.bits)]
     if isinstance(c, IntV) and isinstance(a, PtrV) and isinstance(b, PtrV) and a.arg == b.arg:
         return [PtrV(a.arg, np.where(c.a, a.boff, b.boff), a.pointee)]
     if isinstance(a, (PtrV, PtrChoice)) and isinstance(b, (PtrV, PtrChoice)):
@@ -837,6 +909,10 @@ def _cast(kind: str):
     def handler(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         v = g.get(env, op.operands[0])
         ty = op.result_types[0]
+        if isinstance(v, RangeV):
+            if not ty.is_int or ty.bits < 2 or (kind == "zext" and (v.lo < 0).any()) or not ranges.fits(v, ty.bits):
+                return [Opaque("data", f"{op.name} of a loaded index", op.loc)]
+            return [RangeV(v.lo, v.hi, ty.bits, v.undef, v.src)]
         if not isinstance(v, IntV):
             return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of a pointer", op.loc)]
         if not ty.is_int:
@@ -862,7 +938,7 @@ for _name in ("arith.extui", "arith.index_castui"):
 def _bitcast(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     v = g.get(env, op.operands[0])
     ty = op.result_types[0]
-    if isinstance(v, (PtrV, PtrChoice)) and ty.is_ptr:
+    if isinstance(v, (PtrV, PtrChoice, PtrSpan)) and ty.is_ptr:
         return [v.map(lambda t: t, elem_bytes(ty.pointee))]
     if isinstance(v, IntV) and ty.is_int and ty.bits == v.bits:
         return [v]
@@ -879,7 +955,7 @@ def _shape_op(fn: Callable[[np.ndarray, Op, Type], np.ndarray]):
         ty = op.result_types[0]
         if isinstance(v, IntV):
             return [IntV(fn(v.a, op, ty), v.bits)]
-        if isinstance(v, (PtrV, PtrChoice)):
+        if isinstance(v, (PtrV, PtrChoice, PtrSpan, RangeV)):
             return [v.map(lambda t: fn(t, op, ty))]
         if isinstance(v, Opaque) and v.bound is not None:
             return [Opaque(v.why, v.message, v.loc, IntV(fn(v.bound.a, op, ty), 1))]
@@ -953,7 +1029,18 @@ def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     p, off = (g.get(env, o) for o in op.operands[:2])
     if isinstance(p, Opaque):
         return [p]
+    if isinstance(off, RangeV) and isinstance(p, (PtrV, PtrSpan)):
+        # an address from a declared-range index: per lane, the hull of what it may touch
+        lo, hi = off.lo * p.pointee, off.hi * p.pointee
+        if isinstance(p, PtrV):
+            return [PtrSpan(p.arg, p.boff + lo, p.boff + hi, p.pointee, off.undef, off.src)]
+        return [p.plus(lo, hi, off.undef, keep_src=False)]
+    if isinstance(p, PtrSpan) and isinstance(off, IntV):
+        shift = off.a.astype(np.int64, copy=False) * p.pointee
+        return [p.plus(shift, shift)]
     if not isinstance(p, (PtrV, PtrChoice)):
+        if isinstance(p, PtrSpan):
+            return [Opaque("data", "an address computed from loaded data", op.loc)]
         return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
     if isinstance(off, Opaque):
         why = "data" if off.why == "data" else off.why
@@ -975,6 +1062,16 @@ def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     ptr = g.get(env, op.operands[0])
     mask = g.get(env, op.operands[1]) if len(op.operands) > 1 else None
     g.record(op, "load", ptr, mask, ctx)
+    ty = op.result_types[0] if op.result_types else None
+    info = g.m.args.get(getattr(ptr, "arg", ""))
+    if info is not None and info.values and ty is not None and ty.is_int and ty.bits > 1 \
+            and isinstance(ptr, (PtrV, PtrSpan)) and (mask is None or isinstance(mask, IntV)):
+        other = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+        if other is None or isinstance(other, IntV):
+            shape = np.broadcast_shapes(ptr.shape() if isinstance(ptr, PtrV) else ptr.lo.shape,
+                                        *([mask.a.shape] if mask is not None else []))
+            return [ranges.loaded(info.values[0], info.values[1], shape, ty.bits, info.name,
+                                  None if mask is None else mask.a, None if other is None else other.a)]
     return [Opaque("data", "loaded data", op.loc)]
 
 
@@ -1077,6 +1174,9 @@ def _blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
     if isinstance(new, IntV) and isinstance(old, IntV):
         c = cond.reshape(cond.shape + (1,) * (max(new.a.ndim, old.a.ndim) - 1))
         return IntV(np.where(c, new.a, old.a), new.bits)
+    if isinstance(new, (IntV, RangeV)) and isinstance(old, (IntV, RangeV)):
+        nd = max(ranges.bounds(new)[0].ndim, ranges.bounds(old)[0].ndim)
+        return ranges.choose(cond.reshape(cond.shape + (1,) * (nd - 1)), new, old, new.bits)
     if isinstance(new, (PtrV, PtrChoice)) and isinstance(old, (PtrV, PtrChoice)) and not (
             isinstance(new, PtrV) and isinstance(old, PtrV) and new.arg == old.arg):
         return _choose(cond, new, old)

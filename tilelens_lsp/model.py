@@ -92,7 +92,8 @@ class TensorSpec(Record):
     strides: tuple[int, ...]
     offset: int = 0
     storage: int = 0
-    _tuples = frozenset({"shape", "strides"})
+    values: tuple[int, int] | None = None    # every element lies in [LO, HI) (integer tensors)
+    _tuples = frozenset({"shape", "strides", "values"})
 
     @property
     def numel(self) -> int:
@@ -198,7 +199,7 @@ class Witness(Record):
     lane: tuple[int, ...]
     iteration: tuple[int, ...] | None
     element: int | None = None
-    value: int | None = None       # the overflowing value, for TL003
+    value: int | None = None       # the overflowing value (TL003), or the declared index value (TL002)
     _tuples = frozenset({"pid", "lane", "iteration"})
 
     def to_json(self) -> dict[str, Any]:

@@ -226,7 +226,7 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
                 values[ssa] = Opaque("pointer-provenance", f"pointer argument {name} is not a declared tensor")
                 continue
             size = element_size(spec.dtype)
-            infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset)
+            infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset, spec.values)
             from tilelens_lsp.graph import elem_bytes
             values[ssa] = PtrV(name, np.zeros(1, dtype=np.int64), elem_bytes(ty.pointee))
         elif ty.is_int:

@@ -19,17 +19,21 @@ DTYPES = {"fp16", "bf16", "fp32", "fp64", "i1", "i8", "i16", "i32", "i64", "u8",
 
 
 class _Tensor:
-    def __init__(self, dtype, shape, strides, offset=0, storage=0):
+    def __init__(self, dtype, shape, strides, offset=0, storage=0, values=None):
         self.dtype, self.shape, self.strides = dtype, tuple(shape), tuple(strides)
         self.offset = offset
         self.storage = storage or (offset + sum((s - 1) * st for s, st in zip(shape, strides)) + 1)
+        self.values_range = tuple(values) if values is not None else None
 
     @property
     def T(self):
-        return _Tensor(self.dtype, self.shape[::-1], self.strides[::-1], self.offset, self.storage)
+        return _Tensor(self.dtype, self.shape[::-1], self.strides[::-1], self.offset, self.storage, self.values_range)
+
+    def values(self, lo, hi):
+        return _Tensor(self.dtype, self.shape, self.strides, self.offset, self.storage, (lo, hi))
 
     def spec(self):
-        return TensorSpec(self.dtype, self.shape, self.strides, self.offset, self.storage)
+        return TensorSpec(self.dtype, self.shape, self.strides, self.offset, self.storage, self.values_range)
 
 
 class _I64(int):
@@ -84,13 +88,16 @@ def _eval(node, env):
         raise ValueError(f"unsupported attribute {node.attr}")
     if isinstance(node, ast.Call):
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "values":
+            return _eval(func.value, env).values(*[_eval(a, env) for a in node.args])
         name = func.id if isinstance(func, ast.Name) else (func.attr if isinstance(func, ast.Attribute) else None)
         args = [_eval(a, env) for a in node.args]
         kwargs = {k.arg: _eval(k.value, env) for k in node.keywords}
         if name == "tensor":
             dtype, shape = args[0], tuple(args[1])
             strides = tuple(kwargs.get("strides") or _contiguous(shape))
-            return _Tensor(dtype, shape, strides, kwargs.get("offset", 0), kwargs.get("storage", 0))
+            return _Tensor(dtype, shape, strides, kwargs.get("offset", 0), kwargs.get("storage", 0),
+                           kwargs.get("values"))
         if name == "i64":
             return _I64(args[0])
         if name in _FUNCS:

@@ -50,14 +50,20 @@ def triton_dtype(name: str):
     return tl.dtype(name)
 
 
-def _numpy_fill(tdt, n: int, rng: np.random.Generator, modulus: int | None) -> np.ndarray:
-    """Deterministic values for a storage of `n` elements of Triton dtype `tdt` (raw bit patterns)."""
+def _numpy_fill(tdt, n: int, rng: np.random.Generator, modulus: int | None,
+                values: tuple[int, int] | None = None) -> np.ndarray:
+    """Deterministic values for a storage of `n` elements of Triton dtype `tdt` (raw bit patterns).
+    A declared value range [LO, HI) fills LO, LO+1, ..., HI-1, LO, ...: both ends occur when the
+    storage holds at least HI - LO elements."""
     name = tdt.name
     if name == "int1":
         return np.zeros(n, np.uint8)
     if tdt.is_int():
         width = tdt.primitive_bitwidth
         np_t = np.dtype(f"{'u' if tdt.is_int_unsigned() else ''}int{width}")
+        if values:
+            lo, hi = values
+            return (lo + np.arange(n, dtype=np.int64) % (hi - lo)).astype(np_t)
         if modulus:  # index tensors: small in-range values
             return (np.arange(n, dtype=np.int64) % modulus).astype(np_t)
         return np.zeros(n, np_t)  # counters and locks start at 0
@@ -101,7 +107,7 @@ class FakeTensor:
         start += (-start) % self.ALIGN
         self.storage_base = start
         first = start - raw
-        values = _numpy_fill(self.dtype, storage, rng, modulus)
+        values = _numpy_fill(self.dtype, storage, rng, modulus, getattr(spec, "values", None))
         self._buf[first:first + storage * self.elsize] = values.view(np.uint8)
         self.lo = self.storage_base - self.guard * self.elsize
         self.hi = self.storage_base + (storage + self.guard) * self.elsize
