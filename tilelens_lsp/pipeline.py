@@ -21,7 +21,7 @@ from typing import Any
 from tilelens_lsp import releases
 from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
-from tilelens_lsp import accounting, affine
+from tilelens_lsp import accounting, affine, views as view_runs
 from tilelens_lsp.graph import ArgInfo, LaunchModel, Opaque, IntV, PtrV
 from tilelens_lsp.hostcompile import (FakeTensor, HostCompiler, LaunchBindingError, bind, element_size,
                                       expand_configs, grid_of, unwrap)
@@ -226,7 +226,8 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
                 values[ssa] = Opaque("pointer-provenance", f"pointer argument {name} is not a declared tensor")
                 continue
             size = element_size(spec.dtype)
-            infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset, spec.values)
+            infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset, spec.values,
+                                  _view_runs(spec))
             from tilelens_lsp.graph import elem_bytes
             values[ssa] = PtrV(name, np.zeros(1, dtype=np.int64), elem_bytes(ty.pointee))
         elif ty.is_int:
@@ -240,6 +241,17 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
         else:
             values[ssa] = Opaque("float", f"the {ty.elem} argument {name}")
     return values, infos
+
+
+def _view_runs(spec: TensorSpec):
+    """The runs a view covers, relative to its first element, when they are not its whole storage."""
+    runs = view_runs.covered_runs(spec.shape, spec.strides, spec.storage - spec.offset)
+    if runs is None:
+        return None
+    starts, ends = runs
+    if spec.offset == 0 and starts.size == 1 and starts[0] == 0 and ends[0] >= spec.storage:
+        return None
+    return runs
 
 
 def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: PathMapper,
@@ -276,6 +288,8 @@ def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: P
                              f"{mapper}|{getattr(getattr(chain.jit.fn, '__code__', None), 'co_filename', '')}|"
                              f"{settings.clients}|{settings.enumeration_budget}|{affine.engine_mode()}|"
                              f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()
+        # the specialization key compiles alike, but the verdict depends on every scalar's value too
+        key = hashlib.sha256(f"{key}|{_scalar_values(bound.arguments)}".encode()).hexdigest()
         if key in seen:
             continue
         seen.add(key)
@@ -288,6 +302,10 @@ def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: P
         _ENGINE.cache.put(key, result)
         results.append(result)
     return results
+
+
+def _scalar_values(arguments: dict[str, Any]) -> str:
+    return repr(sorted((name, repr(v)) for name, v in arguments.items() if not isinstance(v, FakeTensor)))
 
 
 def _relabel(result: LaunchResult, launch: LaunchSpec, config: dict) -> LaunchResult:
@@ -349,9 +367,12 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
         diag = Diagnostic("TL050", f"the analysis failed on this launch: {type(exc).__name__}: {exc}",
                           launch.line, 1, kind="graph")
         return LaunchResult(status="refused", diagnostics=(diag,), **base)
-    analysis = LaunchAnalysis(list(graph.sites.values()), graph.width_obligations(), infos, views, stack_of)
+    locked = any(op.name == "tt.atomic_cas" for f in module.funcs.values() for op in accounting.region_ops(f.body))
+    analysis = LaunchAnalysis(list(graph.sites.values()), graph.width_obligations(), infos, views, stack_of,
+                              tuple(grid), locked)
     accesses: list = []
     diagnostics: list[Diagnostic] = []
+    notes: list[str] = []
     if graph.truncated is not None:
         # what was found before the budget ran out is definite; the footprint would be partial
         diagnostics.append(_refusal_diag(graph.truncated, stack_of, launch))
@@ -376,9 +397,12 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
             continue
         accesses.extend(out.accesses)
         diagnostics.extend(out.diagnostics)
+        notes.extend(out.notes)
     # a refusal, or a client that crashed (TL050), leaves something unexamined: never "analyzed"
     status = "refused" if any(d.code in ("TL030", "TL050") for d in diagnostics) else "analyzed"
-    return LaunchResult(status=status, accesses=tuple(accesses), diagnostics=tuple(_dedupe(diagnostics)), **base)
+    ranges = {name: list(spec.values) for name, spec in views.items() if spec.values}
+    return LaunchResult(status=status, accesses=tuple(accesses), diagnostics=tuple(_dedupe(diagnostics)),
+                        value_ranges=ranges, notes=tuple(notes), **base)
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -315,3 +315,20 @@ def test_result_for_another_workspace_root_has_paths_relative_to_that_root():
     again = analyze_path(path, FIXTURES.parent)
     frames = {f.path for launch in again.launches for d in launch.diagnostics for f in d.stack}
     assert frames == {"fixtures/jit_helpers.py", "fixtures/helper_calls.py"}
+
+
+def test_launches_that_differ_only_in_a_scalar_value_never_share_a_cached_verdict(tmp_path):
+    # n=64 and n=80 specialize alike (both divisible by 16), so they compile to the same TTIR; the
+    # second reads and writes past the 64 elements. Sharing the first one's cached result would be a
+    # false "clean".
+    path = tmp_path / "copy.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\n\n"
+        "# tilelens: copy_kernel[(5,)](fp32[64], fp32[64], 64, BLOCK=16)\n"
+        "# tilelens: copy_kernel[(5,)](fp32[64], fp32[64], 80, BLOCK=16)\n")
+    clean, buggy = analyze_path(path, tmp_path).launches
+    assert not clean.diagnostics
+    assert sorted(d.code for d in buggy.diagnostics) == ["TL001", "TL001"]
