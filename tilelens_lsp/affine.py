@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tilelens_lsp import accounting, cfg
+from tilelens_lsp import accounting, cfg, views
 from tilelens_lsp import graph as G
 from tilelens_lsp.graph import ArgInfo, LaunchModel, Obligation, Opaque, SiteResult
 from tilelens_lsp.refusal import Refusal
@@ -376,6 +376,33 @@ class AffineGraph:
                 site.add_intervals(starts, ends)
                 if (starts.min() < info.lo or ends.max() > info.hi) and key not in self.pending:
                     self.pending[key] = self.witness_program(off, cons, pred, info)
+                if info.view is not None and views.first_outside(starts, ends, info.view, info.lo, info.hi) is not None:
+                    raise NotAffine("an access leaves its declared view: the enumeration finds its witness")
+            self._tag(site, off, cons, pred, info)
+
+    def _tag(self, site: SiteResult, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> None:
+        """Per-program intervals for the race check: the image of each program's own row, within a
+        budget of its own (past it, or over symbolic programs, races stay undecided)."""
+        if site.tagged is None or kind_is_atomic(site.op):
+            return
+        if self.symbolic_programs:
+            site.tagged = None
+            return
+        spent = [0]
+
+        def spend(work: int) -> None:
+            spent[0] += int(work)
+            if spent[0] > self.m.budget // RACE_SHARE:
+                raise NotAffine("per-program footprints past the race budget")
+        if not pred.any():
+            return
+        try:
+            rows, programs, coef, ext, C = self._problem(off, cons, pred, info)
+            starts, ends, progs = _box_image(rows, coef, ext, C, spend, tags=programs, with_tags=True)
+        except NotAffine:
+            site.tagged = None
+            return
+        site.add_tagged(starts, ends, progs)
 
     def _problem(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo):
         """The access as a box problem in elements: per-program rows [base, constraint constants...],
@@ -489,9 +516,13 @@ def _factor(rows: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, int]]]
     return cur[0].copy(), atoms
 
 
+def kind_is_atomic(op: str) -> bool:
+    return op == "atomic"
+
+
 def _box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray,
                spend: Callable[[int], None], tags: np.ndarray | None = None,
-               extremes: bool = False) -> tuple[np.ndarray, ...]:
+               extremes: bool = False, with_tags: bool = False) -> tuple[np.ndarray, ...]:
     """Intervals of {rows[b,0] + coef·v : 0 <= v < ext, rows[b,1+j] + C[j]·v >= 0 for all j} over rows b.
     With `extremes`: instead, the lowest and highest value of each non-empty piece and its row's tag.
 
@@ -512,7 +543,7 @@ def _box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarra
             keep = ~(lo >= 0).all(axis=0)
             C, K = C[keep], K[:, keep]
         if base.size == 0:
-            return (np.zeros(0, dtype=np.int64),) * 3 if extremes else (np.zeros(0, dtype=np.int64),) * 2
+            return (np.zeros(0, dtype=np.int64),) * 3 if extremes or with_tags else (np.zeros(0, dtype=np.int64),) * 2
         # -- variables of extent 1, or seen by nothing
         drop = (ext <= 1) | ((coef == 0) & ~(C != 0).any(axis=0))
         if drop.any():
@@ -595,6 +626,9 @@ def _box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarra
         ends = starts + (hi[:, inner] - lo[:, inner]).reshape(lead)
     else:
         ends = starts + 1
+    if with_tags:
+        owner = np.broadcast_to(tags.reshape((B,) + (1,) * (starts.ndim - 1)), starts.shape)
+        return starts[ok], ends[ok], owner[ok]
     return starts[ok], ends[ok]
 
 
@@ -1195,6 +1229,7 @@ def _call(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
 
 
 WITNESS_SHARE = 8                # an out-of-bounds launch is enumerated when it fits budget / this
+RACE_SHARE = 8                   # per-program footprints for the race check get budget / this
 ENGINE_ENV = "TILELENS_ENGINE"   # auto (default) | enumerate | compare (tests: both engines, must agree)
 ENGINES: Counter[str] = Counter()  # launches answered per engine in this process (tests and benchmarks)
 

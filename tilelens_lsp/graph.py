@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tilelens_lsp import accounting, cfg, ranges
+from tilelens_lsp import accounting, cfg, ranges, views
 from tilelens_lsp.ranges import PtrSpan, RangeV
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import Block, Func, Module, Op, Region, Type, parse_type, split_top, symbol_name
@@ -191,6 +191,19 @@ class SiteResult:
     exact: bool = True
     oob: dict[str, Any] | None = None        # first out-of-bounds lane, in evaluation order
     refusal: Refusal | None = None
+    view_out: dict[str, Any] | None = None   # first lane inside the storage but outside the view
+    # (starts, ends, program index) per program, for races; None when the engine cannot give them
+    tagged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
+
+    def add_tagged(self, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
+        if self.tagged is None:
+            return
+        last = self.tagged[-1] if self.tagged else None
+        if last is not None and last[1].shape == starts.shape and np.array_equal(last[1], starts) \
+                and np.array_equal(last[2], progs):
+            self.tagged[-1] = (last[0], ends, progs)    # a row continued by the next loop iteration
+            return
+        self.tagged.append((starts, ends, progs))
 
     def add_elements(self, elems: np.ndarray) -> None:
         """Element indices → runs of consecutive elements (one interval each)."""
@@ -214,6 +227,17 @@ class SiteResult:
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted, disjoint, merged half-open intervals."""
         return merge_intervals(self.starts, self.ends)
+
+
+def _tagged_runs(elems: np.ndarray, progs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Element indices with the program that touched each → runs of consecutive elements per program."""
+    order = np.lexsort((elems, progs))
+    e, p = elems[order], progs[order]
+    brk = np.ones(e.size, dtype=bool)
+    brk[1:] = (np.diff(e) != 1) | (p[1:] != p[:-1])
+    first = np.flatnonzero(brk)
+    last = np.concatenate((first[1:] - 1, [e.size - 1]))
+    return e[first], e[last] + 1, p[first]
 
 
 def merge_intervals(starts: list[np.ndarray], ends: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -250,6 +274,8 @@ class ArgInfo:
     lo: int          # lowest valid element index relative to the argument's address
     hi: int          # one past the highest
     values: tuple[int, int] | None = None   # declared range [LO, HI) of the tensor's elements
+    view: tuple[np.ndarray, np.ndarray] | None = None   # runs the declared view covers, when it does
+    # not cover its whole storage (element indices relative to the argument's address)
 
 
 @dataclass
@@ -521,8 +547,13 @@ class AccessGraph:
         elems = boff[m] // info.elem_size
         if elems.size:
             site.add_elements(elems)
+            if site.tagged is not None and site.exact:
+                starts, ends, progs = _tagged_runs(elems, np.nonzero(m)[0] + self.pid_base)
+                site.add_tagged(starts, ends, progs)
             if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):
                 self._witness(site, boff, m, info, ctx, exact)
+            if info.view is not None and site.view_out is None:
+                self._check_view(site, site.starts[-1], site.ends[-1], boff, m, info, ctx, exact)
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
 
     def _record_span(self, op: Op, kind: str, ptr: PtrSpan, mask: Value, ctx: _Ctx) -> None:
@@ -531,6 +562,7 @@ class AccessGraph:
         whose witness names the declared index value that takes it there."""
         site = self._site(op, kind, ptr.arg, ctx)
         site.exact = False
+        site.tagged = None          # which elements each program touches is not known
         if isinstance(mask, Opaque):
             mask = mask.bound
         shape = (self.P,) + tuple(np.broadcast_shapes(ptr.lo.shape, ptr.hi.shape,
@@ -605,9 +637,14 @@ class AccessGraph:
             starts = starts // size
             ends = starts + counts[live]
             site.add_intervals(starts, ends)
+            if site.tagged is not None and site.exact:
+                site.add_tagged(starts, ends, np.nonzero(live)[0] + self.pid_base)
             if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):
                 self._witness(site, np.broadcast_to(ptr.boff, shape), np.broadcast_to(pred & lane_mask, shape),
                               info, ctx, exact)
+            if info.view is not None and site.view_out is None:
+                self._check_view(site, starts, ends, np.broadcast_to(ptr.boff, shape),
+                                 np.broadcast_to(pred & lane_mask, shape), info, ctx, exact)
             self._spend(int(np.prod(reduced, dtype=np.int64)), None)
             return True
         return False
@@ -635,6 +672,17 @@ class AccessGraph:
             self._steps.clear()
         self._steps[key] = (term, step)
         return step
+
+    def _check_view(self, site: SiteResult, starts: np.ndarray, ends: np.ndarray, boff: np.ndarray,
+                    m: np.ndarray, info: ArgInfo, ctx: _Ctx, exact: bool) -> None:
+        """The first element this access touches inside the storage but outside the declared view."""
+        element = views.first_outside(starts, ends, info.view, info.lo, info.hi)
+        if element is None:
+            return
+        bad = m & (boff // info.elem_size == element)
+        where = np.unravel_index(int(np.argmax(bad.reshape(-1))), bad.shape)
+        site.view_out = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
+                         "iteration": ctx.iters or None, "element": element, "exact": exact}
 
     def _witness(self, site: SiteResult, boff: np.ndarray, m: np.ndarray, info: ArgInfo, ctx: _Ctx,
                  exact: bool) -> None:

@@ -66,6 +66,11 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
         grid = "×".join(str(g) for g in launch.grid) if launch.grid else "?"
         config = ", ".join(f"{k}={v}" for k, v in launch.config.items())
         out += ["", f"{_md(rows[0][0])} · grid ({grid})" + (f" · {_md(config)}" if config else "")]
+    shown: set[int] = set()
+    for _, launch, _ in rows:
+        if id(launch) not in shown:
+            shown.add(id(launch))
+            out += _launch_notes(launch)
     maps = 0
     seen: set[tuple] = set()
     for label, _, access in rows:
@@ -85,6 +90,17 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
     out += ["", f"{FULL} all touched, {SOME} some, {NONE} none, {OUT} outside the storage. "
             "*exact*: these elements are touched; *bound*: a proven over-approximation."]
     return "\n".join(out)
+
+
+def _launch_notes(launch: LaunchResult) -> list[str]:
+    """The declared value ranges a launch's bounds rest on, and what it could not decide."""
+    out = []
+    if launch.value_ranges:
+        ranges = ", ".join(f"`{name}` ∈ [{lo:,}, {hi:,})" for name, (lo, hi) in sorted(launch.value_ranges.items()))
+        out += ["", f"declared value ranges: {ranges} (footprints built from them are bounds)"]
+    for note in launch.notes:
+        out += ["", f"*not decided*: {_md(note)}"]
+    return out
 
 
 def _op_name(op: str) -> str:

@@ -15,6 +15,8 @@ SEVERITY = {
     "TL001": "error",        # out-of-bounds
     "TL002": "warning",      # possible out-of-bounds
     "TL003": "error",        # integer overflow in address arithmetic
+    "TL004": "warning",      # access outside its view but inside the storage
+    "TL005": "error",        # race between programs
     "TL010": "error",        # Triton compile error / failed import
     "TL020": "error",        # bad launch directive
     "TL030": "information",  # not analyzed: refusal kind
@@ -27,6 +29,8 @@ CODE_TITLES = {
     "TL001": "out-of-bounds access",
     "TL002": "possible out-of-bounds access",
     "TL003": "integer overflow in address arithmetic",
+    "TL004": "access outside its view",
+    "TL005": "race between programs",
     "TL010": "Triton compile error",
     "TL020": "bad launch directive",
     "TL030": "not analyzed",
@@ -270,8 +274,10 @@ class LaunchResult(Record):
     accesses: tuple[Access, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     grid: tuple[int, ...] = ()
+    value_ranges: dict[str, list[int]] = field(default_factory=dict)   # declared ranges used, by pointer
+    notes: tuple[str, ...] = ()        # what was not decided (e.g. races), shown in the hover
     _nested = {"accesses": Access, "diagnostics": Diagnostic}
-    _tuples = frozenset({"grid"})
+    _tuples = frozenset({"grid", "notes"})
 
 
 @dataclass(frozen=True)

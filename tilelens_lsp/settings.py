@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 DEFAULT_TARGET = "cuda:89"
-ALL_CLIENTS = ("footprint", "sanitizer", "overflow")
+ALL_CLIENTS = ("footprint", "sanitizer", "overflow", "view", "race")
 _TARGET_RE = re.compile(r"^(cuda|hip):(\w+)$")
 
 

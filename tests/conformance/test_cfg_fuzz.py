@@ -108,7 +108,8 @@ def test_control_flow_footprints_match_the_interpreter(fuzz_files, monkeypatch):
             if launch.status == "refused" and kinds == {"indirect-address"}:
                 refused += 1
                 continue
-            bad = [d.message for d in launch.diagnostics if d.code in FALSE_ALARMS | {"TL050", "TL030"}]
+            # the kernels stay in bounds but may well race (programs shifted onto each other's blocks)
+            bad = [d.message for d in launch.diagnostics if d.code in FALSE_ALARMS - {"TL005"} | {"TL050", "TL030"}]
             if bad or launch.status != "analyzed":
                 problems.append(f"{path.name}: {launch.status} {bad[:2]}\n{path.read_text()}")
                 continue

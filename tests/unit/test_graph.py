@@ -158,9 +158,12 @@ def test_data_dependent_mask_past_the_end_is_only_a_possible_out_of_bounds(resul
 # ---------------------------------------------------------------- strided views
 
 
-def test_strided_view_read_past_its_shape_but_inside_its_storage_is_not_out_of_bounds(result):
+def test_strided_view_read_past_its_shape_but_inside_its_storage_is_outside_its_view_not_out_of_bounds(result):
+    # each row reads 16 columns of a 10-column view whose rows are 16 apart: columns 10..15 are the
+    # next row's padding, inside the storage (no TL001) but outside the view (TL004)
     launch = at(result, "storage=64), fp32[64]")
-    assert launch.diagnostics == ()
+    diag = only(launch, "TL004")
+    assert diag.witness == Witness(pid=(0, 0, 0), lane=(10,), iteration=None, element=10)
 
 
 def test_strided_view_read_past_its_storage_is_out_of_bounds(result):

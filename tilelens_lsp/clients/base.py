@@ -18,12 +18,20 @@ class LaunchAnalysis:
     args: dict[str, ArgInfo]
     views: dict[str, TensorSpec]
     stack_of: Callable[[str, tuple[str, ...]], tuple[Frame, ...]]   # (loc, call stack) → frames
+    grid: tuple[int, int, int] = (1, 1, 1)
+    locked: bool = False        # the kernel takes a lock (atomic_cas): programs are ordered by it
+
+    def program(self, index: int) -> tuple[int, int, int]:
+        """The program id (x, y, z) of a linear program index."""
+        gx, gy, _ = self.grid
+        return (index % gx, (index // gx) % gy, index // (gx * gy))
 
 
 @dataclass
 class ClientOutput:
     accesses: list[Access] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)      # what a client could not decide, for the hover
 
 
 class IRClient:

@@ -28,7 +28,9 @@ def halo_start_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         lo = pid * 0
         tl.store(y_ptr + pid, 2.0)
     offs = lo + tl.arange(0, BLOCK)
-    tl.store(y_ptr + 8 + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+    # each program stores its own block (a store at the halo start too would race with the neighbour)
+    outs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + 8 + outs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
 
 @triton.jit

@@ -1,0 +1,144 @@
+"""race: an element one program stores without an atomic and a different program of the same launch
+loads or stores without an atomic (TL005). Programs of a launch run in no defined order, so the
+result depends on scheduling; compute-sanitizer's racecheck sees only shared memory, and the
+interpreter runs programs one after another. Decided exactly from per-program footprints; where they
+are not known (a bound, a lock built on atomic_cas, a summary too large to split per program) the
+launch gets a note instead, never a guess."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilelens_lsp.clients.base import ClientOutput, IRClient, LaunchAnalysis, frame_fields
+from tilelens_lsp.model import Diagnostic, Witness
+
+
+@dataclass
+class _Runs:
+    """Per-program merged runs of one kind of access to one argument: sorted by start."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    progs: np.ndarray
+    sites: np.ndarray      # index of the site each run came from
+
+
+class RaceClient(IRClient):
+    name = "race"
+
+    def run(self, analysis: LaunchAnalysis) -> ClientOutput:
+        out = ClientOutput()
+        if analysis.locked:
+            out.notes.append("races not checked: the kernel takes a lock (atomic_cas), which orders programs")
+            return out
+        sites = [s for s in analysis.sites if s.op in ("load", "store") and s.arg in analysis.args
+                 and s.refusal is None]
+        for arg in sorted({s.arg for s in sites if s.op == "store"}):
+            mine = [s for s in sites if s.arg == arg]
+            unknown = [s for s in mine if s.tagged is None or not s.exact]
+            if unknown:
+                out.notes.append(f"races on {arg} not checked: the per-program footprint of the {unknown[0].op} "
+                                 "there is not known exactly")
+                continue
+            found = _find(mine)
+            if found is not None:
+                out.diagnostics.append(self._diagnostic(analysis, mine, found))
+        return out
+
+    def _diagnostic(self, analysis: LaunchAnalysis, sites: list, found: tuple) -> Diagnostic:
+        element, (a_site, a_prog), (b_site, b_prog) = found
+        first, second = sites[a_site], sites[b_site]
+        if first.op != "store":
+            first, second, a_prog, b_prog = second, first, b_prog, a_prog
+        stack = analysis.stack_of(first.loc, first.call_stack)
+        other = frame_fields(analysis.stack_of(second.loc, second.call_stack))
+        where = frame_fields(stack)
+        pa, pb = analysis.program(int(a_prog)), analysis.program(int(b_prog))
+        verb = "stores" if second.op == "store" else "loads"
+        return Diagnostic(
+            code="TL005",
+            message=(f"race between programs: program {pa} stores element {element} of {first.arg} (line "
+                     f"{where['line']}) and program {pb} {verb} it (line {other['line']}) without an atomic; "
+                     "the programs of a launch run in no fixed order"),
+            line=where["line"], column=where["column"], stack=stack,
+            witness=Witness(pa, (), None, int(element), None), kind=self.name)
+
+
+def _runs(sites: list, op: str) -> _Runs:
+    s, e, p, k = [], [], [], []
+    for index, site in enumerate(sites):
+        if site.op != op:
+            continue
+        for starts, ends, progs in site.tagged:
+            s.append(starts.reshape(-1))
+            e.append(ends.reshape(-1))
+            p.append(np.broadcast_to(progs, starts.shape).reshape(-1))
+            k.append(np.full(starts.size, index))
+    if not s:
+        z = np.zeros(0, dtype=np.int64)
+        return _Runs(z, z, z, z)
+    return _merge_per_program(np.concatenate(s), np.concatenate(e), np.concatenate(p), np.concatenate(k))
+
+
+def _merge_per_program(s: np.ndarray, e: np.ndarray, p: np.ndarray, k: np.ndarray) -> _Runs:
+    """Overlapping or adjacent runs of one program become one (a program may touch an element twice)."""
+    order = np.lexsort((s, p))
+    s, e, p, k = s[order], e[order], p[order], k[order]
+    new_group = np.ones(s.size, dtype=bool)
+    new_group[1:] = p[1:] != p[:-1]
+    # running max of ends within each program: offset every program's values past the previous ones
+    base = s.min() if s.size else 0
+    span = int(e.max() - base) + 1 if s.size else 1
+    group = np.cumsum(new_group) - 1
+    if group.size and int(group[-1]) * span < (1 << 62):
+        shifted = (e - base) + group * span
+        reach = np.maximum.accumulate(shifted) - group * span + base
+    else:       # too many programs over too wide a range for one pass: per program
+        reach = e.copy()
+        for g in np.flatnonzero(new_group):
+            end = g + 1
+            while end < s.size and not new_group[end]:
+                end += 1
+            reach[g:end] = np.maximum.accumulate(e[g:end])
+    start_run = new_group.copy()
+    start_run[1:] |= s[1:] > reach[:-1]
+    first = np.flatnonzero(start_run)
+    last = np.concatenate((first[1:] - 1, [s.size - 1])) if first.size else first
+    runs = _Runs(s[first], reach[last], p[first], k[first])
+    order = np.argsort(runs.starts, kind="stable")
+    return _Runs(runs.starts[order], runs.ends[order], runs.progs[order], runs.sites[order])
+
+
+def _find(sites: list) -> tuple | None:
+    """(element, (site, program), (site, program)) of the first race found, or None."""
+    stores = _runs(sites, "store")
+    if stores.starts.size > 1:
+        # runs of one program are disjoint after merging: any overlap is between two programs
+        reach = np.maximum.accumulate(stores.ends)
+        hit = np.flatnonzero(stores.starts[1:] < reach[:-1])
+        if hit.size:
+            i = int(hit[0]) + 1
+            j = int(np.argmax(stores.ends[:i]))        # the earlier run that reaches past this start
+            return (int(stores.starts[i]), (int(stores.sites[j]), int(stores.progs[j])),
+                    (int(stores.sites[i]), int(stores.progs[i])))
+    loads = _runs(sites, "load")
+    if not loads.starts.size or not stores.starts.size:
+        return None
+    # stores are disjoint now: those overlapping a load [a, b) are a contiguous slice
+    lo = np.searchsorted(stores.ends, loads.starts, side="right")
+    hi = np.searchsorted(stores.starts, loads.ends, side="left")
+    run_id = np.concatenate(([0], np.cumsum(stores.progs[1:] != stores.progs[:-1])))
+    some = hi > lo
+    safe_lo, safe_hi = np.minimum(lo, stores.starts.size - 1), np.maximum(hi - 1, 0)
+    same = (run_id[safe_lo] == run_id[safe_hi]) & (stores.progs[safe_lo] == loads.progs)
+    bad = np.flatnonzero(some & ~same)
+    if not bad.size:
+        return None
+    i = int(bad[0])
+    for j in range(int(lo[i]), int(hi[i])):
+        if stores.progs[j] != loads.progs[i]:
+            element = max(int(loads.starts[i]), int(stores.starts[j]))
+            return (element, (int(stores.sites[j]), int(stores.progs[j])), (int(loads.sites[i]), int(loads.progs[i])))
+    return None
