@@ -28,7 +28,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from tilelens_lsp import __version__, hover, lspconvert, releases
+from tilelens_lsp import __version__, hover, lspconvert, releases, suppress
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.settings import Settings, from_environment, merge
 from tilelens_lsp.workers import Worker, WorkerUnavailable
@@ -463,6 +463,7 @@ class Session:
 
     def _accept(self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str,
                 rel: str, root: Path) -> None:
+        result = suppress.apply(result, text, rel)
         ctx = lspconvert.DocumentContext(doc.uri, rel, text, root, self.related_support, self._units)
         try:
             diagnostics = lspconvert.to_lsp_diagnostics(result, ctx)
