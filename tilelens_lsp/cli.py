@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--target", help="compile target, e.g. cuda:89 (default) or cuda:90")
     check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
                        help="github: workflow commands that annotate the pull request's diff")
+    check.add_argument("--declared-only", action="store_true",
+                       help="skip given files that declare no launch (pre-commit passes every changed .py); "
+                            "no worker starts when none is left")
     check.add_argument("--select", action="append", metavar="CODES",
                        help="report only these codes or prefixes, comma-separated (TL001,TL003 or TL0; ALL)")
     check.add_argument("--ignore", action="append", metavar="CODES",
@@ -161,6 +164,10 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         for e in errors:
             print(f"tilelens-lsp: {e}", file=sys.stderr)
         return 2
+    if args.declared_only:
+        files = _declared_only(files, config)
+        if not files:
+            return 0   # nothing declares a launch: nothing to import, nothing to report
     root = (args.root.resolve() if args.root else
             config.parent if config else find_root(Path(os.path.commonpath([str(f.parent) for f in files]))
                                                     if files else Path.cwd()))
@@ -188,6 +195,14 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     if any(d.severity == "error" for r in results for d in r.all_diagnostics()):
         return 1
     return 0
+
+
+def _declared_only(files: list[Path], config: Path | None) -> list[Path]:
+    """The files that declare a launch (a comment, or a table of the toml that applies to them)."""
+    from tilelens_lsp.launchconfig import files_in_config
+    in_config = {Path(f).resolve() for f in files_in_config(config)} if config else set()
+    tables: dict[Path, set[Path]] = {}
+    return [f for f in files if has_launch(f) or f in in_config or declared_in_toml(f, find_root(f.parent), tables)]
 
 
 def _suppressed(results: list[FileResult], files: list[Path], select: tuple[str, ...] | None,

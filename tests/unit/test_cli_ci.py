@@ -218,3 +218,30 @@ def test_a_fingerprint_does_not_change_when_lines_move(ws, sarif):
     before, after = prints(sarif), prints(again)
     assert before.keys() == after.keys() and before
     assert all(after[k] == before[k] + 3 for k in before)
+
+
+# ---------------------------------------------------------------- the pre-commit hook
+
+
+def hook_entry() -> list[str]:
+    text = (Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text()
+    [entry] = re.findall(r"^\s+entry:\s*(.+)$", text, re.M)
+    assert re.search(r"^- id: tilelens-check$", text, re.M) and re.search(r"^\s+types: \[python\]$", text, re.M)
+    return entry.split()
+
+
+def test_the_pre_commit_hook_checks_the_changed_kernel_files(ws):
+    # pre-commit runs the entry with the changed files appended.
+    (ws / "script.py").write_text("print('not a kernel')\n")
+    entry = hook_entry()
+    assert entry[:2] == ["tilelens-lsp", "check"]
+    run = check(*entry[2:], "script.py", "buggy.py", cwd=ws)
+    assert [m["path"] for m in map(TEXT_LINE.match, run.stdout.splitlines()) if m] == ["buggy.py"] * 3
+    assert run.returncode == 1
+    assert "1 file(s)" in run.stderr        # script.py, which declares no launch, was left out
+
+
+def test_the_pre_commit_hook_starts_nothing_when_no_changed_file_declares_a_launch(ws):
+    (ws / "script.py").write_text("print('not a kernel')\n")
+    run = check(*hook_entry()[2:], "script.py", cwd=ws)
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
