@@ -86,7 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", help="files or folders (every .py with a declared launch)")
     check.add_argument("--config", type=Path, help="a tilelens.toml or pyproject.toml with [[launch]] tables")
     check.add_argument("--target", help="compile target, e.g. cuda:89 (default) or cuda:90")
-    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
+                       help="github: workflow commands that annotate the pull request's diff")
+    check.add_argument("--declared-only", action="store_true",
+                       help="skip given files that declare no launch (pre-commit passes every changed .py); "
+                            "no worker starts when none is left")
+    check.add_argument("--select", action="append", metavar="CODES",
+                       help="report only these codes or prefixes, comma-separated (TL001,TL003 or TL0; ALL)")
+    check.add_argument("--ignore", action="append", metavar="CODES",
+                       help="never report these codes or prefixes (wins over an equally specific --select)")
     check.add_argument("--jobs", "-j", type=int, default=1, help="analyse files in N parallel workers")
     check.add_argument("--timeout", type=float, help="seconds per file before the worker is replaced")
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
@@ -117,6 +125,12 @@ def _prestart_worker() -> Worker | None:
 
 
 def run_check(args, parser: argparse.ArgumentParser) -> int:
+    from tilelens_lsp.suppress import parse_codes
+    try:
+        args.select, args.ignore = parse_codes(args.select), parse_codes(args.ignore)
+    except ValueError as exc:
+        print(f"tilelens-lsp: {exc}", file=sys.stderr)
+        return 2
     settings = from_environment(Settings())
     try:
         if args.target:
@@ -150,6 +164,10 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         for e in errors:
             print(f"tilelens-lsp: {e}", file=sys.stderr)
         return 2
+    if args.declared_only:
+        files = _declared_only(files, config)
+        if not files:
+            return 0   # nothing declares a launch: nothing to import, nothing to report
     root = (args.root.resolve() if args.root else
             config.parent if config else find_root(Path(os.path.commonpath([str(f.parent) for f in files]))
                                                     if files else Path.cwd()))
@@ -172,10 +190,33 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     results = _analyze_all(workers, files, root, config, settings)
     _stop(workers)
     results = [_portable(r, f, root) for r, f in zip(results, files)]
+    results = _suppressed(results, files, args.select, args.ignore)
     _emit(args.format, results, hello.triton, settings.target)
     if any(d.severity == "error" for r in results for d in r.all_diagnostics()):
         return 1
     return 0
+
+
+def _declared_only(files: list[Path], config: Path | None) -> list[Path]:
+    """The files that declare a launch (a comment, or a table of the toml that applies to them)."""
+    from tilelens_lsp.launchconfig import files_in_config
+    in_config = {Path(f).resolve() for f in files_in_config(config)} if config else set()
+    tables: dict[Path, set[Path]] = {}
+    return [f for f in files if has_launch(f) or f in in_config or declared_in_toml(f, find_root(f.parent), tables)]
+
+
+def _suppressed(results: list[FileResult], files: list[Path], select: tuple[str, ...] | None,
+                ignore: tuple[str, ...] | None) -> list[FileResult]:
+    """Each file's `# tilelens: ignore` comments applied, then `--select`/`--ignore`."""
+    from tilelens_lsp import suppress
+    out = []
+    for result, path in zip(results, files):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        out.append(suppress.select_codes(suppress.apply(result, text), select, ignore))
+    return out
 
 
 def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | None:
@@ -249,6 +290,9 @@ def _emit(fmt: str, results: list[FileResult], triton: str, target: str) -> None
         print(f"tilelens-lsp: {len(results)} file(s), {n_launch} launch(es), {n_err} error(s)", file=sys.stderr)
     elif fmt == "json":
         print(report.dumps(report.json_document(results, triton, target)))
+    elif fmt == "github":
+        for line in report.github_lines(results):
+            print(line)
     else:
         print(report.dumps(report.sarif_document(results, triton, target)))
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from .model import ArgSpec, DirectiveError, LaunchSpec, ScalarSpec, TensorSpec
+from .suppress import is_ignore
 
 # ---------------------------------------------------------------- vocabulary
 
@@ -860,6 +861,8 @@ def _directive_blocks(text: str) -> list[_Block]:
     pieces: dict[int, _Piece] = {}
     for number, line in enumerate(lines, 1):
         m = _DIRECTIVE.match(line)
+        if m and is_ignore(m.group(1)):
+            continue   # a suppression comment (suppress.py), not a launch
         if m and (number in comments or number > trusted_after):
             content = m.group(1)
             lead = len(content) - len(content.lstrip())

@@ -22,6 +22,7 @@ SEVERITY = {
     "TL030": "information",  # not analyzed: refusal kind
     "TL040": "warning",      # untested Triton release
     "TL050": "warning",      # worker crash / timeout / client failure
+    "TL060": "information",  # unused suppression comment
     "TL100": "hint",         # kernel without a declared launch
 }
 
@@ -36,6 +37,7 @@ CODE_TITLES = {
     "TL030": "not analyzed",
     "TL040": "untested Triton release",
     "TL050": "worker crash or timeout",
+    "TL060": "unused suppression",
     "TL100": "kernel without a declared launch",
 }
 

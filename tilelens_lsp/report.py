@@ -40,22 +40,97 @@ def json_document(results: list[FileResult], triton: str, target: str) -> dict[s
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
 
+# What each code means and what to do about it: SARIF `fullDescription` and `help` (GitHub shows the
+# help beside each alert). Kept in step with the README's "Diagnostic codes" section.
+RULE_HELP = {
+    "TL001": ("Some mask-true lane of some program provably reads or writes outside the storage of its "
+              "pointer argument for the declared launch.",
+              "Mask the access (`mask=offs < n`) or size the grid so every program stays inside the "
+              "tensor. The message names a witness: the program id, the lane, the loop iteration and "
+              "the element that falls outside the storage."),
+    "TL002": ("Only a bound of the access is known (for example the mask depends on loaded data), and "
+              "that bound leaves the storage of the pointer argument.",
+              "Check that the data-dependent mask or index really keeps the access inside the tensor; "
+              "declare value ranges of index tensors (`i32[N].values(0, M)`) to get an exact answer, or "
+              "suppress the line with `# tilelens: ignore[TL002]` once you have checked it."),
+    "TL003": ("An integer operation of 32 bits or fewer that feeds an address gives a value outside its "
+              "width for the declared launch, for example `pid * stride` past 2**31 - 1.",
+              "Compute the offset in 64 bits: cast the program id or row index first "
+              "(`pid.to(tl.int64) * stride`). The message names the overflowing value and the program "
+              "that computes it."),
+    "TL010": ("Triton could not compile the kernel for the declared launch, or the module failed to "
+              "import in the analysis worker.",
+              "Read the compile error at the line Triton names; for an import error install the missing "
+              "package into the Python that runs the worker (setting `interpreter`)."),
+    "TL020": ("A `# tilelens:` launch directive (or a launch table in a toml) could not be evaluated: "
+              "syntax, an unknown kernel or name, a wrong number of arguments, an unknown dtype.",
+              "Fix the directive as the message says; where it suggests a name (\"did you mean\"), "
+              "the editor's quick fix applies it. Other launches are still analysed."),
+    "TL030": ("Part of the launch was not analysed, and the message names why (the refusal kind, such as "
+              "indirect-address or control-flow). A refusal is never a clean verdict.",
+              "Nothing is wrong with the kernel; tilelens could not model it. Declaring value ranges "
+              "for index tensors (`.values(LO, HI)`) removes indirect-address refusals."),
+    "TL040": ("The installed Triton release is not one tilelens has been tested with.",
+              "Install a tested Triton release, or set TILELENS_IR_ALLOW_UNTESTED_TRITON=1 to analyse "
+              "anyway."),
+    "TL050": ("The analysis worker crashed, ran past its timeout or out of memory, or one IR client "
+              "failed on one launch.",
+              "Raise the worker timeout (`workerTimeout`, `check --timeout`) or memory limit "
+              "(`memoryLimitMb`) for very large launches; report a crash with the file that causes it."),
+    "TL060": ("A `# tilelens: ignore` comment silences nothing on its line: the codes it names are not "
+              "reported there.",
+              "Remove the comment, or the codes it names that no longer occur."),
+    "TL100": ("A `@triton.jit` kernel in the file has no declared launch, so it was not analysed.",
+              "Declare an example launch in a comment, e.g. "
+              "`# tilelens: my_kernel[(cdiv(N, 1024),)](fp32[N], N, BLOCK=1024)`, or in a toml launch table."),
+}
 
-def sarif_document(results: list[FileResult], triton: str, target: str) -> dict[str, Any]:
-    rules = [{
-        "id": code, "name": CODE_TITLES[code].title().replace(" ", "").replace("-", ""),
-        "shortDescription": {"text": CODE_TITLES[code]},
+
+def _rule(code: str) -> dict[str, Any]:
+    full, fix = RULE_HELP[code]
+    title = CODE_TITLES[code]
+    return {
+        "id": code, "name": title.title().replace(" ", "").replace("-", ""),
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": full},
+        "help": {"text": f"{full} {fix}",
+                 "markdown": f"**{code}: {title}** ({SEVERITY[code]})\n\n{full}\n\n**How to fix.** {fix}\n\n"
+                             f"[Documentation]({code_url(code)})"},
         "helpUri": code_url(code),
         "defaultConfiguration": {"level": _SARIF_LEVEL[SEVERITY[code]]},
-    } for code in sorted(SEVERITY)]
+        "properties": {"tags": ["triton", "gpu"] + (["correctness"] if SEVERITY[code] == "error" else [])},
+    }
+
+
+def fingerprint(code: str, path: str, kernel: str | None, message: str) -> str:
+    """Stable across edits elsewhere in the file: the finding's code, file, kernel and message (which
+    names the witness, not the line), never its line number."""
+    import hashlib
+    return hashlib.sha256("\0".join((code, path, kernel or "", message)).encode("utf-8")).hexdigest()[:32]
+
+
+def _with_kernels(result: FileResult) -> list[tuple[Diagnostic, str | None]]:
+    out: list[tuple[Diagnostic, str | None]] = [(d, None) for d in result.diagnostics]
+    for launch in result.launches:
+        out.extend((d, launch.kernel) for d in launch.diagnostics)
+    return out
+
+
+def sarif_document(results: list[FileResult], triton: str, target: str) -> dict[str, Any]:
+    rules = [_rule(code) for code in sorted(SEVERITY)]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     sarif_results = []
     for result in results:
-        for diag in result.all_diagnostics():
+        seen: dict[str, int] = {}
+        for diag, kernel in _with_kernels(result):
+            path = diagnostic_path(result, diag)
+            key = fingerprint(diag.code, path, kernel, diag.message)
+            seen[key] = seen.get(key, 0) + 1
             entry: dict[str, Any] = {
                 "ruleId": diag.code, "ruleIndex": index[diag.code], "level": _SARIF_LEVEL[diag.severity],
                 "message": {"text": diag.message},
-                "locations": [_location(diagnostic_path(result, diag), diag.line, diag.column)],
+                "locations": [_location(path, diag.line, diag.column)],
+                "partialFingerprints": {"tilelensFinding/v1": f"{key}:{seen[key]}"},
             }
             if len(diag.stack) > 1:
                 entry["relatedLocations"] = [
@@ -87,3 +162,34 @@ def _location(path: str, line: int, column: int) -> dict[str, Any]:
 
 def dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2)
+
+
+# ---------------------------------------------------------------- GitHub Actions
+
+_GITHUB_LEVEL = {"error": "error", "warning": "warning", "information": "notice", "hint": "notice"}
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_lines(results: list[FileResult]) -> list[str]:
+    """Workflow commands (`::error file=...,line=...,col=...,title=TLxxx::message`) that GitHub Actions
+    turns into annotations on the diff; hints are left out (they are not findings)."""
+    lines = []
+    for result in results:
+        for diag in sorted(result.all_diagnostics(), key=lambda d: (d.line, d.column, d.code)):
+            if diag.severity == "hint":
+                continue
+            props = [f"file={_escape_property(diagnostic_path(result, diag))}", f"line={max(1, diag.line)}",
+                     f"col={max(1, diag.column)}"]
+            if diag.end_line and diag.end_line > diag.line:
+                props.append(f"endLine={diag.end_line}")
+            props.append(f"title={_escape_property(diag.code)}")
+            lines.append(f"::{_GITHUB_LEVEL[diag.severity]} {','.join(props)}::"
+                         f"{_escape_data(diag.message + ' [' + diag.code + ']')}")
+    return lines

@@ -28,7 +28,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from tilelens_lsp import __version__, hover, lspconvert, releases
+from tilelens_lsp import __version__, codeactions, codelens, hover, lspconvert, releases, suppress
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.settings import Settings, from_environment, merge
 from tilelens_lsp.workers import Worker, WorkerUnavailable
@@ -463,6 +463,7 @@ class Session:
 
     def _accept(self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str,
                 rel: str, root: Path) -> None:
+        result = suppress.apply(result, text, rel)
         ctx = lspconvert.DocumentContext(doc.uri, rel, text, root, self.related_support, self._units)
         try:
             diagnostics = lspconvert.to_lsp_diagnostics(result, ctx)
@@ -480,6 +481,7 @@ class Session:
         self.counters["published"] += 1
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+        self._refresh_lenses()
 
     # -- progress
 
@@ -565,6 +567,51 @@ class Session:
         kinds = self._cap("text_document.hover.content_format", None) or [types.MarkupKind.Markdown]
         kind = types.MarkupKind.Markdown if types.MarkupKind.Markdown in kinds else types.MarkupKind.PlainText
         return types.Hover(contents=types.MarkupContent(kind=kind, value=markdown))
+
+    # -- code actions, code lens and its commands (codeactions.py, codelens.py)
+
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        return codeactions.code_actions(uri, self._text(uri), list(params.context.diagnostics or []),
+                                        self._units, params.context.only) or None
+
+    def code_lenses(self, uri: str) -> list[types.CodeLens] | None:
+        doc = self.docs.get(uri)
+        if doc is None:
+            return None
+        run = self.in_flight
+        if doc.path is not None and self._root_for(doc.path) is None:
+            state = codelens.OUTSIDE
+        elif uri in self.pending or (run is not None and run.uri == uri):
+            state = codelens.PENDING
+        else:
+            state = codelens.NEVER
+        result = doc.published.result if doc.published is not None else None
+        return codelens.lenses(uri, self._text(uri), result, state)
+
+    def show_launches(self, uri: Any = None, kernel: Any = None) -> dict[str, Any]:
+        doc = self.docs.get(str(uri))
+        result = doc.published.result if doc is not None and doc.published is not None else None
+        info = codelens.summary(result, str(kernel) if kernel else None)
+        self.log(info["text"])
+        self.show(info["text"])
+        return info
+
+    def rerun(self, uri: Any = None) -> dict[str, Any]:
+        doc = self.docs.get(str(uri)) if uri else None
+        if doc is not None:
+            self.schedule(doc)
+            return {"scheduled": 1}
+        self.rerun_all("re-run requested")
+        return {"scheduled": len(self.docs)}
+
+    def _refresh_lenses(self) -> None:
+        if not self._cap("workspace.code_lens.refresh_support", False):
+            return
+        try:
+            self.server.workspace_code_lens_refresh(None, callback=lambda *_: None)
+        except Exception as exc:  # noqa: BLE001 - a client that cannot refresh keeps its old lenses
+            self.log(f"codeLens/refresh failed: {exc}")
 
     # -- stats
 
@@ -766,6 +813,23 @@ def create_server() -> TilelensServer:
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: TilelensServer, params: types.WorkDoneProgressCancelParams) -> None:
         s.cancel_token(params.token)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    def code_action(ls: TilelensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return s.code_actions(params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: TilelensServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        return s.code_lenses(params.text_document.uri)
+
+    @server.command(codelens.SHOW)
+    def show_launches(ls: TilelensServer, *args: Any) -> dict[str, Any]:
+        return s.show_launches(*args[:2])
+
+    @server.command(codelens.RERUN)
+    def rerun(ls: TilelensServer, *args: Any) -> dict[str, Any]:
+        return s.rerun(*args[:1])
 
     @server.feature(STATS_METHOD)
     def stats(ls: TilelensServer, params: Any) -> dict[str, Any]:

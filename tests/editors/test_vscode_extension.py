@@ -31,4 +31,4 @@ def test_extension_builds_tests_and_packages_to_a_vsix():
     assert len(packages) == 1, packages
     with zipfile.ZipFile(packages[0]) as vsix:
         names = set(vsix.namelist())
-    assert {"extension/package.json", "extension/dist/extension.js"} <= names, sorted(names)
+    assert {"extension/package.json", "extension/dist/extension.js", "extension/images/icon.png"} <= names, sorted(names)

@@ -29,6 +29,12 @@ def make_client() -> LanguageClient:
     def register(ls: LanguageClient, params: types.RegistrationParams) -> None:
         ls.registrations.extend(params.registrations)
 
+    client.lens_refreshes = 0
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def refresh_lenses(ls: LanguageClient, params: None) -> None:
+        ls.lens_refreshes += 1
+
     return client
 
 

@@ -10,6 +10,8 @@ export const SERVER_MODULE = 'tilelens_lsp';
 export const DEFAULT_TARGET = 'cuda:89';
 export const DEFAULT_WORKER_TIMEOUT = 30;
 export const ALL_CLIENTS: readonly string[] = ['footprint', 'sanitizer', 'overflow'];
+export const DEFAULT_MEMORY_LIMIT_MB = 4096;
+export const DEFAULT_ENUMERATION_BUDGET = 1 << 28;
 
 /** The `tilelens` configuration section as VS Code hands it over: anything may be missing or odd. */
 export interface TilelensSettings {
@@ -17,6 +19,9 @@ export interface TilelensSettings {
     target?: unknown;
     workerTimeout?: unknown;
     clients?: unknown;
+    memoryLimitMb?: unknown;
+    allowOutsideWorkspace?: unknown;
+    enumerationBudget?: unknown;
 }
 
 /** What the server reads (camelCase keys; the server maps them onto its own settings record). */
@@ -25,6 +30,9 @@ export interface ServerSettings {
     workerTimeout: number;
     clients: string[];
     interpreter: string;
+    memoryLimitMb: number;
+    allowOutsideWorkspace: boolean;
+    enumerationBudget: number;
 }
 
 export type InterpreterSource = 'setting' | 'python-extension' | 'default';
@@ -107,7 +115,19 @@ export function serverSettings(settings: TilelensSettings, interpreter: string):
     const clients = Array.isArray(settings.clients)
         ? ALL_CLIENTS.filter((name) => (settings.clients as unknown[]).includes(name))
         : [...ALL_CLIENTS];
-    return { target, workerTimeout, clients, interpreter };
+    return {
+        target,
+        workerTimeout,
+        clients,
+        interpreter,
+        memoryLimitMb: positiveInteger(settings.memoryLimitMb, DEFAULT_MEMORY_LIMIT_MB),
+        allowOutsideWorkspace: settings.allowOutsideWorkspace === true,
+        enumerationBudget: positiveInteger(settings.enumerationBudget, DEFAULT_ENUMERATION_BUDGET),
+    };
+}
+
+function positiveInteger(value: unknown, fallback: number): number {
+    return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
 /** The part of the ms-python.python extension API used here, all optional: old releases lack it. */

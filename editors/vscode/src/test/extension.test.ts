@@ -78,6 +78,9 @@ describe('activate', () => {
             workerTimeout: 12,
             clients: ['sanitizer'],
             interpreter: '/py',
+            memoryLimitMb: 4096,
+            allowOutsideWorkspace: false,
+            enumerationBudget: 268435456,
         });
     });
 
@@ -90,6 +93,9 @@ describe('activate', () => {
             workerTimeout: 30,
             clients: ['footprint', 'sanitizer', 'overflow'],
             interpreter: process.platform === 'win32' ? 'python' : 'python3',
+            memoryLimitMb: 4096,
+            allowOutsideWorkspace: false,
+            enumerationBudget: 268435456,
         });
     });
 

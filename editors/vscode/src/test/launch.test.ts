@@ -86,13 +86,22 @@ describe('serverSettings', () => {
             workerTimeout: 30,
             clients: ['footprint', 'sanitizer', 'overflow'],
             interpreter: 'python3',
+            memoryLimitMb: 4096,
+            allowOutsideWorkspace: false,
+            enumerationBudget: 268435456,
         });
     });
 
     test('passes configured values through', () => {
         assert.deepEqual(
-            serverSettings({ target: 'hip:gfx942', workerTimeout: 5, clients: ['overflow', 'sanitizer'], interpreter: '~/x' }, '/resolved/python'),
-            { target: 'hip:gfx942', workerTimeout: 5, clients: ['sanitizer', 'overflow'], interpreter: '/resolved/python' },
+            serverSettings({
+                target: 'hip:gfx942', workerTimeout: 5, clients: ['overflow', 'sanitizer'], interpreter: '~/x',
+                memoryLimitMb: 8192, allowOutsideWorkspace: true, enumerationBudget: 1000,
+            }, '/resolved/python'),
+            {
+                target: 'hip:gfx942', workerTimeout: 5, clients: ['sanitizer', 'overflow'], interpreter: '/resolved/python',
+                memoryLimitMb: 8192, allowOutsideWorkspace: true, enumerationBudget: 1000,
+            },
         );
     });
 
@@ -105,6 +114,11 @@ describe('serverSettings', () => {
         assert.equal(serverSettings({ workerTimeout: 0 }, 'p').workerTimeout, 30);
         assert.equal(serverSettings({ workerTimeout: '12' }, 'p').workerTimeout, 30);
         assert.equal(serverSettings({ target: ' ' }, 'p').target, 'cuda:89');
+    });
+
+    test('a memory limit or budget that is not a positive integer, or a non-boolean flag, gets the default', () => {
+        const odd = serverSettings({ memoryLimitMb: -1, enumerationBudget: 2.5, allowOutsideWorkspace: 'yes' }, 'p');
+        assert.deepEqual([odd.memoryLimitMb, odd.enumerationBudget, odd.allowOutsideWorkspace], [4096, 268435456, false]);
     });
 });
 

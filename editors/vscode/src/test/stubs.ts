@@ -35,6 +35,19 @@ export class FakeOutputChannel {
     dispose() { this.disposed = true; }
 }
 
+export class FakeStatusBarItem {
+    text = '';
+    tooltip: unknown = '';
+    name = '';
+    command: unknown;
+    visible = false;
+    disposed = false;
+    constructor(readonly alignment: unknown, readonly priority: unknown) {}
+    show() { this.visible = true; }
+    hide() { this.visible = false; }
+    dispose() { this.disposed = true; }
+}
+
 export class FakeLanguageClient {
     static instances: FakeLanguageClient[] = [];
     static failStart: Error | undefined;
@@ -74,20 +87,33 @@ export interface FakePythonExtension {
 }
 
 /** Mutable world the fake `vscode` reads from; `reset()` restores a fresh window. */
+export type FakeFolder = { uri: { fsPath: string; toString(): string }; name: string; index: number };
+
+export function folder(fsPath: string, index = 0): FakeFolder {
+    return { uri: { fsPath, toString: () => `file://${fsPath}` }, name: fsPath.split('/').pop() ?? fsPath, index };
+}
+
 export class FakeVscode {
     settings: Record<string, unknown> = {};
-    folders: { uri: { fsPath: string; toString(): string }; name: string; index: number }[] = [];
+    /** Settings of one folder (`tilelens.interpreter` in its .vscode/settings.json), by its fsPath. */
+    folderSettings: Record<string, Record<string, unknown>> = {};
+    folders: FakeFolder[] = [];
+    statusItems: FakeStatusBarItem[] = [];
+    readonly foldersChanged = new FakeEvent<unknown>();
     pythonExtension: FakePythonExtension | undefined;
     commands = new Map<string, (...args: unknown[]) => unknown>();
     executed: unknown[][] = [];
     errors: string[] = [];
     errorChoice: string | undefined;
     channels: FakeOutputChannel[] = [];
-    readonly configurationChanged = new FakeEvent<{ affectsConfiguration(section: string): boolean }>();
+    readonly configurationChanged = new FakeEvent<{ affectsConfiguration(section: string, scope?: { fsPath: string }): boolean }>();
 
     reset(): void {
         this.settings = {};
+        this.folderSettings = {};
         this.folders = [];
+        this.statusItems = [];
+        this.foldersChanged.listeners.length = 0;
         this.pythonExtension = undefined;
         this.commands = new Map();
         this.executed = [];
@@ -111,11 +137,37 @@ export class FakeVscode {
         });
     }
 
+    /** Change `tilelens.<key>` in one folder's settings; the event affects that folder only. */
+    async changeFolderSettings(fsPath: string, values: Record<string, unknown>): Promise<void> {
+        const changed = Object.keys(values).map((key) => `tilelens.${key}`);
+        const own = (this.folderSettings[fsPath] ??= {});
+        for (const [key, value] of Object.entries(values)) {
+            own[`tilelens.${key}`] = value;
+        }
+        await this.configurationChanged.fire({
+            affectsConfiguration: (section: string, scope?: { fsPath: string }) =>
+                (scope === undefined || scope.fsPath === fsPath)
+                && changed.some((key) => key === section || key.startsWith(`${section}.`)),
+        });
+    }
+
+    /** Replace the open folders and fire the event VS Code would fire. */
+    async setFolders(folders: FakeFolder[]): Promise<void> {
+        this.folders = folders;
+        await this.foldersChanged.fire({});
+    }
+
     module(): unknown {
         const self = this;
         return {
             version: '1.91.0',
+            StatusBarAlignment: { Left: 1, Right: 2 },
             window: {
+                createStatusBarItem: (alignment: unknown, priority: unknown) => {
+                    const item = new FakeStatusBarItem(alignment, priority);
+                    this.statusItems.push(item);
+                    return item;
+                },
                 createOutputChannel: (name: string, options: unknown) => {
                     const channel = new FakeOutputChannel(name, options);
                     this.channels.push(channel);
@@ -137,11 +189,18 @@ export class FakeVscode {
             },
             workspace: {
                 get workspaceFolders() { return self.folders.length > 0 ? self.folders : undefined; },
-                getConfiguration: (section: string) => ({
-                    get: (key: string, defaultValue?: unknown) =>
-                        `${section}.${key}` in this.settings ? this.settings[`${section}.${key}`] : defaultValue,
+                getConfiguration: (section: string, scope?: { fsPath: string }) => ({
+                    get: (key: string, defaultValue?: unknown) => {
+                        const name = `${section}.${key}`;
+                        const own = scope === undefined ? undefined : this.folderSettings[scope.fsPath];
+                        if (own !== undefined && name in own) {
+                            return own[name];
+                        }
+                        return name in this.settings ? this.settings[name] : defaultValue;
+                    },
                 }),
                 onDidChangeConfiguration: this.configurationChanged.event,
+                onDidChangeWorkspaceFolders: this.foldersChanged.event,
             },
             extensions: {
                 getExtension: (id: string) => (id === 'ms-python.python' ? this.pythonExtension : undefined),

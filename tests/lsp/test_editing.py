@@ -1,0 +1,286 @@
+"""Quick fixes, suppression comments and code lenses, through the real server over stdio.
+
+Every quick fix is applied the way an editor applies it (the WorkspaceEdit's TextEdits on the
+document, then didChange + didSave) and the file is analysed again: the fix counts only if the
+verdict it targets is gone from the next publish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from lsphelp import ADD_BUGGY, CLEAN, SERVER, UNMASKED_LINE, Workspace, codes, kernel, plain, start_session
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+ROW_SUM = kernel("""
+    import triton
+    import triton.language as tl
+
+    # A 70000 x 40000 fp16 matrix: row * stride_row no longer fits in int32.
+    # tilelens: row_sum_kernel[(70000,)](fp16[70000, 40000], fp32[70000], 40000, 40000, BLOCK=64)
+    @triton.jit
+    def row_sum_kernel(x_ptr, out_ptr, stride_row, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        row_start = row * stride_row
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for col in range(0, n_cols, BLOCK):
+            cols = col + tl.arange(0, BLOCK)
+            acc += tl.load(x_ptr + row_start + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+        tl.store(out_ptr + row, tl.sum(acc, axis=0))
+""")
+OVERFLOW_LINE = 8
+assert ROW_SUM.splitlines()[OVERFLOW_LINE].strip() == "row_start = row * stride_row"
+
+TILE_OFFSETS = kernel("""
+    import triton
+    import triton.language as tl
+
+    # tilelens: tail_rows_kernel[(2,)](fp16[40000, 60000], fp32[32], 40000 - 32, 60000, 50, BM=16, BN=64)
+    @triton.jit
+    def tail_rows_kernel(x_ptr, out_ptr, row0, stride, n_cols, BM: tl.constexpr, BN: tl.constexpr):
+        rows = row0 + tl.program_id(0) * BM + tl.arange(0, BM)
+        cols = tl.arange(0, BN)
+        offs = rows[:, None] * stride + cols[None, :]
+        tile = tl.load(x_ptr + offs, mask=cols[None, :] < n_cols, other=0.0)
+        tl.store(out_ptr + tl.program_id(0) * BM + tl.arange(0, BM), tl.sum(tile, axis=1))
+""")
+
+TWO_CONFIGS = ADD_BUGGY.replace(
+    "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
+    "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)\n"
+    "# tilelens: add_kernel[(8,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=128)")
+
+NO_LAUNCH = kernel("""
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def lonely_kernel(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+""")
+
+INDIRECT = kernel("""
+    import triton
+    import triton.language as tl
+
+    # tilelens: gather_kernel[(1,)](i32[16], fp32[64], fp32[16], BLOCK=16)
+    @triton.jit
+    def gather_kernel(idx_ptr, x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        idx = tl.load(idx_ptr + offs)
+        tl.store(out_ptr + offs, tl.load(x_ptr + idx))
+""")
+
+
+@pytest_lsp.fixture(config=SERVER, scope="module", params=["visual-studio-code", "neovim"])
+async def client(lsp_client: LanguageClient, request, tmp_path_factory):
+    root = tmp_path_factory.mktemp(f"edit-{request.param}")
+    lsp_client.ws = await start_session(lsp_client, root, request.param)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture(scope="module")
+def ws(client) -> Workspace:
+    return client.ws
+
+
+async def quick_fixes(ws: Workspace, uri: str, diags: list[types.Diagnostic]) -> list[types.CodeAction]:
+    rng = diags[0].range
+    actions = await ws.client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=rng,
+        context=types.CodeActionContext(diagnostics=diags)))
+    return [a for a in actions or [] if isinstance(a, types.CodeAction)]
+
+
+def apply(text: str, action: types.CodeAction, uri: str) -> str:
+    """Apply the action's TextEdits (UTF-16 positions; these tests are ASCII) as an editor does."""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    edits = sorted(action.edit.changes[uri], key=lambda e: (e.range.start.line, e.range.start.character),
+                   reverse=True)
+    for e in edits:
+        start = offsets[e.range.start.line] + e.range.start.character
+        end = offsets[e.range.end.line] + e.range.end.character
+        text = text[:start] + e.new_text + text[end:]
+    return text
+
+
+async def fix_and_reanalyse(ws: Workspace, name: str, text: str, code: str, title: str):
+    """Open `text`, apply the quick fix titled `title...` for `code`, save; the new text and diagnostics."""
+    uri = ws.open(name, text)
+    diags = [d for d in await ws.diagnostics(uri) if d.code == code]
+    assert diags, f"no {code} to fix in {name}"
+    actions = await quick_fixes(ws, uri, diags[:1])
+    chosen = [a for a in actions if a.title.startswith(title)]
+    assert len(chosen) == 1, [a.title for a in actions]
+    fixed = apply(text, chosen[0], uri)
+    return chosen[0], fixed, await ws.diagnostics(ws.save(name, fixed))
+
+
+# ---------------------------------------------------------------- TL003: compute in 64 bits
+
+
+async def test_the_int64_fix_widens_the_program_id_and_the_overflow_is_gone(ws: Workspace):
+    action, fixed, after = await fix_and_reanalyse(ws, "row_sum.py", ROW_SUM, "TL003", "Compute in 64 bits")
+    assert action.is_preferred and action.kind == types.CodeActionKind.QuickFix
+    assert fixed.splitlines()[OVERFLOW_LINE].strip() == "row_start = row.to(tl.int64) * stride_row"
+    assert "TL003" not in codes(after)
+    assert after == []    # the out-of-bounds load the wrapped offset caused is gone too
+
+
+async def test_the_int64_fix_widens_a_subscripted_tile_index(ws: Workspace):
+    action, fixed, after = await fix_and_reanalyse(ws, "tile_offsets.py", TILE_OFFSETS, "TL003", "Compute in 64 bits")
+    assert "offs = rows[:, None].to(tl.int64) * stride + cols[None, :]" in fixed
+    assert "TL003" not in codes(after)
+
+
+# ---------------------------------------------------------------- TL020: did you mean
+
+
+async def test_the_did_you_mean_fix_replaces_a_misspelt_dtype(ws: Workspace):
+    text = CLEAN.replace("fp32[16]", "fp33[16]")
+    action, fixed, after = await fix_and_reanalyse(ws, "dtype_typo.py", text, "TL020", "Replace 'fp33' with 'fp32'")
+    assert action.is_preferred and fixed == CLEAN
+    assert after == []
+
+
+async def test_the_did_you_mean_fix_replaces_a_misspelt_kernel_name(ws: Workspace):
+    text = CLEAN.replace("# tilelens: k[", "# tilelens: kk[").replace("def k(", "def kernel_k(").replace(
+        "# tilelens: kk[", "# tilelens: kernel_c[")
+    action, fixed, after = await fix_and_reanalyse(ws, "kernel_typo.py", text, "TL020", "Replace 'kernel_c' with 'kernel_k'")
+    assert "# tilelens: kernel_k[(1,)]" in fixed
+    assert after == []
+
+
+# ---------------------------------------------------------------- suppression
+
+
+async def test_the_suppress_fix_silences_an_error_on_its_line(ws: Workspace):
+    action, fixed, after = await fix_and_reanalyse(ws, "suppress_tl001.py", ADD_BUGGY, "TL001", "Suppress TL001")
+    assert not action.is_preferred
+    assert fixed.splitlines()[UNMASKED_LINE].endswith("x = tl.load(x_ptr + offs)  # tilelens: ignore[TL001]")
+    assert after == []
+
+
+async def test_the_suppress_fix_silences_a_hint_on_the_def_line(ws: Workspace):
+    action, fixed, after = await fix_and_reanalyse(ws, "suppress_tl100.py", NO_LAUNCH, "TL100", "Suppress TL100")
+    assert "def lonely_kernel(x_ptr, BLOCK: tl.constexpr):  # tilelens: ignore[TL100]" in fixed
+    assert after == []
+
+
+async def test_a_suppression_on_the_line_above_silences_the_line_below(ws: Workspace):
+    text = ADD_BUGGY.replace("    x = tl.load(x_ptr + offs)\n", "    # tilelens: ignore[TL001]\n    x = tl.load(x_ptr + offs)\n")
+    uri = ws.open("above.py", text)
+    assert await ws.diagnostics(uri) == []
+
+
+async def test_an_unused_suppression_is_an_information_diagnostic_on_the_comment(ws: Workspace):
+    text = CLEAN.replace("tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)",
+                         "tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)  # tilelens: ignore[TL001]")
+    uri = ws.open("unused.py", text)
+    [d] = await ws.diagnostics(uri)
+    line = text.splitlines()[d.range.start.line]
+    assert (d.code, d.severity) == ("TL060", types.DiagnosticSeverity.Information)
+    assert line[d.range.start.character:d.range.end.character] == "# tilelens: ignore[TL001]"
+
+
+async def test_a_second_code_joins_the_existing_suppression(ws: Workspace):
+    text = ADD_BUGGY.replace("x = tl.load(x_ptr + offs)", "x = tl.load(x_ptr + offs)  # tilelens: ignore[TL002]")
+    uri = ws.open("join.py", text)
+    diags = [d for d in await ws.diagnostics(uri) if d.code == "TL001"]
+    [action] = [a for a in await quick_fixes(ws, uri, diags) if a.title.startswith("Suppress")]
+    assert apply(text, action, uri).splitlines()[UNMASKED_LINE].endswith("# tilelens: ignore[TL002, TL001]")
+
+
+# ---------------------------------------------------------------- code lens
+
+
+async def lens_titles(ws: Workspace, uri: str) -> list[tuple[int, str, str]]:
+    lenses = await ws.client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    return [(lens.range.start.line, lens.command.title, lens.command.command) for lens in lenses or []]
+
+
+async def test_a_clean_file_says_so_above_its_kernel(ws: Workspace):
+    uri = ws.open("clean.py", CLEAN)
+    assert await ws.diagnostics(uri) == []
+    titles = await lens_titles(ws, uri)
+    assert titles == [(4, "tilelens: 1 launch · 1 config · clean", "tilelens.showLaunches"),
+                      (4, "re-run", "tilelens.rerun")]
+
+
+async def test_the_lens_counts_errors_launches_and_configs(ws: Workspace):
+    uri = ws.open("lens_errors.py", TWO_CONFIGS)
+    await ws.diagnostics(uri)
+    [(_, title, _), _] = await lens_titles(ws, uri)
+    assert title == "tilelens: 2 launches · 2 configs · 1 error"
+
+
+async def test_the_lens_names_the_refusal_kind(ws: Workspace):
+    uri = ws.open("lens_refused.py", INDIRECT)
+    assert codes(await ws.diagnostics(uri)) == ["TL030"]
+    [(_, title, _), _] = await lens_titles(ws, uri)
+    assert title == "tilelens: 1 launch · 1 config · refused: indirect-address"
+
+
+async def test_a_kernel_without_a_launch_says_so(ws: Workspace):
+    uri = ws.open("lens_none.py", NO_LAUNCH)
+    await ws.diagnostics(uri)
+    [(line, title, _), _] = await lens_titles(ws, uri)
+    assert (line, title) == (4, "tilelens: no launch declared")
+
+
+async def test_a_file_outside_the_workspace_says_why_it_was_not_analysed(ws: Workspace, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("elsewhere") / "add.py"
+    outside.write_text(CLEAN)
+    uri = outside.as_uri()
+    ws.client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=CLEAN)))
+    await ws.diagnostics(uri)
+    [(_, title, _), _] = await lens_titles(ws, uri)
+    assert "outside the workspace" in title and "allowOutsideWorkspace" in title
+
+
+async def test_the_lens_command_answers_the_per_launch_summary(ws: Workspace):
+    uri = ws.open("summary.py", TWO_CONFIGS)
+    await ws.diagnostics(uri)
+    answer = plain(await ws.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tilelens.showLaunches", arguments=[uri, "add_kernel"])))
+    rows = answer["launches"]
+    assert [(r["config"]["BLOCK"], r["grid"], r["verdict"]) for r in rows] == [
+        (256, [4, 1, 1], "1 error"), (128, [8, 1, 1], "1 error")]
+    assert answer["text"].splitlines()[0] == "tilelens: add_kernel: 2 launches · 2 configs · 1 error"
+
+
+async def test_the_rerun_command_analyses_the_file_again(ws: Workspace):
+    uri = ws.open("rerun.py", CLEAN)
+    await ws.diagnostics(uri)
+    before = (await ws.stats())["runs"]
+    ws.client.diagnostics.pop(uri, None)
+    await ws.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tilelens.rerun", arguments=[uri]))
+    assert await ws.diagnostics(uri) == []
+    assert (await ws.stats())["runs"] == before + 1
+
+
+async def test_publishing_asks_the_client_to_refresh_its_lenses(ws: Workspace, client):
+    if not ws.client.capabilities.workspace.code_lens or not ws.client.capabilities.workspace.code_lens.refresh_support:
+        pytest.skip("this client snapshot has no codeLens/refresh")
+    before = ws.client.lens_refreshes
+    uri = ws.open("refresh.py", CLEAN)
+    await ws.diagnostics(uri)
+    for _ in range(250):      # the refresh request follows the publish: wait for it, not for a time
+        if ws.client.lens_refreshes > before:
+            break
+        await asyncio.sleep(0.02)
+    assert ws.client.lens_refreshes > before
