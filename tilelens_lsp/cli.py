@@ -99,6 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--timeout", type=float, help="seconds per file before the worker is replaced")
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
     check.add_argument("--root", type=Path, help="workspace root for portable paths (default: nearest marker)")
+    capture = sub.add_parser("capture", help="run a command and record the Triton launches it makes as "
+                             "tilelens.toml launch tables",
+                             usage="tilelens-lsp capture [--out FILE] [--merge] [--per-kernel N] -- COMMAND [ARGS...]")
+    capture.add_argument("--out", type=Path, default=Path("tilelens.toml"), help="the toml to write (default: "
+                         "tilelens.toml here)")
+    capture.add_argument("--merge", action="store_true", help="add to an existing file, skipping launches it holds")
+    capture.add_argument("--per-kernel", type=int, default=8, help="at most N launches per kernel (default 8)")
+    capture.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND", help="the program to run, after --")
     return parser
 
 
@@ -107,6 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "check":
         return run_check(args, parser)
+    if args.command == "capture":
+        command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+        if not command:
+            parser.error("capture needs a command to run: tilelens-lsp capture -- python my_script.py")
+        if args.per_kernel < 1:
+            parser.error("--per-kernel must be at least 1")
+        from tilelens_lsp import capture
+        return capture.run(command, args.out, args.merge, args.per_kernel)
     prestarted = _prestart_worker()
     from tilelens_lsp.server import serve   # pygls and lsprotocol take most of a second to import
     return serve(args.tcp, prestarted)
