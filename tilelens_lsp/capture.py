@@ -117,7 +117,7 @@ def _table(rec: dict, root: Path) -> tuple[str, dict]:
         table["file"] = file.resolve().relative_to(root).as_posix()
         where = table["file"]
     except ValueError:
-        if rec["module"] in ("__main__", "") or rec["module"].startswith("tilelens_user_"):
+        if not rec.get("importable"):      # a script, or a file imported by path: name the file
             table["file"] = str(file.resolve())
             where = table["file"]
         else:          # a kernel of an installed package
@@ -191,7 +191,7 @@ def write(out: Path, new: list[dict], merge: bool) -> int:
         for t in data.get("launch", []):
             existing.add((t.get("file") or t.get("module"), t.get("launch"), t.get("let", "")))
     fresh = [t for t in new if (t.get("file") or t.get("module"), t["launch"], t.get("let", "")) not in existing]
-    if not fresh and out.exists():
+    if not fresh:
         return 0
     chunk = tomli_w.dumps({"launch": fresh})
     header = "" if text else "# Launches captured by `tilelens-lsp capture` from real runs.\n\n"

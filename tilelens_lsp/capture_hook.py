@@ -3,9 +3,11 @@
 `tilelens-lsp capture` puts a copy of this file (with a `sitecustomize.py` that imports it) first on
 the child processes' PYTHONPATH. It imports nothing from tilelens_lsp (the program may run in another
 environment) and nothing from Triton until the program does: it waits for `triton.runtime.jit` to
-be imported, then wraps `KernelInterface.__getitem__`, the `kernel[grid](...)` every user launch goes
-through, outermost wrapper first (an autotuner, heuristics, a launch-cache wrapper such as FlagGems'
-LibEntry), so it sees the user's own arguments and grid and never the configs an autotuner expands.
+be imported, then wraps the `run` of the JIT, the interpreter, autotuners and heuristics (what
+`kernel[grid](...)` and direct `kernel.run(...)` calls reach) and records only the outermost call of
+a launch, so an autotuned kernel is recorded with the user's own arguments and grid, never with the
+configs it expands. (Triton's launch-enter hooks see compiled launches without the arguments' views,
+so they cannot give a launch's storage, offset or value range.)
 Each launch becomes one JSON line in `$TILELENS_CAPTURE_DIR/<pid>.jsonl`. Recording never changes
 what the program computes or prints: a failure to record is counted and skipped.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import inspect
 import json
@@ -91,6 +94,19 @@ def _chain(kernel):
         obj = getattr(obj, "fn", None)
         seen += 1
     return None, None
+
+
+def _importable(module: str, source: str) -> bool:
+    """Whether `import module` finds this very file (not a module loaded by path under a made-up name)."""
+    parent, _, leaf = module.rpartition(".")
+    try:     # look on the import path, not in sys.modules (a file imported by path sits there too)
+        where = getattr(sys.modules.get(parent), "__path__", None) if parent else None
+        if parent and where is None:
+            return False
+        spec = importlib.machinery.PathFinder.find_spec(module if not parent else module, where)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and spec.origin is not None and os.path.abspath(spec.origin) == os.path.abspath(source)
 
 
 def _binding_name(kernel, fn) -> str:
@@ -179,6 +195,7 @@ def record(kernel, grid, args, kwargs) -> None:
     except TypeError:
         source = fn.__code__.co_filename
     line = {"module": fn.__module__, "file": os.path.abspath(source), "kernel": _binding_name(kernel, fn),
+            "importable": _importable(fn.__module__, source),
             "params": params, "grid": _grid(grid, kernel, args, kwargs, jit), "args": arg_specs,
             "kwargs": kw_specs, "wrapped": kernel is not jit}
     with _LOCK:
@@ -186,34 +203,46 @@ def record(kernel, grid, args, kwargs) -> None:
             f.write(json.dumps(line) + "\n")
 
 
-def _patch(jit_module) -> None:
-    if _STATE["patched"]:
-        return
-    interface = getattr(jit_module, "KernelInterface", None)
-    if interface is None:
-        return
-    original = interface.__getitem__
+_LOCAL = threading.local()
+_CLASSES = {  # module -> classes whose `run` launches a kernel (the outermost call is the user's)
+    "triton.runtime.jit": ("JITFunction",),
+    "triton.runtime.interpreter": ("InterpretedFunction",),
+    "triton.runtime.autotuner": ("Autotuner", "Heuristics"),
+}
 
-    def __getitem__(self, grid):
-        launcher = original(self, grid)
 
-        def launch(*args, **kwargs):
+def _patch(module) -> None:
+    for name in _CLASSES.get(module.__name__, ()):
+        cls = getattr(module, name, None)
+        if cls is None or getattr(cls.run, "_tilelens_capture", False):
+            continue
+        cls.run = _wrap(cls.run)
+
+
+def _wrap(run):
+    def wrapped(self, *args, grid=None, warmup=False, **kwargs):
+        depth = getattr(_LOCAL, "depth", 0)
+        if depth == 0 and not warmup:
             try:
                 record(self, grid, args, kwargs)
             except Exception:  # noqa: BLE001 - capture must never change what the program does
                 _STATE["failures"] += 1
-            return launcher(*args, **kwargs)
-        return launch
+        _LOCAL.depth = depth + 1
+        try:
+            return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        finally:
+            _LOCAL.depth = depth
 
-    interface.__getitem__ = __getitem__
-    _STATE["patched"] = True
+    wrapped._tilelens_capture = True
+    wrapped.__wrapped__ = run
+    return wrapped
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Patches `triton.runtime.jit` right after the program imports it."""
+    """Patches the launching classes right after the program imports their modules."""
 
     def find_spec(self, name, path=None, target=None):
-        if name != "triton.runtime.jit":
+        if name not in _CLASSES:
             return None
         sys.meta_path.remove(self)
         try:
@@ -235,7 +264,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 def install() -> None:
     if not _DIR:
         return
-    if "triton.runtime.jit" in sys.modules:
-        _patch(sys.modules["triton.runtime.jit"])
-        return
+    for name in _CLASSES:
+        if name in sys.modules:
+            _patch(sys.modules[name])
     sys.meta_path.insert(0, _Finder())
