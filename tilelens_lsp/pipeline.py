@@ -376,7 +376,7 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
     if graph.truncated is not None:
         # what was found before the budget ran out is definite; the footprint would be partial
         diagnostics.append(_refusal_diag(graph.truncated, stack_of, launch))
-    else:
+    elif grid[0] * grid[1] * grid[2]:     # a grid of no program runs nothing: nothing to account for
         # the invariant behind "clean": every reachable memory op has a site or a proof it never runs
         for op in accounting.unvisited(module, graph.sites, graph.unreachable)[:3]:
             diagnostics.append(_refusal_diag(Refusal(

@@ -58,6 +58,17 @@ RULE_HELP = {
               "Compute the offset in 64 bits: cast the program id or row index first "
               "(`pid.to(tl.int64) * stride`). The message names the overflowing value and the program "
               "that computes it."),
+    "TL004": ("The access stays inside its argument's storage but touches elements the declared view does "
+              "not cover (a slice of a larger tensor read past its own extent): memory-safe, so no "
+              "sanitizer sees it, but it reads or writes a neighbour's data.",
+              "Mask the access by the view's own extent (the slice's width, not the parent's). The message "
+              "names the program, lane and element outside the view."),
+    "TL005": ("One program stores an element without an atomic and another program of the same launch loads "
+              "or stores that element without an atomic; programs run in no fixed order, so the result "
+              "depends on scheduling.",
+              "Give each program its own output elements (check the grid and the tile strides), or combine "
+              "partial results with an atomic (`tl.atomic_add`) as split-K reductions do. The message names "
+              "the element and both programs and lines."),
     "TL010": ("Triton could not compile the kernel for the declared launch, or the module failed to "
               "import in the analysis worker.",
               "Read the compile error at the line Triton names; for an import error install the missing "

@@ -8,6 +8,8 @@ of covered elements, relative to the view's first element, when that is affordab
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 MAX_RUNS = 1 << 20       # views with more separate runs are not checked (no TL004, never a guess)
@@ -18,9 +20,11 @@ def covered_runs(shape: tuple[int, ...], strides: tuple[int, ...], storage_span:
     """(starts, ends) of the elements {Σ i_k·strides_k} the view covers, or None when the view covers
     every element of its storage span or has too many runs to list."""
     dims = [(n, s) for n, s in zip(shape, strides) if n > 1 and s != 0]
-    numel = int(np.prod([n for n, _ in dims], dtype=np.int64)) if dims else 1
     if any(n == 0 for n in shape):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    numel = math.prod(n for n, _ in dims)
+    if numel >= 1 << 62 or storage_span >= 1 << 62 or any(abs(s) * n >= 1 << 62 for n, s in dims):
+        return None         # past int64 element indices: not checked
     inner = next(((n, s) for n, s in dims if s == 1), None)
     outer = [(n, s) for n, s in dims if (n, s) != inner] if inner else dims
     runs = numel // (inner[0] if inner else 1)

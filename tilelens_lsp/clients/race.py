@@ -42,7 +42,8 @@ class RaceClient(IRClient):
                 out.notes.append(f"races on {arg} not checked: the per-program footprint of the {unknown[0].op} "
                                  "there is not known exactly")
                 continue
-            found = _find(mine)
+            info = analysis.args[arg]
+            found = _find(mine, info.lo, info.hi)
             if found is not None:
                 out.diagnostics.append(self._diagnostic(analysis, mine, found))
         return out
@@ -66,16 +67,20 @@ class RaceClient(IRClient):
             witness=Witness(pa, (), None, int(element), None), kind=self.name)
 
 
-def _runs(sites: list, op: str) -> _Runs:
+def _runs(sites: list, op: str, lo: int, hi: int) -> _Runs:
+    """Within the storage [lo, hi) only: an element outside it is an out-of-bounds access already."""
     s, e, p, k = [], [], [], []
     for index, site in enumerate(sites):
         if site.op != op:
             continue
         for starts, ends, progs in site.tagged:
-            s.append(starts.reshape(-1))
-            e.append(ends.reshape(-1))
-            p.append(np.broadcast_to(progs, starts.shape).reshape(-1))
-            k.append(np.full(starts.size, index))
+            a = np.maximum(starts.reshape(-1), lo)
+            b = np.minimum(ends.reshape(-1), hi)
+            keep = a < b
+            s.append(a[keep])
+            e.append(b[keep])
+            p.append(np.broadcast_to(progs, starts.shape).reshape(-1)[keep])
+            k.append(np.full(int(keep.sum()), index))
     if not s:
         z = np.zeros(0, dtype=np.int64)
         return _Runs(z, z, z, z)
@@ -111,9 +116,9 @@ def _merge_per_program(s: np.ndarray, e: np.ndarray, p: np.ndarray, k: np.ndarra
     return _Runs(runs.starts[order], runs.ends[order], runs.progs[order], runs.sites[order])
 
 
-def _find(sites: list) -> tuple | None:
+def _find(sites: list, lo: int, hi: int) -> tuple | None:
     """(element, (site, program), (site, program)) of the first race found, or None."""
-    stores = _runs(sites, "store")
+    stores = _runs(sites, "store", lo, hi)
     if stores.starts.size > 1:
         # runs of one program are disjoint after merging: any overlap is between two programs
         reach = np.maximum.accumulate(stores.ends)
@@ -123,7 +128,7 @@ def _find(sites: list) -> tuple | None:
             j = int(np.argmax(stores.ends[:i]))        # the earlier run that reaches past this start
             return (int(stores.starts[i]), (int(stores.sites[j]), int(stores.progs[j])),
                     (int(stores.sites[i]), int(stores.progs[i])))
-    loads = _runs(sites, "load")
+    loads = _runs(sites, "load", lo, hi)
     if not loads.starts.size or not stores.starts.size:
         return None
     # stores are disjoint now: those overlapping a load [a, b) are a contiguous slice
