@@ -535,7 +535,7 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
     known = {k.name for k in kernels}
     launches, errors = directives.parse_directives(text, known or None)
     toml = launchconfig.launches_for_file(path, root, config_file, known or None)
-    if toml.target and settings.target == Settings().target:
+    if toml.target and not settings.target_pinned and settings.target == Settings().target:
         from dataclasses import replace
         settings = replace(settings, target=toml.target)
     launches = list(launches) + list(toml.launches) + list(extra_launches or [])

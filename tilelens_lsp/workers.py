@@ -356,7 +356,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def _settings_json(settings: Settings) -> dict[str, Any]:
     return {"target": settings.target, "timeout": settings.timeout, "clients": list(settings.clients),
-            "enumeration_budget": settings.enumeration_budget}
+            "enumeration_budget": settings.enumeration_budget, "target_pinned": settings.target_pinned}
 
 
 def failed_result(path: str, message: str) -> FileResult:
