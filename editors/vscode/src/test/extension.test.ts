@@ -56,7 +56,7 @@ describe('activate', () => {
         assert.equal(client.id, 'tilelens');
         assert.deepEqual(client.serverOptions, {
             command: '/opt/triton/bin/python',
-            args: ['-m', 'tilelens_lsp'],
+            args: ['-I', '-m', 'tilelens_lsp'],
             options: { cwd: '/ws' },
         });
         assert.deepEqual(client.calls, ['start']);
