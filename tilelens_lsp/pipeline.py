@@ -36,6 +36,7 @@ from tilelens_lsp.model import (Diagnostic, FileResult, Frame, LaunchResult, Lau
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.settings import Settings
 from tilelens_lsp import ttir as ttir_reader
+from tilelens_lsp.worker import stdlib_end
 
 
 @dataclass
@@ -130,20 +131,6 @@ def import_roots(path: Path, workspace_root: Path | None) -> list[Path]:
     return roots
 
 
-def _stdlib_end(entries: list[str]) -> int:
-    """The index just past the standard library's folders in `entries`: the user's folders go there,
-    so a workspace file named like a stdlib module (`traceback.py`) never shadows it."""
-    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)}
-    end = 0
-    for i, entry in enumerate(entries):
-        real = os.path.realpath(entry or os.curdir)
-        if "site-packages" in real or "dist-packages" in real:
-            continue
-        if any(real == p or real.startswith(p + os.sep) for p in prefixes):
-            end = i + 1
-    return end
-
-
 @contextlib.contextmanager
 def file_scope(roots: list[Path]):
     """Import roots for one file; afterwards `sys.path`, `os.environ`, the working directory and
@@ -153,7 +140,7 @@ def file_scope(roots: list[Path]):
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     before = set(sys.modules)
-    at = _stdlib_end(sys.path)
+    at = stdlib_end(sys.path)
     sys.path[at:at] = [str(r) for r in roots if str(r) not in sys.path]
     try:
         yield

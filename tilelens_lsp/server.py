@@ -31,7 +31,7 @@ from pygls.protocol.language_server import lsp_method
 from tilelens_lsp import __version__, hover, lspconvert, releases
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.settings import Settings, from_environment, merge
-from tilelens_lsp.workers import Worker, WorkerUnavailable
+from tilelens_lsp.workers import Worker, WorkerUnavailable, remove_neutral_dir
 
 log = logging.getLogger("tilelens_lsp.server")
 
@@ -258,6 +258,7 @@ class Session:
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.stop()
+            remove_neutral_dir()   # serve() ends with os._exit, which runs no atexit handler
         if self.runner is not None and not self.runner.done():
             try:
                 self.runner.cancel()

@@ -44,13 +44,29 @@ def _limit_memory(mb: int) -> None:
         pass
 
 
+def stdlib_end(entries: list[str]) -> int:
+    """The index just past the standard library's folders in `entries`: the user's folders go there,
+    so a file of theirs named like a stdlib module (`traceback.py`) never shadows it."""
+    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)}
+    end = 0
+    for i, entry in enumerate(entries):
+        real = os.path.realpath(entry or os.curdir)
+        if "site-packages" in real or "dist-packages" in real:
+            continue
+        if any(real == p or real.startswith(p + os.sep) for p in prefixes):
+            end = i + 1
+    return end
+
+
 def _import_roots() -> None:
-    """sys.path as `python -I` built it, plus the user's PYTHONPATH folders the parent passes on, and
-    never the working directory (an older interpreter's `-c` may still put '' first)."""
+    """sys.path as `python -I` built it, plus the user's PYTHONPATH folders the parent passes on
+    (after the stdlib, before site-packages), and never the working directory (an older
+    interpreter's `-c` may still put '' first)."""
     cwd = os.getcwd()
     sys.path[:] = [p for p in sys.path if p not in ("", ".", cwd)]
-    extra = [p for p in os.environ.get("TILELENS_WORKER_PATH", "").split(os.pathsep) if p]
-    sys.path[:0] = [p for p in extra if p not in sys.path]
+    extra = [p for p in os.environ.get("TILELENS_WORKER_PATH", "").split(os.pathsep) if p and p not in sys.path]
+    at = stdlib_end(sys.path)
+    sys.path[at:at] = list(dict.fromkeys(extra))
 
 
 def _children() -> list[int]:

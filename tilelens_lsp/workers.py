@@ -47,6 +47,14 @@ def neutral_dir() -> str:
     return _neutral
 
 
+def remove_neutral_dir() -> None:
+    """Remove the workers' folder now (for a process that ends with os._exit, which skips atexit)."""
+    global _neutral
+    folder, _neutral = _neutral, None
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _user_path_entries() -> list[str]:
     """The user's PYTHONPATH, as absolute folders: `-I` ignores the variable, the worker adds them."""
     out = []
@@ -304,8 +312,11 @@ class Worker:
                 settings: Settings | None = None) -> FileResult:
         """FileResult for one file; crashes and timeouts become a TL050 diagnostic on the file."""
         settings = settings or self.settings
-        params = {"path": str(path), "workspace_root": str(workspace_root) if workspace_root else None,
-                  "config_file": config_file, "settings": _settings_json(settings)}
+        # absolute: the worker's working directory is not ours
+        params = {"path": os.path.abspath(path),
+                  "workspace_root": os.path.abspath(workspace_root) if workspace_root else None,
+                  "config_file": os.path.abspath(config_file) if config_file else None,
+                  "settings": _settings_json(settings)}
         display = str(path)
         try:
             reply = self.request("analyze", params, settings.timeout)
