@@ -298,8 +298,10 @@ class Worker:
                 code = self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 code = None
+        if self.proc is not None:
+            _kill_group(self.proc)          # its children hold its stderr open
         if self._drainer is not None:
-            self._drainer.join(timeout=1)   # the last words, unless a grandchild keeps stderr open
+            self._drainer.join(timeout=1)   # the last words, unless a child escaped the group
         tail = self.stderr_tail()
         self.stop()
         if self._cancelled:
