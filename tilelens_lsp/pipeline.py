@@ -16,7 +16,6 @@ import linecache
 import os
 import re
 import sys
-import textwrap
 import traceback
 import types
 from dataclasses import dataclass, field
