@@ -162,8 +162,14 @@ def file_scope(roots: list[Path]):
 
 def import_module(path: Path, workspace_root: Path | None):
     """Import the user's file fresh (its source may have changed) under a name other than __main__.
-    Call it inside `file_scope(import_roots(...))`, which puts the import roots on sys.path."""
+
+    Its import roots go first among the user's folders on sys.path. The worker calls it inside
+    `file_scope`, which takes them off again; a tool that calls it directly keeps them."""
     roots = import_roots(path, workspace_root)
+    names = [str(r) for r in roots]
+    sys.path[:] = [p for p in sys.path if p not in names]
+    at = stdlib_end(sys.path)
+    sys.path[at:at] = names
     linecache.checkcache()
     _forget_user_modules()
     before = set(sys.modules)
