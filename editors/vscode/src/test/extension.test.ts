@@ -201,7 +201,7 @@ describe('activate', () => {
         await settle();
 
         assert.equal(fake.errors.length, 1);
-        assert.match(fake.errors[0], /\/missing\/python -m tilelens_lsp/);
+        assert.match(fake.errors[0], /\/missing\/python -I -m tilelens_lsp/);
         assert.ok(fake.commands.has('tilelens.restart'), 'restart stays available');
         assert.ok(fake.channels[0].lines.some((line) => line.includes('ENOENT')));
     });
