@@ -1,7 +1,8 @@
 """Command line: `tilelens-lsp` (the server, stdio), `tilelens-lsp --tcp H:P`, `tilelens-lsp check ...`.
 
-`check` exits 0 when clean, 1 on any error-severity verdict, 2 on usage, configuration or
-environment errors (an untested Triton release among them).
+`check` exits 0 when clean, 1 on any error-severity verdict or any launch whose analysis crashed or
+timed out (TL050), 2 on usage, configuration or environment errors (an untested Triton release
+among them).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
+import stat
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from tilelens_lsp import __version__, releases
@@ -18,6 +21,7 @@ from tilelens_lsp.settings import Settings, check_target, from_environment, merg
 from tilelens_lsp.workers import Worker, WorkerUnavailable
 
 _ROOT_MARKERS = ("tilelens.toml", "pyproject.toml", ".git")
+MAX_FILE_BYTES = 8 * 1024 * 1024   # a larger file is not read: a TL010 says so
 
 
 def find_root(start: Path) -> Path:
@@ -31,7 +35,8 @@ def find_root(start: Path) -> Path:
 
 def has_launch(path: Path) -> bool:
     try:
-        return "tilelens:" in path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as f:
+            return b"tilelens:" in f.read(MAX_FILE_BYTES + 1)
     except OSError:
         return False
 
@@ -51,7 +56,42 @@ def declared_in_toml(path: Path, root: Path, tables: dict[Path, set[Path]]) -> b
     return path.resolve() in tables[found[0]]
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _regular(path: Path) -> os.stat_result | None:
+    """The stat of the regular file `path` names (after symlinks), else None (FIFO, device, folder, dangling)."""
+    try:
+        st = path.stat()
+    except (OSError, RuntimeError):
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def _walk(top: Path) -> list[Path]:
+    """The `.py` files under `top`: hidden folders, node_modules and __pycache__ left out, symlinked
+    folders not entered, symlinked files only when they point inside `top`."""
+    real_top = top.resolve()
+    found: list[Path] = []
+    for folder, dirs, names in os.walk(top):   # followlinks=False
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
+        for name in names:
+            if not name.endswith(".py") or name.startswith("."):
+                continue
+            f = Path(folder) / name
+            if f.is_symlink():
+                try:
+                    if not _inside(f.resolve(), real_top):
+                        continue
+                except (OSError, RuntimeError):
+                    continue
+            found.append(f)
+    return sorted(found)
+
+
 def collect_files(paths: list[str], config_files: list[Path]) -> tuple[list[Path], list[str]]:
+    """The files to analyse (regular files only), and usage errors."""
     files: list[Path] = []
     errors: list[str] = []
     tables: dict[Path, set[Path]] = {}
@@ -59,13 +99,16 @@ def collect_files(paths: list[str], config_files: list[Path]) -> tuple[list[Path
         p = Path(raw)
         if p.is_dir():
             root = find_root(p)
-            for f in sorted(p.rglob("*.py")):
-                if not any(part.startswith(".") or part in ("node_modules", "__pycache__")
-                           for part in f.relative_to(p).parts) and (has_launch(f) or
-                                                                    declared_in_toml(f, root, tables)):
+            for f in _walk(p):
+                st = _regular(f)
+                if st is None:
+                    continue
+                if st.st_size > MAX_FILE_BYTES or has_launch(f) or declared_in_toml(f, root, tables):
                     files.append(f.resolve())
-        elif p.is_file():
+        elif _regular(p) is not None:
             files.append(p.resolve())
+        elif p.exists():
+            errors.append(f"not a regular file: {raw}")
         else:
             errors.append(f"no such file or folder: {raw}")
     files.extend(config_files)
@@ -74,6 +117,26 @@ def collect_files(paths: list[str], config_files: list[Path]) -> tuple[list[Path
         if f not in unique:
             unique.append(f)
     return unique, errors
+
+
+def too_large(path: Path, root: Path) -> FileResult | None:
+    """A TL010 for a file over MAX_FILE_BYTES (or no longer a regular file), which is not read."""
+    st = _regular(path)
+    if st is not None and st.st_size <= MAX_FILE_BYTES:
+        return None
+    why = ("it is no longer a regular file" if st is None else
+           f"it is {st.st_size / 2**20:.1f} MiB, above the {MAX_FILE_BYTES // 2**20} MiB limit")
+    return FileResult(str(path), (), (Diagnostic("TL010", f"cannot read this file: {why}; not analysed", 1, 1),))
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", action="append", metavar="CODES",
                        help="never report these codes or prefixes (wins over an equally specific --select)")
     check.add_argument("--jobs", "-j", type=int, default=1, help="analyse files in N parallel workers")
-    check.add_argument("--timeout", type=float, help="seconds per file before the worker is replaced")
+    check.add_argument("--timeout", type=_positive_seconds, help="seconds per file before the worker is replaced")
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
     check.add_argument("--root", type=Path, help="workspace root for portable paths (default: nearest marker)")
     capture = sub.add_parser("capture", help="run a command and record the Triton launches it makes as "
@@ -132,10 +195,10 @@ def _prestart_worker() -> Worker | None:
     """Spawn the analysis worker with default settings while the server itself is still importing
     (from the main thread, which lives as long as the server); the server adopts it when the client's
     settings ask for the same interpreter."""
-    worker = Worker(from_environment(Settings()), cwd=os.getcwd())
     try:
+        worker = Worker(from_environment(Settings()))
         worker.begin()
-    except WorkerUnavailable:
+    except (WorkerUnavailable, ValueError):
         return None   # the server starts its own worker and reports why
     return worker
 
@@ -147,11 +210,11 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     except ValueError as exc:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2
-    settings = from_environment(Settings())
     try:
+        settings = from_environment(Settings())
         if args.target:
             settings = merge(settings, {"target": check_target(args.target)})
-        if args.timeout:
+        if args.timeout is not None:
             settings = merge(settings, {"timeout": args.timeout})
         if args.python:
             settings = merge(settings, {"interpreter": args.python})
@@ -167,12 +230,10 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         try:
             from tilelens_lsp.launchconfig import files_in_config, read_target
             config_files = [Path(f).resolve() for f in files_in_config(config)]
-            toml_target = read_target(config)
+            read_target(config)
         except Exception as exc:  # noqa: BLE001 - a broken toml is a configuration error
             print(f"tilelens-lsp: {config}: {exc}", file=sys.stderr)
             return 2
-        if toml_target and not args.target:
-            settings = merge(settings, {"target": toml_target})
     if not args.paths and not config_files:
         args.paths = ["."]
     files, errors = collect_files(args.paths, config_files)
@@ -191,8 +252,17 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     if broken:
         print(f"tilelens-lsp: {broken}", file=sys.stderr)
         return 2
+    if args.target or os.environ.get("TILELENS_IR_TARGET"):
+        target = settings.target
+    else:
+        target, why = _toml_target(files, root, config)
+        if why:
+            print(f"tilelens-lsp: {why}", file=sys.stderr)
+            return 2
+    # what the JSON and SARIF say is what every file compiles for: the toml may no longer change it
+    settings = replace(settings, target=target or Settings().target, target_pinned=True)
     jobs = max(1, args.jobs)
-    workers = [Worker(settings, cwd=str(root)) for _ in range(min(jobs, max(1, len(files))))]
+    workers = [Worker(settings) for _ in range(min(jobs, max(1, len(files))))]
     try:
         hello = workers[0].start()
     except WorkerUnavailable as exc:
@@ -200,15 +270,19 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         return 2
     if not releases.is_tested(hello.triton) and not releases.untested_allowed():
         diag = Diagnostic("TL040", releases.gate_message(hello.triton), 1, 1)
-        _emit(args.format, [FileResult("", (), (diag,))], hello.triton, settings.target)
         _stop(workers)
-        return 2
+        return _finish(args.format, [FileResult("", (), (diag,))], hello.triton, settings.target, 2)
     results = _analyze_all(workers, files, root, config, settings)
     _stop(workers)
     results = [_portable(r, f, root) for r, f in zip(results, files)]
     results = _suppressed(results, files, args.select, args.ignore)
-    _emit(args.format, results, hello.triton, settings.target)
-    if any(d.severity == "error" for r in results for d in r.all_diagnostics()):
+    return _finish(args.format, results, hello.triton, settings.target, exit_code(results))
+
+
+def exit_code(results: list[FileResult]) -> int:
+    """1 for any error-severity verdict or any analysis that crashed or timed out (TL050), else 0:
+    a launch that was never analysed is not clean."""
+    if any(d.severity == "error" or d.code == "TL050" for r in results for d in r.all_diagnostics()):
         return 1
     return 0
 
@@ -235,6 +309,21 @@ def _suppressed(results: list[FileResult], files: list[Path], select: tuple[str,
     return out
 
 
+def _toml_target(files: list[Path], root: Path, config: Path | None) -> tuple[str | None, str | None]:
+    """The one target the tomls that apply to `files` ask for (the default where none sets one), or
+    why there is no one target."""
+    from tilelens_lsp.launchconfig import find_config, read_target
+    seen: dict[str, str] = {}
+    for f in files:
+        found = find_config(f, root, config)
+        target = read_target(found[0]) if found else None
+        seen.setdefault(target or Settings().target, str(found[0]) if found and target else "the default")
+    if len(seen) > 1:
+        where = ", ".join(f"{t} from {origin}" for t, origin in seen.items())
+        return None, f"these files compile for different targets ({where}): pass --target, or check them separately"
+    return next(iter(seen), None), None
+
+
 def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | None:
     """Why the toml that declares launches for `files` is unusable (invalid toml, bad target), or None.
 
@@ -258,12 +347,15 @@ def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: P
                  settings: Settings) -> list[FileResult]:
     cfg = str(config) if config else None
     if len(workers) == 1:
-        return [workers[0].analyze(f, root, cfg) for f in files]
+        return [too_large(f, root) or workers[0].analyze(f, root, cfg) for f in files]
     free: list[Worker] = list(workers)
     import threading
     lock = threading.Condition()
 
     def one(path: Path) -> FileResult:
+        skipped = too_large(path, root)
+        if skipped is not None:
+            return skipped
         with lock:
             while not free:
                 lock.wait()
@@ -293,6 +385,19 @@ def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
 def _stop(workers: list[Worker]) -> None:
     for w in workers:
         w.stop()
+
+
+def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code: int) -> int:
+    """Print the results; return `code`, also when the reader of stdout went away (`| head -1`)."""
+    try:
+        _emit(fmt, results, triton, target)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Nobody reads the rest: point stdout at /dev/null so the interpreter's last flush is quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return code
 
 
 def _emit(fmt: str, results: list[FileResult], triton: str, target: str) -> None:

@@ -582,11 +582,21 @@ def to_arg(value: Any, node: ast.AST | None = None) -> ArgSpec:
 Locate = Callable[[int, int], tuple[int, int]]  # (1-based line in text, 0-based char col) → file (line, col)
 
 
-def _unclosed(text: str) -> tuple[str, int, int] | None:
-    """The innermost bracket left open in `text` (char, 1-based line, 0-based col), if any."""
-    pairs = {"(": ")", "[": "]", "{": "}"}
-    stack: list[tuple[str, int, int]] = []
-    for lineno, line in enumerate(text.split("\n"), 1):
+class _Brackets:
+    """Brackets left open, fed one line at a time, so a directive's continuation lines are scanned
+    once each (re-scanning the whole block per added line was quadratic in the block's size)."""
+
+    _PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[str, int, int]] = []
+        self.mismatched = False
+        self.lineno = 0
+
+    def feed(self, line: str) -> None:
+        self.lineno += 1
+        if self.mismatched:
+            return
         quote, i = "", 0
         while i < len(line):
             c = line[i]
@@ -599,14 +609,25 @@ def _unclosed(text: str) -> tuple[str, int, int] | None:
                 quote = c
             elif c == "#":
                 break
-            elif c in pairs:
-                stack.append((c, lineno, i))
+            elif c in self._PAIRS:
+                self.stack.append((c, self.lineno, i))
             elif c in ")]}":
-                if not stack or pairs[stack[-1][0]] != c:
-                    return None  # mismatched: the parser says which
-                stack.pop()
+                if not self.stack or self._PAIRS[self.stack[-1][0]] != c:
+                    self.mismatched = True  # the parser says which
+                    return
+                self.stack.pop()
             i += 1
-    return stack[-1] if stack else None
+
+    def innermost(self) -> tuple[str, int, int] | None:
+        return None if self.mismatched or not self.stack else self.stack[-1]
+
+
+def _unclosed(text: str) -> tuple[str, int, int] | None:
+    """The innermost bracket left open in `text` (char, 1-based line, 0-based col), if any."""
+    brackets = _Brackets()
+    for line in text.split("\n"):
+        brackets.feed(line)
+    return brackets.innermost()
 
 
 def _source_of(text: str, node: ast.AST) -> str:
@@ -873,9 +894,12 @@ def _directive_blocks(text: str) -> list[_Block]:
             continue
         block = [pieces[number]]
         size = len(block[0].text)
+        brackets = _Brackets()
+        brackets.feed(block[0].text)
         while (number + len(block) in pieces and size < MAX_DIRECTIVE_CHARS
-               and _unclosed("\n".join(p.text for p in block))):
+               and brackets.innermost()):
             block.append(pieces[number + len(block)])
+            brackets.feed(block[-1].text)
             used.add(block[-1].line)
             size += len(block[-1].text) + 1
         blocks.append(_Block(tuple(block)))

@@ -7,13 +7,17 @@ the launch (or client) it belongs to and becomes a diagnostic; nothing here know
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import linecache
 import os
+import re
 import sys
 import traceback
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,7 @@ from tilelens_lsp.model import (Diagnostic, FileResult, Frame, LaunchResult, Lau
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.settings import Settings
 from tilelens_lsp import ttir as ttir_reader
+from tilelens_lsp.worker import stdlib_end
 
 
 @dataclass
@@ -117,12 +122,59 @@ def _forget_user_modules() -> None:
     importlib.invalidate_caches()
 
 
+def import_roots(path: Path, workspace_root: Path | None) -> list[Path]:
+    """Where the user's project resolves `path`'s imports: the folder above its top package (its own
+    folder for a loose file, as `python file.py` has it), then the workspace root and its `src/`."""
+    top = path.parent
+    while (top / "__init__.py").exists() and top.parent != top:
+        top = top.parent
+    roots: list[Path] = []
+    for r in [top] + ([workspace_root, workspace_root / "src"] if workspace_root else []):
+        if r.is_dir() and r not in roots:
+            roots.append(r)
+    return roots
+
+
+@contextlib.contextmanager
+def file_scope(roots: list[Path]):
+    """Import roots for one file; afterwards `sys.path`, `os.environ`, the working directory and
+    `sys.modules` (every module of the user's own tree that came in) are as they were, so nothing
+    one file's import does reaches the next file's verdict."""
+    saved_path = list(sys.path)
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    before = set(sys.modules)
+    at = stdlib_end(sys.path)
+    sys.path[at:at] = [str(r) for r in roots if str(r) not in sys.path]
+    try:
+        yield
+    finally:
+        sys.path[:] = saved_path
+        for name in set(sys.modules) - before:
+            if name.partition(".")[0] not in ("tilelens_lsp", "triton") and _is_user_module(sys.modules.get(name)):
+                sys.modules.pop(name, None)
+        for name in [n for n in os.environ if n not in saved_env]:
+            del os.environ[name]
+        for name, value in saved_env.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
+        try:
+            os.chdir(saved_cwd)
+        except OSError:
+            pass
+        importlib.invalidate_caches()
+
+
 def import_module(path: Path, workspace_root: Path | None):
-    """Import the user's file fresh (its source may have changed) under a name other than __main__."""
-    roots = [r for r in ([workspace_root, workspace_root / "src"] if workspace_root else []) if r.is_dir()]
-    for r in roots + [path.parent]:
-        if str(r) not in sys.path:
-            sys.path.insert(0, str(r))
+    """Import the user's file fresh (its source may have changed) under a name other than __main__.
+
+    Its import roots go first among the user's folders on sys.path. The worker calls it inside
+    `file_scope`, which takes them off again; a tool that calls it directly keeps them."""
+    roots = import_roots(path, workspace_root)
+    names = [str(r) for r in roots]
+    sys.path[:] = [p for p in sys.path if p not in names]
+    at = stdlib_end(sys.path)
+    sys.path[at:at] = names
     linecache.checkcache()
     _forget_user_modules()
     before = set(sys.modules)
@@ -135,7 +187,7 @@ def import_module(path: Path, workspace_root: Path | None):
 
 
 def _import_fresh(path: Path, roots: list[Path]):
-    dotted = _package_name(path, roots + [Path(p) for p in sys.path if p and os.path.isdir(p)])
+    dotted = _package_name(path, roots)
     try:
         if dotted:
             for name in [n for n in sys.modules if n == dotted]:
@@ -254,6 +306,68 @@ def _view_runs(spec: TensorSpec):
     return runs
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_PLAIN = (int, float, complex, str, bytes, bool, tuple, list, dict, frozenset, set, type(None))
+
+
+def dependency_values(jit) -> str:
+    """What the kernel's TTIR depends on beyond its source text, for the result cache's key.
+
+    Triton's own `cache_key` hashes the source of the kernel and of every `@triton.jit` helper it
+    calls (in any module) and the `tl.constexpr` globals they read. Other globals it only records
+    (`used_global_vals`, checked at launch), and a module attribute such as `helpers.BLOCK` it does
+    not track at all. This adds the current value of every global name and attribute chain that the
+    kernel or any of its helpers reads, found by walking their syntax trees as Triton's
+    `DependenciesFinder` does."""
+    seen: set[int] = set()
+    values: list[str] = []
+
+    def visit(fn) -> None:
+        if id(fn) in seen:
+            return
+        seen.add(id(fn))
+        try:
+            tree = fn.parse()
+            scope = fn.get_capture_scope() if hasattr(fn, "get_capture_scope") else fn.__globals__
+        except Exception:  # noqa: BLE001 - a helper we cannot read: its identity at least
+            values.append(f"{getattr(fn, '__qualname__', '?')}: unreadable")
+            return
+        local = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+        local |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for node in ast.walk(tree):
+            chain: list[str] = []
+            inner = node
+            while isinstance(inner, ast.Attribute):
+                chain.insert(0, inner.attr)
+                inner = inner.value
+            if not isinstance(inner, ast.Name) or isinstance(inner.ctx, ast.Store) or inner.id in local:
+                continue
+            if inner.id not in scope:
+                continue
+            value = scope[inner.id]
+            for attr in chain:
+                try:
+                    value = getattr(value, attr)
+                except Exception:  # noqa: BLE001 - user objects may raise anything
+                    value = "<missing>"
+                    break
+            record(fn, ".".join([inner.id, *chain]), value)
+
+    def record(fn, label: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType):
+            return
+        if hasattr(value, "parse") and hasattr(value, "cache_key") and hasattr(value, "__globals__"):
+            visit(value)   # a @triton.jit helper: its own reads count too
+            return
+        if not isinstance(value, _PLAIN) and type(value).__name__ not in ("constexpr", "dtype") and callable(value):
+            return   # functions, classes, Triton builtins: their identity is in Triton's cache_key
+        text = _ADDRESS.sub("", repr(value))
+        values.append(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}:{label}={text}")
+
+    visit(jit)
+    return hashlib.sha256("\n".join(sorted(set(values))).encode()).hexdigest()
+
+
 def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: PathMapper,
                    source_hash: str) -> list[LaunchResult]:
     """Every config of one declared launch, deduplicated by the specialization it compiles to."""
@@ -269,6 +383,10 @@ def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: P
               if isinstance(a, ScalarSpec) and a.kind == "i64"}
     results: list[LaunchResult] = []
     seen: set[str] = set()
+    try:
+        depends = dependency_values(chain.jit)
+    except Exception as exc:  # noqa: BLE001 - no key we can trust: never reuse a cached verdict
+        depends = f"uncacheable {os.urandom(8).hex()} {exc}"
     for binding in configs:
         constexpr_names = {p.name for p in chain.jit.params if p.is_constexpr}
         config = {k: _plain(v) for k, v in binding.arguments.items() if k in constexpr_names}
@@ -284,7 +402,7 @@ def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: P
                                             config))
             continue
         # the mapper and the kernel's file decide the portable paths a result holds
-        key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{chain.jit.cache_key}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
+        key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{chain.jit.cache_key}|{depends}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
                              f"{mapper}|{getattr(getattr(chain.jit.fn, '__code__', None), 'co_filename', '')}|"
                              f"{settings.clients}|{settings.enumeration_budget}|{affine.engine_mode()}|"
                              f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()
@@ -445,7 +563,7 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
     known = {k.name for k in kernels}
     launches, errors = directives.parse_directives(text, known or None)
     toml = launchconfig.launches_for_file(path, root, config_file, known or None)
-    if toml.target and settings.target == Settings().target:
+    if toml.target and not settings.target_pinned and settings.target == Settings().target:
         from dataclasses import replace
         settings = replace(settings, target=toml.target)
     launches = list(launches) + list(toml.launches) + list(extra_launches or [])
@@ -465,19 +583,20 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
                 k.line, k.column))
     if not launches:
         return FileResult(portable, (), tuple(file_diags))
-    try:
-        module = import_module(path, root)
-    except ImportFailure as failure:
-        file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
-        return FileResult(portable, (), tuple(file_diags))
-    source_hash = hashlib.sha256(text.encode()).hexdigest()
-    results: list[LaunchResult] = []
-    for launch in launches:
-        kernel_obj = getattr(module, launch.kernel, None)
-        if kernel_obj is None:
-            results.append(_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'"))
-            continue
-        results.extend(analyze_launch(launch, kernel_obj, settings, mapper, source_hash))
+    with file_scope(import_roots(path, root)):
+        try:
+            module = import_module(path, root)
+        except ImportFailure as failure:
+            file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
+            return FileResult(portable, (), tuple(file_diags))
+        source_hash = hashlib.sha256(text.encode()).hexdigest()
+        results: list[LaunchResult] = []
+        for launch in launches:
+            kernel_obj = getattr(module, launch.kernel, None)
+            if kernel_obj is None:
+                results.append(_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'"))
+                continue
+            results.extend(analyze_launch(launch, kernel_obj, settings, mapper, source_hash))
     return FileResult(portable, tuple(results), tuple(file_diags))
 
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -31,7 +31,7 @@ from pygls.protocol.language_server import lsp_method
 from tilelens_lsp import __version__, codeactions, codelens, hover, lspconvert, releases, suppress
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.settings import Settings, from_environment, merge
-from tilelens_lsp.workers import Worker, WorkerUnavailable
+from tilelens_lsp.workers import Worker, WorkerUnavailable, remove_neutral_dir
 
 log = logging.getLogger("tilelens_lsp.server")
 
@@ -198,7 +198,7 @@ class Session:
             self._spawn(self._register_watchers())
 
     def _new_worker(self) -> None:
-        old, self.worker = self.worker, self._adopt_prestarted() or Worker(self.settings, cwd=str(self._cwd()))
+        old, self.worker = self.worker, self._adopt_prestarted() or Worker(self.settings)
         with self.flight_lock:
             if self.in_flight is not None:
                 self.in_flight.cancelled = True
@@ -258,6 +258,7 @@ class Session:
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.stop()
+            remove_neutral_dir()   # serve() ends with os._exit, which runs no atexit handler
         if self.runner is not None and not self.runner.done():
             try:
                 self.runner.cancel()
@@ -433,6 +434,9 @@ class Session:
                     pass
                 if run.cancelled:
                     return None
+            gate = self._gate(worker)
+            if gate is not None:
+                return FileResult(run.rel, (), (gate,))
             result = worker.analyze(run.path, run.root, settings=run.settings)
         finally:
             with self.flight_lock:
@@ -444,6 +448,18 @@ class Session:
         elif not self.closing and worker is self.worker:
             self._restart_soon(worker)
         return result
+
+    def _gate(self, worker: Worker) -> Diagnostic | None:  # in the lane
+        """TL040 when the worker's Triton is untested, decided from this worker's own handshake
+        before its first analysis, so no verdict of an untested release is ever published."""
+        try:
+            hello = worker.start()
+        except WorkerUnavailable:
+            return None   # the analysis reports why (TL050)
+        if releases.is_tested(hello.triton) or releases.untested_allowed():
+            return None
+        self.gate = Diagnostic("TL040", releases.gate_message(hello.triton), 1, 1)
+        return self.gate
 
     def _restart_soon(self, worker: Worker) -> None:  # in the lane
         """After a crash or timeout, a fresh worker now, so the next save is warm."""
@@ -675,10 +691,6 @@ class Session:
             return find_root(real.parent)
         return None
 
-    def _cwd(self) -> Path:
-        folders = self._folders()
-        return folders[0] if folders and folders[0].is_dir() else Path.cwd()
-
     def _spawn(self, coro) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
         self.background.add(task)
@@ -719,6 +731,12 @@ class TilelensProtocol(LanguageServerProtocol):
             raise
 
     def handle_message(self, message):
+        if (self._shutdown and getattr(message, "id", None) is not None
+                and getattr(message, "method", None) not in (None, types.EXIT)):
+            # LSP: a request after `shutdown` is answered with InvalidRequest (pygls drops it unanswered)
+            self._send_response(message.id, None, JsonRpcInvalidRequest(
+                "the server is shutting down: only 'exit' is accepted").to_response_error())
+            return
         if isinstance(message, _Malformed):
             log.warning("malformed %s request: %s", message.method, message.error)
             error = message.error if isinstance(message.error, JsonRpcInvalidParams) else JsonRpcInvalidParams()

@@ -26,6 +26,7 @@ class Settings:
     memory_limit_mb: int = 4096           # address-space limit of a worker
     allow_outside_workspace: bool = False  # import documents outside the workspace folders
     enumeration_budget: int = 1 << 28      # elements evaluated (values computed, rows or lanes recorded) before a launch is refused as too large
+    target_pinned: bool = False            # the caller decided the target: a toml's `target` no longer applies
 
 
 _CAMEL = {
@@ -70,7 +71,7 @@ def merge(base: Settings, values: dict[str, Any] | None) -> Settings:
             value = float(value)
         elif name in ("memory_limit_mb", "enumeration_budget"):
             value = int(value)
-        elif name == "allow_outside_workspace":
+        elif name in ("allow_outside_workspace", "target_pinned"):
             value = bool(value)
         changes[name] = value
     return replace(base, **changes)

@@ -2,6 +2,8 @@
 
 It runs in the user's Python (where their kernels' imports resolve). The protocol owns the real
 stdout; anything user code prints goes to stderr, so a chatty module cannot corrupt the protocol.
+A file whose import leaves threads or child processes behind gets its answer with `retire`: the
+parent then replaces this process, since what those do next could change a later file's verdict.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import traceback
 
 
@@ -39,6 +42,65 @@ def _limit_memory(mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ImportError, ValueError, OSError):
         pass
+
+
+def stdlib_end(entries: list[str]) -> int:
+    """The index just past the standard library's folders in `entries`: the user's folders go there,
+    so a file of theirs named like a stdlib module (`traceback.py`) never shadows it."""
+    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)}
+    end = 0
+    for i, entry in enumerate(entries):
+        real = os.path.realpath(entry or os.curdir)
+        if "site-packages" in real or "dist-packages" in real:
+            continue
+        if any(real == p or real.startswith(p + os.sep) for p in prefixes):
+            end = i + 1
+    return end
+
+
+def _import_roots() -> None:
+    """sys.path as `python -I` built it, plus the user's PYTHONPATH folders the parent passes on
+    (after the stdlib, before site-packages), and never the working directory (an older
+    interpreter's `-c` may still put '' first)."""
+    cwd = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", cwd)]
+    extra = [p for p in os.environ.get("TILELENS_WORKER_PATH", "").split(os.pathsep) if p and p not in sys.path]
+    at = stdlib_end(sys.path)
+    sys.path[at:at] = list(dict.fromkeys(extra))
+
+
+def _children() -> list[int]:
+    """Live (not zombie) child processes of this process, from /proc; [] where there is none."""
+    me = os.getpid()
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()   # after "pid (comm) ": state ppid ...
+        if len(fields) > 1 and int(fields[1]) == me and fields[0] != b"Z":
+            found.append(int(entry))
+    return found
+
+
+def leftovers(threads_before: set[threading.Thread]) -> str | None:
+    """Why this process must not serve another file: threads or child processes a module left."""
+    threads = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    children = _children()
+    parts = []
+    if threads:
+        parts.append(f"{len(threads)} thread(s) ({', '.join(sorted(t.name for t in threads)[:3])})")
+    if children:
+        parts.append(f"{len(children)} child process(es)")
+    return " and ".join(parts) + " left running" if parts else None
 
 
 def handle(request: dict) -> dict:
@@ -88,6 +150,7 @@ def main() -> int:
     out = _protocol_stream()
     requests = _request_stream()
     _limit_memory(int(os.environ.get("TILELENS_WORKER_MEMORY_MB", "0")))
+    _import_roots()
     try:
         import triton
         from tilelens_lsp import pipeline
@@ -99,6 +162,7 @@ def main() -> int:
         out.write(json.dumps({"ready": False, "error": f"{type(exc).__name__}: {exc}"}) + "\n")
         return 1
     out.write(json.dumps(hello) + "\n")
+    threads_before = set(threading.enumerate())
     for line in requests:
         line = line.strip()
         if not line:
@@ -115,6 +179,10 @@ def main() -> int:
         except Exception as exc:  # noqa: BLE001 - a bug answers this request, never kills the worker
             reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
         reply["id"] = request.get("id")
+        if request.get("method") == "analyze":
+            why = leftovers(threads_before)
+            if why:
+                reply["retire"] = why
         out.write(json.dumps(reply) + "\n")
     return 0
 

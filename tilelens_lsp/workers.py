@@ -2,17 +2,22 @@
 
 A timeout, a crash or a memory blow-up costs the file a TL050 diagnostic and the worker a restart,
 never the caller its life. Used by the CLI (a pool for `--jobs`) and by the server (one worker).
+The worker runs isolated (`python -I -B`, an empty working directory, its own session); stopping it
+kills its whole process group and never waits on a pipe that a grandchild still holds.
 """
 
 from __future__ import annotations
 
-import collections
+import atexit
 import json
 import os
 import queue
+import shutil
+import signal
 import subprocess
 import sys
 import threading
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +27,41 @@ from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.settings import Settings
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+STDERR_TAIL_BYTES = 64 * 1024   # the worker's stderr kept for a TL050 message; the rest is read and dropped
+
+# `-I`: neither the working directory nor user site-packages nor PYTHON* variables shape sys.path;
+# `-B`: importing the user's modules writes no __pycache__ into their tree. The package is imported
+# from PACKAGE_PARENT, which then leaves sys.path again (its submodules resolve through the package).
+_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); import tilelens_lsp.worker as w; "
+              "sys.path.remove(sys.argv[1]); sys.exit(w.main())")
+
+_neutral: str | None = None
+
+
+def neutral_dir() -> str:
+    """An empty folder of this process's own, the workers' working directory (removed at exit)."""
+    global _neutral
+    if _neutral is None or not os.path.isdir(_neutral):
+        _neutral = tempfile.mkdtemp(prefix="tilelens-worker-")
+        atexit.register(shutil.rmtree, _neutral, True)
+    return _neutral
+
+
+def remove_neutral_dir() -> None:
+    """Remove the workers' folder now (for a process that ends with os._exit, which skips atexit)."""
+    global _neutral
+    folder, _neutral = _neutral, None
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _user_path_entries() -> list[str]:
+    """The user's PYTHONPATH, as absolute folders: `-I` ignores the variable, the worker adds them."""
+    out = []
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and os.path.abspath(entry) not in out:
+            out.append(os.path.abspath(entry))
+    return out
 
 
 def _libc_prctl():
@@ -59,13 +99,16 @@ class Worker:
 
     def __init__(self, settings: Settings, cwd: str | None = None) -> None:
         self.settings = settings
-        self.cwd = cwd
+        self.cwd = cwd   # None: an empty folder of its own (never the workspace: see neutral_dir)
         self.proc: subprocess.Popen | None = None
         self.hello: Hello | None = None
         self.last_stats: dict[str, int] | None = None   # the worker's counters, from its last analysis
         self.restarts = 0
         self._lines: queue.Queue = queue.Queue()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=40)
+        self._stderr = bytearray()        # the last STDERR_TAIL_BYTES of the current process's stderr
+        self._stderr_lock = threading.Lock()
+        self._drainer: threading.Thread | None = None
+        self.retired: list[str] = []      # why workers were retired after a file (threads, children)
         self._lock = threading.Lock()
         self._next_id = 0
         self._cancelled = False
@@ -93,23 +136,26 @@ class Worker:
 
     def _spawn(self) -> None:
         env = dict(os.environ)
-        env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env["TILELENS_WORKER_MEMORY_MB"] = str(self.settings.memory_limit_mb)
         env["TILELENS_WORKER_TARGET"] = self.settings.target
+        env["TILELENS_WORKER_PATH"] = os.pathsep.join(_user_path_entries())
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-        env["PYTHONDONTWRITEBYTECODE"] = "1"   # importing the user's modules must not litter __pycache__
+        env["PYTHONDONTWRITEBYTECODE"] = "1"   # for the module's own child processes; -B for the worker
         env.pop("TRITON_INTERPRET", None)
         try:
             self.proc = subprocess.Popen(
-                [self.settings.interpreter, "-m", "tilelens_lsp.worker"], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.cwd, env=env, text=True,
-                encoding="utf-8", errors="replace", bufsize=1, start_new_session=True,
+                [self.settings.interpreter, "-I", "-B", "-c", _BOOTSTRAP, PACKAGE_PARENT],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=self.cwd or neutral_dir(), env=env, start_new_session=True,
                 preexec_fn=_die_with_parent if _PRCTL is not None else None)
         except OSError as exc:
             raise WorkerUnavailable(f"cannot start the worker with {self.settings.interpreter}: {exc}") from None
         self._lines = queue.Queue()
+        with self._stderr_lock:
+            self._stderr = bytearray()
         threading.Thread(target=self._pump, args=(self.proc, self._lines), daemon=True).start()
-        threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, args=(self.proc,), daemon=True)
+        self._drainer.start()
 
     def _handshake(self, startup_timeout: float) -> Hello:
         try:
@@ -124,22 +170,22 @@ class Worker:
         return self.hello
 
     def stop(self) -> None:
+        """Kill the worker's process group (children the module started included) and reap it.
+
+        Only stdin is closed here: the reader threads own stdout and stderr and close them at EOF,
+        so a grandchild that escaped the group and still holds them can never block us."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        try:
-            proc.kill()
-        except OSError:
-            pass
+        _kill_group(proc)
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            try:
-                stream and stream.close()
-            except OSError:
-                pass
+        try:
+            proc.stdin and proc.stdin.close()
+        except (OSError, ValueError):
+            pass
 
     def restart(self) -> None:
         self.stop()
@@ -161,22 +207,47 @@ class Worker:
 
     @staticmethod
     def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
+        stream = proc.stdout
         try:
-            for line in proc.stdout:
-                lines.put(line)
+            for line in stream:   # the protocol: one JSON document a line, written only by the worker
+                lines.put(line.decode("utf-8", "replace"))
         except (OSError, ValueError):
             pass
         lines.put(None)
-
-    def _drain(self, proc: subprocess.Popen) -> None:
         try:
-            for line in proc.stderr:
-                self._stderr.append(line.rstrip())
+            stream.close()
         except (OSError, ValueError):
             pass
 
-    def stderr_tail(self) -> str:
-        return "\n".join(list(self._stderr)[-8:])
+    def _drain(self, proc: subprocess.Popen) -> None:
+        """Read the worker's stderr in chunks, keeping only the last STDERR_TAIL_BYTES: a module that
+        writes a gigabyte without a newline costs no memory, and never blocks the worker."""
+        stream = proc.stderr
+        fd = stream.fileno()
+        try:
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                with self._stderr_lock:
+                    if proc is not self.proc and self.proc is not None:
+                        continue   # a newer worker owns the buffer; keep draining this one
+                    self._stderr += chunk
+                    if len(self._stderr) > STDERR_TAIL_BYTES:
+                        del self._stderr[:len(self._stderr) - STDERR_TAIL_BYTES]
+        except (OSError, ValueError):
+            pass
+        try:
+            stream.close()
+        except (OSError, ValueError):
+            pass
+
+    def stderr_tail(self, lines: int = 8, width: int = 500) -> str:
+        """The last `lines` lines of the worker's stderr, each cut to its last `width` characters."""
+        with self._stderr_lock:
+            text = bytes(self._stderr).decode("utf-8", "replace")
+        tail = [line.rstrip()[-width:] for line in text.splitlines() if line.strip()]
+        return "\n".join(tail[-lines:])
 
     def _read(self, timeout: float) -> dict | None:
         deadline = time.monotonic() + timeout
@@ -204,7 +275,8 @@ class Worker:
             self._next_id += 1
             rid = self._next_id
             try:
-                self.proc.stdin.write(json.dumps({"id": rid, "method": method, "params": params}) + "\n")
+                self.proc.stdin.write((json.dumps({"id": rid, "method": method, "params": params}) + "\n")
+                                      .encode("utf-8"))
                 self.proc.stdin.flush()
             except (OSError, ValueError, AttributeError):
                 return self._crashed()
@@ -226,6 +298,10 @@ class Worker:
                 code = self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 code = None
+        if self.proc is not None:
+            _kill_group(self.proc)          # its children hold its stderr open
+        if self._drainer is not None:
+            self._drainer.join(timeout=1)   # the last words, unless a child escaped the group
         tail = self.stderr_tail()
         self.stop()
         if self._cancelled:
@@ -238,8 +314,11 @@ class Worker:
                 settings: Settings | None = None) -> FileResult:
         """FileResult for one file; crashes and timeouts become a TL050 diagnostic on the file."""
         settings = settings or self.settings
-        params = {"path": str(path), "workspace_root": str(workspace_root) if workspace_root else None,
-                  "config_file": config_file, "settings": _settings_json(settings)}
+        # absolute: the worker's working directory is not ours
+        params = {"path": os.path.abspath(path),
+                  "workspace_root": os.path.abspath(workspace_root) if workspace_root else None,
+                  "config_file": os.path.abspath(config_file) if config_file else None,
+                  "settings": _settings_json(settings)}
         display = str(path)
         try:
             reply = self.request("analyze", params, settings.timeout)
@@ -267,12 +346,30 @@ class Worker:
             return failed_result(display, f"the analysis worker failed: {reply['error']}")
         if isinstance(reply.get("stats"), dict):
             self.last_stats = reply["stats"]
+        if reply.get("retire"):
+            # the module left threads or child processes behind: they could change the next file's
+            # verdict, so this worker (and its process group) goes; the next request starts a fresh one
+            self.retired.append(str(reply["retire"]))
+            self.stop()
         return FileResult.from_json(reply["result"])
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the worker's process group (it leads its own session), else the worker alone."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return
+    except (OSError, AttributeError):
+        pass
+    try:
+        proc.kill()
+    except OSError:
+        pass
 
 
 def _settings_json(settings: Settings) -> dict[str, Any]:
     return {"target": settings.target, "timeout": settings.timeout, "clients": list(settings.clients),
-            "enumeration_budget": settings.enumeration_budget}
+            "enumeration_budget": settings.enumeration_budget, "target_pinned": settings.target_pinned}
 
 
 def failed_result(path: str, message: str) -> FileResult:

@@ -3,7 +3,7 @@
 -- Put editors/nvim on 'runtimepath' (or copy this file to ~/.config/nvim/lsp/tilelens.lua), then
 -- call vim.lsp.enable("tilelens"). Override anything with vim.lsp.config("tilelens", { ... }).
 -- vim.g.tilelens_cmd (a list, or a string naming the executable) replaces the server command if it
--- is set before the first Python buffer opens, e.g. { "/path/to/venv/bin/python", "-m", "tilelens_lsp" }.
+-- is set before the first Python buffer opens, e.g. { "/path/to/venv/bin/python", "-I", "-m", "tilelens_lsp" }.
 
 local cmd = vim.g.tilelens_cmd
 if type(cmd) == "string" then

@@ -100,7 +100,9 @@ export function chooseInterpreter(
 
 export function serverExecutable(python: string, cwd?: string): ServerExecutable {
     // stdout carries the protocol; the server's stderr lands in the "tilelens" output channel.
-    return { command: python, args: ['-m', SERVER_MODULE], options: cwd === undefined ? {} : { cwd } };
+    // `-I`: the working directory (the workspace) is not put on sys.path, so a workspace file named
+    // like a stdlib module (`traceback.py`) is never imported by the server itself.
+    return { command: python, args: ['-I', '-m', SERVER_MODULE], options: cwd === undefined ? {} : { cwd } };
 }
 
 /** The normalized settings record; `interpreter` is the resolved Python that runs the server. */

@@ -56,7 +56,7 @@ describe('activate', () => {
         assert.equal(client.id, 'tilelens');
         assert.deepEqual(client.serverOptions, {
             command: '/opt/triton/bin/python',
-            args: ['-m', 'tilelens_lsp'],
+            args: ['-I', '-m', 'tilelens_lsp'],
             options: { cwd: '/ws' },
         });
         assert.deepEqual(client.calls, ['start']);
@@ -207,7 +207,7 @@ describe('activate', () => {
         await settle();
 
         assert.equal(fake.errors.length, 1);
-        assert.match(fake.errors[0], /\/missing\/python -m tilelens_lsp/);
+        assert.match(fake.errors[0], /\/missing\/python -I -m tilelens_lsp/);
         assert.ok(fake.commands.has('tilelens.restart'), 'restart stays available');
         assert.ok(fake.channels[0].lines.some((line) => line.includes('ENOENT')));
     });

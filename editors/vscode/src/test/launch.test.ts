@@ -65,7 +65,7 @@ describe('serverExecutable', () => {
     test('runs the server module over stdio with the chosen python', () => {
         assert.deepEqual(serverExecutable('/venv/bin/python', '/ws'), {
             command: '/venv/bin/python',
-            args: ['-m', 'tilelens_lsp'],
+            args: ['-I', '-m', 'tilelens_lsp'],
             options: { cwd: '/ws' },
         });
     });
@@ -75,7 +75,7 @@ describe('serverExecutable', () => {
     });
 
     test('describeCommand quotes parts with spaces', () => {
-        assert.equal(describeCommand(serverExecutable('/my env/python')), '"/my env/python" -m tilelens_lsp');
+        assert.equal(describeCommand(serverExecutable('/my env/python')), '"/my env/python" -I -m tilelens_lsp');
     });
 });
 
