@@ -28,12 +28,16 @@ DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, 
 
 
 def tensor(spec: TensorSpec) -> torch.Tensor:
+    """The view, placed so that its storage ends exactly where its own cudaMalloc block ends (run with
+    PYTORCH_NO_CUDA_MEMORY_CACHING=1): one element past the storage is past the allocation."""
     dtype = DTYPES[spec.dtype]
-    storage = torch.zeros(spec.storage, dtype=dtype, device="cuda")
+    size = torch.empty(0, dtype=dtype).element_size()
+    pad = (-(spec.storage * size)) % 512 // size
+    buf = torch.zeros(spec.storage + pad, dtype=dtype, device="cuda")
     if spec.values:
         lo, hi = spec.values
-        storage.copy_((lo + torch.arange(spec.storage, device="cuda") % (hi - lo)).to(dtype))
-    return storage.as_strided(spec.shape, spec.strides, spec.offset)
+        buf[pad:].copy_((lo + torch.arange(spec.storage, device="cuda") % (hi - lo)).to(dtype))
+    return buf.as_strided(spec.shape, spec.strides, pad + spec.offset)
 
 
 def value(arg):
