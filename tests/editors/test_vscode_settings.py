@@ -22,7 +22,8 @@ def contributed() -> dict[str, dict]:
 def test_every_server_setting_has_a_vscode_setting():
     names = {key.removeprefix("tilelens.") for key in contributed()}
     mapped = {settings._CAMEL.get(name, name) for name in names}
-    missing = [f.name for f in fields(settings.Settings) if f.name not in mapped]
+    # target_pinned is the CLI's own (its --target beats every toml), never a user's setting
+    missing = [f.name for f in fields(settings.Settings) if f.name not in mapped and f.name != "target_pinned"]
     assert missing == []
 
 

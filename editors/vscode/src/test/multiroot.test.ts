@@ -50,7 +50,7 @@ describe('multi-root workspaces', () => {
         const servers = byFolder();
         assert.deepEqual([...servers.keys()].sort(), ['/ws/app', '/ws/kernels']);
         assert.deepEqual(servers.get('/ws/kernels')?.serverOptions,
-            { command: '/ws/kernels/.venv/bin/python', args: ['-m', 'tilelens_lsp'], options: { cwd: '/ws/kernels' } });
+            { command: '/ws/kernels/.venv/bin/python', args: ['-I', '-m', 'tilelens_lsp'], options: { cwd: '/ws/kernels' } });
         assert.equal(servers.get('/ws/app')?.serverOptions.command, '/opt/conda/bin/python');
         assert.deepEqual(servers.get('/ws/app')?.clientOptions.documentSelector,
             [{ scheme: 'file', language: 'python', pattern: '/ws/app/**/*' }]);
