@@ -40,8 +40,17 @@ def tensor(spec: TensorSpec) -> torch.Tensor:
     return buf.as_strided(spec.shape, spec.strides, pad + spec.offset)
 
 
+_SPACERS: list[torch.Tensor] = []
+
+
 def value(arg):
-    return tensor(arg) if isinstance(arg, TensorSpec) else arg.value if isinstance(arg, ScalarSpec) else arg
+    if isinstance(arg, TensorSpec):
+        t = tensor(arg)
+        # a 1 MiB allocation after each tensor, freed before the launch: the next tensor does not
+        # start where this one ends, so reading past it reads unallocated memory memcheck reports
+        _SPACERS.append(torch.empty(1 << 20, dtype=torch.uint8, device="cuda"))
+        return t
+    return arg.value if isinstance(arg, ScalarSpec) else arg
 
 
 def main(paths: list[str]) -> int:
@@ -56,6 +65,8 @@ def main(paths: list[str]) -> int:
             kernel = getattr(module, launch.kernel)
             args = [value(a) for a in launch.args]
             kwargs = {k: value(v) for k, v in launch.kwargs}
+            _SPACERS.clear()
+            torch.cuda.synchronize()
             kernel[lambda meta, launch=launch: grid_of(launch, meta)](*args, **kwargs)
             torch.cuda.synchronize()
             print(f"launched {path.name}:{launch.line} {launch.kernel}", flush=True)
