@@ -50,6 +50,9 @@ class RaceClient(IRClient):
 
     def _diagnostic(self, analysis: LaunchAnalysis, sites: list, found: tuple) -> Diagnostic:
         element, (a_site, a_prog), (b_site, b_prog) = found
+        # runs of one program were merged across its sites: name the sites that touch this very element
+        a_site = _site_of(sites, sites[a_site].op, a_prog, element, a_site)
+        b_site = _site_of(sites, sites[b_site].op, b_prog, element, b_site)
         first, second = sites[a_site], sites[b_site]
         if first.op != "store":
             first, second, a_prog, b_prog = second, first, b_prog, a_prog
@@ -65,6 +68,17 @@ class RaceClient(IRClient):
                      "the programs of a launch run in no fixed order"),
             line=where["line"], column=where["column"], stack=stack,
             witness=Witness(pa, (), None, int(element), None), kind=self.name)
+
+
+def _site_of(sites: list, op: str, prog: int, element: int, default: int) -> int:
+    for index, site in enumerate(sites):
+        if site.op != op:
+            continue
+        for starts, ends, progs in site.tagged:
+            p = np.broadcast_to(progs, starts.shape)
+            if ((starts <= element) & (element < ends) & (p == prog)).any():
+                return index
+    return default
 
 
 def _runs(sites: list, op: str, lo: int, hi: int) -> _Runs:

@@ -14,4 +14,4 @@ def smooth_kernel(x_ptr, BLOCK: tl.constexpr):
 
 
 # tilelens: smooth_kernel[(4,)](fp32[80], BLOCK=16)
-# expect: TL005 at line 14
+# expect: TL005 at line 13
