@@ -1,4 +1,4 @@
-"""Bug: an in-place update where each program also reads the first element of the next program's
+"""Bug: an in-place update where each program also reads the middle element of the next program's
 block, which that program overwrites: whether it sees the old or the new value depends on which
 program runs first."""
 import triton
@@ -9,7 +9,7 @@ import triton.language as tl
 def smooth_kernel(x_ptr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
-    nxt = tl.load(x_ptr + (pid + 1) * BLOCK)
+    nxt = tl.load(x_ptr + (pid + 1) * BLOCK + BLOCK // 2)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs) + nxt)
 
 
