@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from tilelens_lsp.directives import DTYPE_ALIASES, DTYPES, canonical_dtype, directive_blocks, find_kernels
-from tilelens_lsp.suppress import is_ignore
+from tilelens_lsp.model import CODE_TITLES
 
 # What a directive may call (directives.FUNCTIONS), with what completion and signature help show.
 FUNCTION_HELP = {
@@ -48,7 +48,7 @@ _TRANSFORMS = (("T", "the transposed view of a 2-D tensor spec"),
 
 @dataclass(frozen=True)
 class Item:
-    """One completion: `kind` is kernel, parameter, dtype, name, function or attribute."""
+    """One completion: `kind` is kernel, parameter, dtype, name, function, attribute or code."""
 
     label: str
     kind: str
@@ -238,8 +238,8 @@ def _cursor(text: str, line: int, col: int) -> _Cursor | None:
             col = here[1]
         return _Cursor("\n".join(earlier + [line_text[here[1]:col]]), pieces[0][0] - 1, line, col,
                        line_text, here[1])
-    m = _DIRECTIVE_LINE.match(line_text)   # a directive line with nothing on it yet
-    if m is None or col < m.end() or is_ignore(line_text[m.end():]):
+    m = _DIRECTIVE_LINE.match(line_text)   # a directive line with nothing on it yet, or a suppression
+    if m is None or col < m.end():
         return None
     return _Cursor(line_text[m.end():col], line, line, col, line_text, m.end())
 
@@ -256,6 +256,7 @@ _TOKEN = re.compile(r"""
   | (?P<comment>\#[^\n]*)
   | (?P<op>\*\*|//|==|!=|<=|>=|.)
 """, re.VERBOSE)
+_IGNORE_OPEN = re.compile(r"ignore[ \t]*\[([^\]]*)$")
 _OPERAND_BEFORE = frozenset({"=", ",", "+", "-", "*", "/", "//", "%", "**", ":", "(", "[", None})
 
 
@@ -417,6 +418,10 @@ def complete(text: str, line: int, col: int) -> list[Item] | None:
     cur = _cursor(text, line, col)
     if cur is None:
         return None
+    suppression = _IGNORE_OPEN.match(cur.prefix)
+    if suppression is not None:   # `# tilelens: ignore[TL001, |`: the codes not listed yet
+        listed = set(re.findall(r"TL\d{3}", suppression.group(1)))
+        return [Item(code, "code", title, sort=0) for code, title in CODE_TITLES.items() if code not in listed]
     scan = _scan(cur.prefix)
     if scan is None or scan.in_number:
         return None

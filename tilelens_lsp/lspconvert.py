@@ -373,6 +373,7 @@ _ITEM_KINDS = {
     "kernel": types.CompletionItemKind.Function, "function": types.CompletionItemKind.Function,
     "parameter": types.CompletionItemKind.Property, "dtype": types.CompletionItemKind.TypeParameter,
     "name": types.CompletionItemKind.Variable, "attribute": types.CompletionItemKind.Property,
+    "code": types.CompletionItemKind.EnumMember,
 }
 
 
