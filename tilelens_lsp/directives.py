@@ -906,6 +906,13 @@ def _directive_blocks(text: str) -> list[_Block]:
     return blocks
 
 
+def directive_blocks(text: str) -> list[tuple[tuple[int, int, str], ...]]:
+    """Each directive of a file as its lines `(1-based line, 0-based column where its text starts, text)`,
+    continuation lines included, exactly as `parse_directives` reads them (for completion and go to
+    definition, which must agree with the parser on what a directive is)."""
+    return [tuple((p.line, p.col, p.text) for p in block.pieces) for block in _directive_blocks(text)]
+
+
 def parse_directives(text: str, known_kernels: set[str] | None = None,
                      ) -> tuple[list[LaunchSpec], list[DirectiveError]]:
     """Every `# tilelens:` launch of a file, evaluated; bad directives become DirectiveErrors."""

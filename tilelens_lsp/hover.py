@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from tilelens_lsp.linemap import LineMap, split_lines
 from tilelens_lsp.lspconvert import launch_labels
 from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, Witness
 
@@ -18,8 +19,10 @@ MAX_MAPS = 2           # maps shown per hover (a file with many autotune configs
 _ROW_SAMPLE = 4096     # rows scanned exactly per map; beyond that rows are sampled evenly
 
 
-def hover_markdown(result: FileResult, rel: str, line: int, line_text: str = "") -> str | None:
-    """Markdown for a hover on 1-based `line` of the document whose portable path is `rel`."""
+def hover_markdown(result: FileResult, rel: str, line: int, line_text: str = "",
+                   shown_line: int | None = None) -> str | None:
+    """Markdown for a hover on 1-based `line` of the document whose portable path is `rel`
+    (`shown_line`: the number the line has in the editor now, when unsaved edits moved it)."""
     labels = launch_labels(result)
     rows: list[tuple[str, LaunchResult, Access]] = []
     for launch, label in zip(result.launches, labels):
@@ -27,12 +30,39 @@ def hover_markdown(result: FileResult, rel: str, line: int, line_text: str = "")
             if access.line == line and (access.path or rel) == rel:
                 rows.append((label, launch, access))
     if rows:
-        return _access_hover(rows, line)
+        return _access_hover(rows, shown_line or line)
     if "tilelens:" in line_text:
         launches = [(label, launch) for launch, label in zip(result.launches, labels) if launch.line == line]
         if launches:
             return _launch_hover(launches)
     return None
+
+
+def hover_after_edits(result: FileResult, rel: str, analysed_text: str, line_map: LineMap, line: int,
+                      analysed_as: str) -> str | None:
+    """Hover on 1-based `line` of the document as it is now, from the result of `analysed_text`.
+
+    `line_map` says where each current line came from (linemap.py). A line that is an unchanged copy
+    of an analysed line shows that line's hover; a line whose text changed since says so instead of
+    showing a footprint that may no longer be true; a new line shows nothing. `analysed_as` names the
+    analysed version, as in "version 3, saved at 14:02:11".
+    """
+    lines = split_lines(analysed_text)
+    copy, edited = line_map.origin(line - 1)
+    if copy is not None:
+        text = lines[copy] if copy < len(lines) else ""
+        markdown = hover_markdown(result, rel, copy + 1, text, shown_line=line)
+        if markdown is not None and copy + 1 != line:
+            markdown += (f"\n\n*From the analysis of {_md(analysed_as)}, where this was line {copy + 1}; "
+                         "unsaved edits since moved it.*")
+        return markdown
+    stale = sorted(o + 1 for o in edited
+                   if o < len(lines) and hover_markdown(result, rel, o + 1, lines[o]) is not None)
+    if not stale:
+        return None
+    where = ("lines " if len(stale) > 1 else "line ") + ", ".join(map(str, stale))
+    return (f"**tilelens** · this line changed after the analysis of {_md(analysed_as)} "
+            f"({where} there): its footprint is stale and not shown. Save to analyse it again.")
 
 
 # ---------------------------------------------------------------- access table

@@ -1,4 +1,5 @@
-"""Analysis results → LSP diagnostics: ranges from the document's `ast`, launch labels, call stacks.
+"""Analysis results → LSP diagnostics: ranges from the document's `ast`, launch labels, call stacks;
+and directive help records (directive_help.py) → completion items, signature help and ranges.
 
 Pure functions over model records and document text; the server decides when to publish. Columns
 from the analysis are 1-based UTF-8 byte offsets (Triton's locs take them from `ast`); they leave
@@ -17,6 +18,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from tilelens_lsp.linemap import split_lines
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult
 from tilelens_lsp.report import code_url
 
@@ -362,3 +364,55 @@ def summary(result: FileResult) -> str:
     n_diag = len(result.all_diagnostics())
     return (f"{n_launch} launch{'es' if n_launch != 1 else ''}, "
             f"{n_diag} diagnostic{'s' if n_diag != 1 else ''}")
+
+
+# ---------------------------------------------------------------- directive help → LSP (directive_help.py)
+
+
+_ITEM_KINDS = {
+    "kernel": types.CompletionItemKind.Function, "function": types.CompletionItemKind.Function,
+    "parameter": types.CompletionItemKind.Property, "dtype": types.CompletionItemKind.TypeParameter,
+    "name": types.CompletionItemKind.Variable, "attribute": types.CompletionItemKind.Property,
+    "code": types.CompletionItemKind.EnumMember,
+}
+
+
+def to_completion_list(items: list[Any]) -> types.CompletionList:
+    """`directive_help.Item`s in their order (sort_text keeps it: kernels and keywords first)."""
+    return types.CompletionList(is_incomplete=False, items=[
+        types.CompletionItem(label=item.label, kind=_ITEM_KINDS.get(item.kind, types.CompletionItemKind.Text),
+                             detail=item.detail or None, insert_text=item.insert_text,
+                             filter_text=item.label.rstrip("="), sort_text=f"{item.sort}{i:04d}")
+        for i, item in enumerate(items)])
+
+
+def to_signature_help(sig: Any, units: Units) -> types.SignatureHelp:
+    """A `directive_help.Signature`; parameter offsets leave here in the client's units."""
+    params = [types.ParameterInformation(label=(units(sig.label[:start]), units(sig.label[:end])),
+                                         documentation=doc or None)
+              for start, end, doc in sig.parameters]
+    info = types.SignatureInformation(
+        label=sig.label, parameters=params, active_parameter=sig.active,
+        documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=sig.documentation)
+        if sig.documentation else None)
+    return types.SignatureHelp(signatures=[info], active_signature=0, active_parameter=sig.active)
+
+
+def target_range(text: str, target: Any, units: Units) -> types.Range:
+    """A `directive_help.Target` (character columns) as a range in the client's units."""
+    lines = split_lines(text)
+    line = lines[target.line] if target.line < len(lines) else ""
+    return types.Range(start=types.Position(line=target.line, character=units(line[:target.start])),
+                       end=types.Position(line=target.line, character=units(line[:target.end])))
+
+
+def column_from_units(line: str, character: int, units: Units) -> int:
+    """A client column (in its position units) as an index into `line`, clamped to the line."""
+    if line.isascii():
+        return min(max(character, 0), len(line))
+    count = 0
+    for index, char in enumerate(line):
+        if count >= character:
+            return index
+        count += units(char)
+    return len(line)

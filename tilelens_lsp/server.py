@@ -28,7 +28,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from tilelens_lsp import __version__, codeactions, codelens, hover, lspconvert, releases, suppress
+from tilelens_lsp import (__version__, codeactions, codelens, directive_help, hover, linemap, lspconvert, releases,
+                          suppress)
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.settings import Settings, from_environment, merge
 from tilelens_lsp.workers import Worker, WorkerUnavailable, remove_neutral_dir
@@ -50,6 +51,15 @@ _WORKER_SETTINGS = ("interpreter", "target", "memory_limit_mb")
 
 
 @dataclass
+class Snapshot:
+    """The text a generation analyses, followed through the unsaved edits since (linemap.py)."""
+
+    generation: int
+    tracked: linemap.Tracked
+    label: str                   # which version, e.g. "version 3, saved at 14:02:11"
+
+
+@dataclass
 class Published:
     """What the document's diagnostics and hovers currently come from."""
 
@@ -57,6 +67,8 @@ class Published:
     result: FileResult
     text: str
     rel: str
+    tracked: linemap.Tracked | None = None   # `text` → the document now
+    label: str = "the last save"
 
 
 @dataclass
@@ -69,6 +81,7 @@ class Doc:
     pending_since: float = 0.0
     burst: bool = False          # this save came within DEBOUNCE of the previous one
     published: Published | None = None
+    snapshot: Snapshot | None = None
 
 
 @dataclass
@@ -270,19 +283,34 @@ class Session:
     def open(self, item: types.TextDocumentItem) -> None:
         doc = Doc(item.uri, _file_path(item.uri), item.version)
         self.docs[item.uri] = doc
-        self.schedule(doc)
+        self.schedule(doc, "opened")
 
     def change(self, params: types.DidChangeTextDocumentParams) -> None:
         doc = self.docs.get(params.text_document.uri)
-        if doc is not None:
-            doc.version = params.text_document.version
+        if doc is None:
+            return
+        doc.version = params.text_document.version
+        # Follow the unsaved edits, so hovers land on the lines the analysed ones are now.
+        current, moved = self._text(doc.uri), {}
+        for holder in (doc.snapshot, doc.published):
+            if holder is None or holder.tracked is None:
+                continue
+            key = id(holder.tracked)
+            if key not in moved:
+                try:
+                    moved[key] = linemap.advance(holder.tracked, params.content_changes, self._encoding())
+                except Exception:  # noqa: BLE001 - a change we cannot follow: fall back to a line diff
+                    log.exception("following a change failed")
+                    moved[key] = holder.tracked
+                moved[key] = linemap.resync(moved[key], current)
+            holder.tracked = moved[key]
 
     def save(self, uri: str) -> None:
         if _is_config_file(uri):
             self.rerun_all("configuration file saved")
         doc = self.docs.get(uri)
         if doc is not None:
-            self.schedule(doc)
+            self.schedule(doc, "saved")
 
     def close_doc(self, uri: str) -> None:
         doc = self.docs.pop(uri, None)
@@ -292,10 +320,12 @@ class Session:
         self._cancel_stale(uri)
         self.publish(uri, [], None)
 
-    def schedule(self, doc: Doc) -> None:
+    def schedule(self, doc: Doc, why: str = "re-run") -> None:
         """A new generation of `doc`: older results are dropped, its stale run cancelled."""
         now = time.monotonic()
         doc.generation += 1
+        doc.snapshot = Snapshot(doc.generation, linemap.start(self._text(doc.uri)),
+                                f"version {doc.version}, {why} at {time.strftime('%H:%M:%S')}")
         doc.burst = doc.touched > 0 and now - doc.touched < DEBOUNCE
         doc.touched = now
         if doc.uri not in self.pending:
@@ -373,7 +403,9 @@ class Session:
                              types.MessageType.Error)
 
     async def _run(self, doc: Doc) -> None:
-        text = self._text(doc.uri)
+        snapshot = doc.snapshot
+        # the text as it was saved (what the worker reads from disk), not what was typed since
+        text = snapshot.tracked.base if snapshot is not None else self._text(doc.uri)
         if doc.path is None or not doc.path.name.endswith(".py") or not doc.path.is_file():
             self.publish(doc.uri, [], doc.version)
             return
@@ -490,7 +522,12 @@ class Session:
                                   end=types.Position(line=0, character=0)),
                 message=f"tilelens could not format its results: {type(exc).__name__}: {exc}",
                 severity=types.DiagnosticSeverity.Warning, source=lspconvert.SOURCE, code="TL050")]
-        doc.published = Published(generation, result, text, rel)
+        snapshot = doc.snapshot
+        if snapshot is not None and snapshot.generation == generation and snapshot.tracked.base == text:
+            tracked, label = snapshot.tracked, snapshot.label
+        else:
+            tracked, label = linemap.resync(linemap.start(text), self._text(doc.uri)), "the last save"
+        doc.published = Published(generation, result, text, rel, tracked, label)
         self.publish(doc.uri, diagnostics, version)
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
@@ -574,15 +611,50 @@ class Session:
         if doc is None or doc.published is None:
             return None
         pub = doc.published
-        line = params.position.line + 1
-        lines = pub.text.splitlines()
-        line_text = lines[line - 1] if 0 < line <= len(lines) else ""
-        markdown = hover.hover_markdown(pub.result, pub.rel, line, line_text)
+        line_map = pub.tracked.map if pub.tracked is not None else linemap.diff_map(pub.text, self._text(doc.uri))
+        markdown = hover.hover_after_edits(pub.result, pub.rel, pub.text, line_map, params.position.line + 1,
+                                           pub.label)
         if markdown is None:
             return None
         kinds = self._cap("text_document.hover.content_format", None) or [types.MarkupKind.Markdown]
         kind = types.MarkupKind.Markdown if types.MarkupKind.Markdown in kinds else types.MarkupKind.PlainText
         return types.Hover(contents=types.MarkupContent(kind=kind, value=markdown))
+
+    # -- inside directives: completion, signature help, go to definition (directive_help.py)
+
+    def completion(self, params: types.CompletionParams) -> types.CompletionList | None:
+        text, line, col = self._cursor(params)
+        items = directive_help.complete(text, line, col) if "tilelens:" in text else None
+        return lspconvert.to_completion_list(items) if items is not None else None
+
+    def signature_help(self, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
+        text, line, col = self._cursor(params)
+        found = directive_help.signature_help(text, line, col) if "tilelens:" in text else None
+        return lspconvert.to_signature_help(found, self._units) if found is not None else None
+
+    def definition(self, params: types.DefinitionParams) -> types.Location | None:
+        text, line, col = self._cursor(params)
+        target = directive_help.definition(text, line, col) if "tilelens:" in text else None
+        if target is None:
+            return None
+        return types.Location(uri=params.text_document.uri,
+                              range=lspconvert.target_range(text, target, self._units))
+
+    def _cursor(self, params: Any) -> tuple[str, int, int]:
+        """The document's text and the request's position, its column in characters."""
+        text = self._text(params.text_document.uri)
+        lines = linemap.split_lines(text)
+        position = params.position
+        if not 0 <= position.line < len(lines):
+            return text, position.line, position.character
+        column = lspconvert.column_from_units(lines[position.line], position.character, self._units)
+        return text, position.line, column
+
+    def _encoding(self) -> str:
+        try:
+            return str(self.server.workspace.position_codec.encoding or "utf-16")
+        except RuntimeError:
+            return "utf-16"
 
     # -- code actions, code lens and its commands (codeactions.py, codelens.py)
 
@@ -819,6 +891,20 @@ def create_server() -> TilelensServer:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def on_hover(ls: TilelensServer, params: types.HoverParams) -> types.Hover | None:
         return s.hover(params)
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
+                    types.CompletionOptions(trigger_characters=["[", "(", ",", ".", "="]))
+    def completion(ls: TilelensServer, params: types.CompletionParams) -> types.CompletionList | None:
+        return s.completion(params)
+
+    @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP,
+                    types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=["="]))
+    def signature_help(ls: TilelensServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
+        return s.signature_help(params)
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls: TilelensServer, params: types.DefinitionParams) -> types.Location | None:
+        return s.definition(params)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TilelensServer, params: types.DidChangeConfigurationParams) -> None:

@@ -139,6 +139,18 @@ class Workspace:
             text_document=types.TextDocumentIdentifier(uri=uri)))
         return uri
 
+    def edit(self, name: str, start: tuple[int, int], end: tuple[int, int], text: str) -> str:
+        """An unsaved edit as an editor sends it: one incremental change of the range start..end."""
+        uri = self.uri(name)
+        self.versions[uri] = self.versions.get(uri, 1) + 1
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(line=start[0], character=start[1]),
+                                  end=types.Position(line=end[0], character=end[1])),
+                text=text)]))
+        return uri
+
     def close(self, name: str) -> str:
         uri = self.uri(name)
         self.client.diagnostics.pop(uri, None)

@@ -1,32 +1,17 @@
 """What a kernel author sees: verdicts on open and save, on the right line, and hover footprints.
 
-One server per client snapshot (VS Code, Neovim), shared by the tests of this module in order.
+One server per client snapshot (VS Code, Neovim), shared by the tests of this module in order
+(the `client` and `ws` fixtures of conftest.py).
 """
 
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 
-from lsphelp import ADD_BUGGY, ADD_FIXED, SERVER, UNMASKED_LINE, Workspace, codes, kernel, start_session
+from lsphelp import ADD_BUGGY, ADD_FIXED, UNMASKED_LINE, Workspace, codes, kernel
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest_lsp.fixture(config=SERVER, scope="module", params=["visual-studio-code", "neovim"])
-async def client(lsp_client: LanguageClient, request, tmp_path_factory):
-    root = tmp_path_factory.mktemp(f"ws-{request.param}")
-    lsp_client.ws = await start_session(lsp_client, root, request.param)
-    lsp_client.editor = request.param
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def ws(client) -> Workspace:
-    return client.ws
 
 
 async def test_unmasked_tail_load_is_out_of_bounds(ws: Workspace):

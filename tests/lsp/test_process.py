@@ -138,6 +138,10 @@ def test_capabilities_advertise_push_diagnostics_and_hover(workspace: Path):
         assert sync["save"] == {"includeText": False}
         assert caps["hoverProvider"] is True
         assert "diagnosticProvider" not in caps      # push only: no client shows verdicts twice
+        # help inside `# tilelens:` directives
+        assert "(" in caps["completionProvider"]["triggerCharacters"]
+        assert caps["signatureHelpProvider"]["triggerCharacters"] == ["(", ","]
+        assert caps["definitionProvider"] is True
     finally:
         proc.kill()
         proc.wait()

@@ -1,0 +1,192 @@
+"""Where the lines of the last analysed text are now, after the unsaved edits since (DESIGN §6).
+
+The server analyses a document on save, and the user keeps typing. A hover must find an access's
+footprint on the line the access is on now, and must never show it on another line. `advance`
+replays `didChange` content changes on the analysed text and records, for every current line,
+the analysed line it is an unchanged copy of, or the analysed lines whose text was edited into it.
+Pure: no LSP library and no I/O; a change is anything with `text` and an optional `range`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+_BREAK = re.compile(r"\r\n|\r|\n")     # LSP's line breaks (not str.splitlines, which knows more)
+_NONE: frozenset[int] = frozenset()
+
+
+def split_lines(text: str) -> list[str]:
+    return _BREAK.split(text)
+
+
+@dataclass(frozen=True)
+class LineMap:
+    """Per current line (0-based): the analysed line it is an unchanged copy of (or None), and the
+    analysed lines whose text was changed into it (empty for a copy or a wholly new line)."""
+
+    copy_of: tuple[int | None, ...]
+    edited_from: tuple[frozenset[int], ...]
+
+    @classmethod
+    def identity(cls, lines: int) -> "LineMap":
+        return cls(tuple(range(lines)), (_NONE,) * lines)
+
+    def origin(self, line: int) -> tuple[int | None, frozenset[int]]:
+        """(analysed line this current line copies, analysed lines edited into it); out of range: new."""
+        if not 0 <= line < len(self.copy_of):
+            return None, _NONE
+        return self.copy_of[line], self.edited_from[line]
+
+    def now(self, analysed_line: int) -> int | None:
+        """The current line holding an unchanged copy of `analysed_line`, or None (edited or deleted)."""
+        for current, old in enumerate(self.copy_of):
+            if old == analysed_line:
+                return current
+        return None
+
+    def then(self, later: "LineMap") -> "LineMap":
+        """This map followed by `later` (a map from this map's current lines to newer ones)."""
+        copies: list[int | None] = []
+        edited: list[frozenset[int]] = []
+        for mid, touched in zip(later.copy_of, later.edited_from):
+            if mid is not None:
+                copies.append(self.copy_of[mid])
+                edited.append(self.edited_from[mid])
+                continue
+            sources: set[int] = set()
+            for m in touched:
+                if self.copy_of[m] is not None:
+                    sources.add(self.copy_of[m])    # type: ignore[arg-type]
+                sources |= self.edited_from[m]
+            copies.append(None)
+            edited.append(frozenset(sources) if sources else _NONE)
+        return LineMap(tuple(copies), tuple(edited))
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """The analysed text (`base`), the current text, and the map from one to the other."""
+
+    base: str
+    text: str
+    map: LineMap
+
+    @property
+    def unchanged(self) -> bool:
+        return self.base == self.text
+
+
+def start(text: str) -> Tracked:
+    return Tracked(text, text, LineMap.identity(len(split_lines(text))))
+
+
+def advance(tracked: Tracked, changes: Iterable[Any], encoding: str = "utf-16") -> Tracked:
+    """`tracked` after the content changes of one `didChange`, applied in order as LSP says.
+
+    `encoding` is the negotiated position encoding (`utf-8`, `utf-16` or `utf-32`) that the
+    changes' character offsets count in.
+    """
+    text, line_map = tracked.text, tracked.map
+    for change in changes:
+        text, step = apply_change(text, change, encoding)
+        line_map = line_map.then(step)
+    return Tracked(tracked.base, text, line_map)
+
+
+def resync(tracked: Tracked, current: str) -> Tracked:
+    """`tracked` moved onto `current` by a line diff: for a client whose changes we could not follow
+    (the server's copy of the document and ours disagree)."""
+    if tracked.text == current:
+        return tracked
+    return Tracked(tracked.base, current, diff_map(tracked.base, current))
+
+
+def diff_map(old: str, new: str) -> LineMap:
+    """A map from a line diff (a whole-document change): equal runs are copies, replaced runs edits."""
+    a, b = split_lines(old), split_lines(new)
+    copies: list[int | None] = [None] * len(b)
+    edited: list[frozenset[int]] = [_NONE] * len(b)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for k in range(j2 - j1):
+                copies[j1 + k] = i1 + k
+        elif tag == "replace":
+            for j in range(j1, j2):
+                edited[j] = frozenset(range(i1, i2))
+    return LineMap(tuple(copies), tuple(edited))
+
+
+def apply_change(text: str, change: Any, encoding: str = "utf-16") -> tuple[str, LineMap]:
+    """One content change: the new text and the map from the old text's lines to the new one's."""
+    new_text = _get(change, "text") or ""
+    rng = _get(change, "range")
+    if rng is None:
+        return new_text, diff_map(text, new_text)
+    lines = split_lines(text)
+    (sl, sc), (el, ec) = (_position(lines, _get(rng, "start"), encoding),
+                          _position(lines, _get(rng, "end"), encoding))
+    if (el, ec) < (sl, sc):
+        (sl, sc), (el, ec) = (el, ec), (sl, sc)
+    starts = _line_starts(text)
+    a, b = starts[sl] + sc, starts[el] + ec
+    result = text[:a] + new_text + text[b:]
+    segments = split_lines(new_text)
+    k = len(segments) - 1                      # line breaks the change inserts
+    prefix, suffix = lines[sl][:sc], lines[el][ec:]
+    expected = len(lines) - (el - sl) + k
+    if len(split_lines(result)) != expected:   # a "\r" met a "\n" and merged into one break
+        return result, diff_map(text, result)
+
+    first = prefix + segments[0] + (suffix if k == 0 else "")
+    last = (prefix if k == 0 else "") + segments[-1] + suffix
+    keeps_first = sc == len(lines[sl]) and first == lines[sl]   # the change only appends after it
+    # ... or only inserts before it; a line is never copied twice
+    keeps_last = ec == 0 and last == lines[el] and not (keeps_first and (sl == el or k == 0))
+    region: list[int | None] = [None] * (k + 1)
+    if keeps_first:
+        region[0] = sl
+    if keeps_last:
+        region[k] = el
+    kept = {line for line in region if line is not None}
+    touched = frozenset(range(sl, el + 1)) - kept
+    copies = list(range(sl)) + region + list(range(el + 1, len(lines)))
+    edited = [_NONE] * sl + [_NONE if c is not None else touched for c in region] + \
+        [_NONE] * (len(lines) - el - 1)
+    return result, LineMap(tuple(copies), tuple(edited))
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(m.end() for m in _BREAK.finditer(text))
+    return starts
+
+
+def _position(lines: list[str], pos: Any, encoding: str) -> tuple[int, int]:
+    """An LSP position as (line, index into the line's str), clamped into the text as editors do."""
+    line = _get(pos, "line") or 0
+    units = _get(pos, "character") or 0
+    if line >= len(lines):
+        return len(lines) - 1, len(lines[-1])
+    line = max(line, 0)
+    text = lines[line]
+    if encoding in ("utf-32", "utf32") or text.isascii():
+        return line, min(max(units, 0), len(text))
+    count = 0
+    for index, char in enumerate(text):
+        if count >= units:
+            return line, index
+        count += _units(char, encoding)
+    return line, len(text)
+
+
+def _units(char: str, encoding: str) -> int:
+    if encoding in ("utf-8", "utf8"):
+        return len(char.encode("utf-8"))
+    return 2 if ord(char) > 0xFFFF else 1
