@@ -1,0 +1,316 @@
+"""Launch synthesis: a launch directive for a kernel nobody declared one for, verified by compiling it.
+
+From the kernel's signature and source alone: which parameters are pointers (they reach the address of a
+`tl.load`/`tl.store`/atomic or a block pointer's base, through locals and `@triton.jit` helpers), which
+integer scalars, which floats, and a value for each constexpr that no autotune config or heuristic
+supplies (its default, a flag as False, a power of two otherwise). Candidates are tried in order until
+one compiles to TTIR on the host. The shapes mean nothing: a synthesized launch says that the kernel
+compiles and that the analysis reaches every access, not that a real launch is in bounds.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import re
+import textwrap
+from dataclasses import dataclass
+from typing import Callable
+
+SIZE = 1 << 22           # elements of every synthesized tensor
+INT_VALUE = 128          # every integer scalar
+GRID = (2, 2, 2)
+
+_MEMORY_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
+                 "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor",
+                 "prefetch"}
+_PASS_THROUGH = {"to", "multiple_of", "max_contiguous", "max_constancy", "broadcast_to", "expand_dims",
+                 "reshape", "view", "where", "cast", "advance"}
+_POINTER_NAME = re.compile(r"(ptr|_p$|^p_|pointer|_ptrs?$)", re.IGNORECASE)
+_INDEX_NAME = re.compile(r"(idx|index|indices|ids$|_id$|label|offsets|seqlen|cu_|lens$|count|table|perm|"
+                         r"expert|token|sorted|split|chunk_indices|map)", re.IGNORECASE)
+_FLOAT_NAME = re.compile(r"(^eps|eps$|epsilon|scale|alpha|beta|temperature|^lr$|momentum|decay|dropout|"
+                         r"theta|softcap|threshold|smoothing|^p$|prob|lambda|^lam|coef|factor|margin|"
+                         r"^min_val|^max_val|value$|^gamma$|^delta$|mean$|std$|^tau$|weight_decay)", re.IGNORECASE)
+_FLAG_NAME = re.compile(r"^(HAS|IS|USE|ENABLE|RETURN|SAVE|STORE|EVEN|APPLY|NEED|DO|WITH|CAUSAL|OUTPUT|"
+                        r"COMPUTE|TRANS|TRANSPOSE|REVERSE|INPLACE|BIAS|RESIDUAL|ADD|FUSE|HEAD_FIRST|"
+                        r"IS_VARLEN|USE_|STATIC|ATOMIC|EXCLUSIVE|CHECK|MASK|DIVISIBLE)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    """A verified launch directive, or why none was found (`launch` is None)."""
+
+    kernel: str
+    launch: str | None
+    tried: int
+    error: str = ""
+
+
+# ---------------------------------------------------------------- which parameters are pointers
+
+
+def _source_ast(jit) -> ast.FunctionDef | None:
+    try:
+        src = textwrap.dedent(getattr(jit, "src", None) or inspect.getsource(jit.fn))
+        tree = ast.parse(src)
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+    return next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+
+
+def _call_name(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+def _bases(expr: ast.AST | None) -> set[str]:
+    """Names an address expression may take its base pointer from (not its offsets)."""
+    if expr is None:
+        return set()
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        left, right = _bases(expr.left), _bases(expr.right)
+        hinted = {n for n in left | right if _POINTER_NAME.search(n)}
+        return hinted or (left | right)
+    if isinstance(expr, ast.Subscript):
+        return _bases(expr.value)
+    if isinstance(expr, ast.IfExp):
+        return _bases(expr.body) | _bases(expr.orelse)
+    if isinstance(expr, ast.Call) and _call_name(expr) in _PASS_THROUGH:
+        if isinstance(expr.func, ast.Attribute) and _call_name(expr) in ("to", "advance", "view", "reshape"):
+            return _bases(expr.func.value)
+        return set().union(*(_bases(a) for a in expr.args[:2 if _call_name(expr) == "where" else 1]))
+    if isinstance(expr, ast.Tuple):
+        return set().union(*(_bases(e) for e in expr.elts)) if expr.elts else set()
+    return set()
+
+
+def index_pointers(jit, pointers: set[str]) -> set[str]:
+    """Pointer parameters whose loaded values feed an address (labels, gathers, block tables): integers."""
+    fn = _source_ast(jit)
+    if fn is None:
+        return set()
+    loaded: dict[str, set[str]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            sources: set[str] = set()
+            for call in ast.walk(node.value):
+                if isinstance(call, ast.Call) and _call_name(call) == "load" and call.args:
+                    sources |= _bases(call.args[0])
+                elif isinstance(call, ast.Name) and call.id in loaded:
+                    sources |= loaded[call.id]
+            if sources:
+                for t in node.targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            loaded[n.id] = loaded.get(n.id, set()) | sources
+    out: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _call_name(node) in _MEMORY_CALLS and node.args:
+            for n in ast.walk(node.args[0]):
+                if isinstance(n, ast.Name) and n.id in loaded and n.id not in _bases(node.args[0]):
+                    out |= loaded[n.id]
+    return out & pointers
+
+
+def compared_literals(jit) -> dict[str, object]:
+    """For each name, the first literal the kernel compares it with (`MODE == "mean"`, `K == 0`)."""
+    fn = _source_ast(jit)
+    out: dict[str, object] = {}
+    if fn is None:
+        return out
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = node.left, node.comparators[0]
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a, ast.Name) and isinstance(b, ast.Constant) and a.id not in out \
+                        and isinstance(b.value, (str, int, float)) and not isinstance(b.value, bool):
+                    out[a.id] = b.value
+    return out
+
+
+def pointer_params(jit, _seen: dict | None = None) -> set[str]:
+    """The parameters of `jit` that are used as memory addresses (through locals and jit helpers)."""
+    from triton.runtime.jit import JITFunction
+
+    seen = {} if _seen is None else _seen
+    if id(jit) in seen:
+        return seen[id(jit)]
+    seen[id(jit)] = set()
+    fn = _source_ast(jit)
+    params = [p.name for p in jit.params]
+    if fn is None:
+        return {p for p in params if _POINTER_NAME.search(p)}
+    pointers: set[str] = set()
+    assigns: list[tuple[set[str], ast.AST]] = []
+    globals_ = getattr(jit.fn, "__globals__", {})
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            name = _call_name(node)
+            if name in _MEMORY_CALLS:
+                first = node.args[0] if node.args else next(
+                    (k.value for k in node.keywords if k.arg in ("pointer", "base")), None)
+                pointers |= _bases(first)
+            elif isinstance(node.func, ast.Name) and isinstance(globals_.get(node.func.id), JITFunction) \
+                    and globals_[node.func.id] is not jit:
+                helper = globals_[node.func.id]
+                inner = pointer_params(helper, seen)
+                names = [p.name for p in helper.params]
+                for i, arg in enumerate(node.args):
+                    if i < len(names) and names[i] in inner:
+                        pointers |= _bases(arg)
+                for kw in node.keywords:
+                    if kw.arg in inner:
+                        pointers |= _bases(kw.value)
+        elif isinstance(node, ast.Assign):
+            targets: set[str] = set()
+            for t in node.targets:
+                targets |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+            assigns.append((targets, node.value))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            assigns.append(({node.target.id}, node.value))
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in assigns:
+            if targets & pointers:
+                new = _bases(value) - pointers
+                if new:
+                    pointers |= new
+                    changed = True
+    result = {p for p in params if p in pointers}
+    seen[id(jit)] = result
+    return result
+
+
+# ---------------------------------------------------------------- candidates
+
+
+def _supplied(layers) -> set[str]:
+    """Constexprs that an autotuner's configs or a heuristic supply: a launch must leave them out."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+
+    out: set[str] = set()
+    for layer in layers:
+        if isinstance(layer, Autotuner):
+            for cfg in layer.configs:
+                out |= set(cfg.kwargs)
+        elif isinstance(layer, Heuristics):
+            out |= set(layer.values)
+    return out
+
+
+def _optional(layers) -> set[str]:
+    """Pointers that a heuristic tests for None (`args["cu_seqlens"] is not None`): optional inputs whose
+    absence is the common launch (fixed-length batches, no initial state)."""
+    from triton.runtime.autotuner import Heuristics
+
+    out: set[str] = set()
+    for layer in layers:
+        if isinstance(layer, Heuristics):
+            for fn in layer.values.values():
+                try:
+                    src = inspect.getsource(fn)
+                except (OSError, TypeError):
+                    continue
+                out |= set(re.findall(r"""args\[['"](\w+)['"]\]\s+is\s+(?:not\s+)?None""", src))
+    return out
+
+
+def _constexpr_value(param, flags: bool, size: int, literals: dict[str, object]) -> str | None:
+    """None: leave it to its default."""
+    if param.default is not inspect.Parameter.empty:
+        return None
+    name = param.name
+    if name in literals:
+        return json.dumps(literals[name]) if isinstance(literals[name], str) else repr(literals[name])
+    annotation = str(getattr(param, "annotation", "") or "")
+    if "bool" in annotation or _FLAG_NAME.match(name):
+        return "True" if flags else "False"
+    return str(size)
+
+
+def candidates(jit, layers, name: str) -> list[str]:
+    """Launch directives to try, most likely first."""
+    pointers = pointer_params(jit)
+    indices = index_pointers(jit, pointers)
+    literals = compared_literals(jit)
+    supplied = _supplied(layers)
+    optional = _optional(layers) & pointers
+    variants = [("fp32", False, 32), ("fp16", False, 32), ("fp32", True, 32), ("fp32", False, 64),
+                ("fp16", True, 64), ("fp32", False, 16)]
+    out: list[str] = []
+    for (dtype, flags, size), none in [(v, True) for v in variants[:2]] + [(v, False) for v in variants]:
+        if none and not optional:
+            continue
+        args: list[str] = []
+        for p in jit.params:
+            if p.is_constexpr:
+                if p.name in supplied:
+                    continue
+                value = _constexpr_value(p, flags, size, literals)
+                if value is not None:
+                    args.append(f"{p.name}={value}")
+                continue
+            if none and p.name in optional:
+                args.append(f"{p.name}=None")
+            elif p.name in pointers or (_POINTER_NAME.search(p.name) and not p.name.lower().endswith("_p")):
+                kind = "i32" if _INDEX_NAME.search(p.name) or p.name in indices else dtype
+                # indices get a value range, so the addresses they build are bounded, not refused
+                args.append(f"{p.name}={kind}[{SIZE}]" + (f".values(0, {INT_VALUE})" if kind == "i32" else ""))
+            elif _FLOAT_NAME.search(p.name) and not re.search(r"(stride|^n_|_n$|num|size|len|dim)", p.name, re.I):
+                args.append(f"{p.name}=1.0")
+            else:
+                args.append(f"{p.name}={INT_VALUE}")
+        text = f"{name}[{GRID}]({', '.join(args)})"
+        if text not in out:
+            out.append(text)
+    return out
+
+
+def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None]) -> Synthesized:
+    """The first candidate for which `compiles(directive)` returns None (no error)."""
+    from tilelens_lsp.hostcompile import LaunchBindingError, unwrap
+
+    try:
+        chain = unwrap(kernel_obj)
+    except LaunchBindingError as exc:
+        return Synthesized(name, None, 0, str(exc))
+    tried = candidates(chain.jit, chain.layers, name)
+    first_error = ""
+    for i, text in enumerate(tried, 1):
+        error = compiles(text)
+        if error is None:
+            return Synthesized(name, text, i)
+        first_error = first_error or error
+    return Synthesized(name, None, len(tried), first_error)
+
+
+def compile_check(module, target: str = "cuda:89") -> Callable[[str], str | None]:
+    """A `compiles` for `synthesize`: bind and compile the launch's first config to TTIR."""
+    from tilelens_lsp import pipeline
+    from tilelens_lsp.directives import run_statements
+    from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
+
+    compiler = pipeline._ENGINE.compiler(target)
+
+    def compiles(text: str) -> str | None:
+        launches, errors = run_statements(text, {}, locate=lambda line, col: (line, col), end_line=1,
+                                          mode="launch")
+        if errors or not launches:
+            return f"directive: {errors[0].message if errors else 'no launch'}"
+        launch = launches[0]
+        try:
+            chain = unwrap(getattr(module, launch.kernel))
+            binding = expand_configs(chain, launch)[0]
+            compiler.compile_ttir(chain.jit, bind(chain.jit, binding, compiler.backend, set()))
+        except Exception as exc:  # noqa: BLE001 - any failure means: try the next candidate
+            message = getattr(exc, "error_message", None) or next(
+                (line for line in reversed(str(exc).strip().splitlines()) if line.strip(" ^")), "")
+            return f"{type(exc).__name__}: {str(message).strip()}"
+        return None
+
+    return compiles

@@ -1,0 +1,393 @@
+"""The real-world corpus (issue 15): Triton kernels of pinned PyPI packages, installed in `.venv-corpus`
+by `tools/corpus_env.sh` (never copied here), swept by the product itself.
+
+    bash tools/corpus_env.sh                                  # the corpus venv (once)
+    .venv-corpus/bin/python tools/corpus.py synth             # discover kernels, write tests/corpus/synth/*.toml
+    .venv/bin/python tools/corpus.py sweep [--subset] [--jobs 2]   # check every launch, print the table
+
+`synth` imports each package's kernel modules, finds every kernel (through any wrapper: autotuners,
+heuristics, FlagGems' LibEntry) and writes, per package, a toml of `module =` launch tables: one
+synthesized launch per kernel, verified by compiling it (tilelens_lsp/synth.py), and a manifest of
+what was discovered. Hand-written launches for kernels whose shapes matter are in tests/corpus/hand.toml.
+`sweep` runs `tilelens-lsp check --config ... --python .venv-corpus/bin/python --format json` on those
+tomls and prints a table by package and outcome, and last the corpus line. FlagGems imports on a host
+without a GPU only with GEMS_VENDOR=nvidia FLAGGEMS_DB_URL=sqlite:// in the environment: set here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib
+import json
+import os
+import pkgutil
+import re
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "corpus"
+SYNTH = CORPUS / "synth"
+MANIFEST = SYNTH / "manifest.json"
+HAND = CORPUS / "hand.toml"
+VENV = Path(os.environ.get("TILELENS_CORPUS_VENV", REPO / ".venv-corpus"))
+ENV = {"GEMS_VENDOR": "nvidia", "FLAGGEMS_DB_URL": "sqlite://", "TILELENS_CACHE_DIR": "off"}
+
+
+@dataclass(frozen=True)
+class Package:
+    dist: str            # the PyPI name and pinned version (tools/corpus_env.sh installs it)
+    version: str
+    roots: tuple[str, ...]                      # the packages whose modules hold its kernels
+    exclude: tuple[str, ...] = ()               # module name patterns of other hardware or DSLs
+
+
+PACKAGES = {
+    "liger-kernel": Package("liger-kernel", "0.8.5", ("liger_kernel.ops",),
+                            (r"\._ascend", r"cutedsl", r"cutile", r"\.cute\b")),
+    "flag-gems": Package("flag-gems", "5.0.2", ("flag_gems.ops", "flag_gems.fused",
+                                                 "flag_gems.runtime.backend._nvidia"),
+                         (r"\.(hopper|blackwell)\b",)),
+    "fla-core": Package("fla-core", "0.6.0", ("fla.ops", "fla.modules"),
+                        (r"triton_ascend", r"tilelang", r"\.backends\.(npu|ascend)")),
+}
+
+# The fixed, representative subset the CI test sweeps (tests/corpus/test_corpus.py): modules of each
+# package with plain kernels, autotuned ones, heuristics, LibEntry wrappers and a known compile error.
+SUBSET = {
+    "liger-kernel": ("liger_kernel.ops.softmax", "liger_kernel.ops.rms_norm", "liger_kernel.ops.cross_entropy",
+                     "liger_kernel.ops.swiglu"),
+    "flag-gems": ("flag_gems.ops.mm", "flag_gems.ops.softmax", "flag_gems.ops.layernorm", "flag_gems.ops.argmax"),
+    "fla-core": ("fla.ops.utils.cumsum", "fla.ops.common.chunk_h", "fla.modules.norm.layernorm"),
+}
+
+
+def toml_path(dist: str) -> Path:
+    return SYNTH / f"{dist}.toml"
+
+
+# ---------------------------------------------------------------- discovery (in the corpus venv)
+
+
+def _modules(pkg: Package) -> list[str]:
+    names: list[str] = []
+    for root in pkg.roots:
+        try:
+            mod = importlib.import_module(root)
+        except Exception:  # noqa: BLE001 - a root that does not import has no kernels here
+            continue
+        names.append(root)
+        for info in pkgutil.walk_packages(getattr(mod, "__path__", []), root + ".", onerror=lambda n: None):
+            if not any(re.search(p, info.name) for p in pkg.exclude):
+                names.append(info.name)
+    return sorted(set(names))
+
+
+def _launched_and_called(files: list[Path]) -> tuple[set[str], set[str]]:
+    """Names launched somewhere (`name[grid](...)`) and names called inside @jit functions."""
+    import ast
+    from tilelens_lsp.directives import _is_jit
+    launched: set[str] = set()
+    called: set[str] = set()
+    for f in files:
+        try:
+            tree = ast.parse(f.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript):
+                v = n.func.value
+                launched.add(v.attr if isinstance(v, ast.Attribute) else getattr(v, "id", ""))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_jit(n):
+                for c in ast.walk(n):   # called, or passed on (a combine_fn of tl.reduce / associative_scan)
+                    if isinstance(c, ast.Call) and not isinstance(c.func, ast.Subscript):
+                        f_ = c.func
+                        called.add(f_.attr if isinstance(f_, ast.Attribute) else getattr(f_, "id", ""))
+                    elif isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load):
+                        called.add(c.id)
+    return launched, called
+
+
+def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int]:
+    """{module: [kernel attribute names]}, {module: import error}, helpers skipped.
+
+    A kernel is a module attribute whose `.fn` chain ends in a JITFunction defined in that module,
+    counted once however many names or wrappers lead to it. A @jit function that other @jit
+    functions call and that nothing launches is a helper (it takes values, not pointers): skipped."""
+    from triton.runtime.jit import JITFunction
+    from tilelens_lsp.hostcompile import LaunchBindingError, unwrap
+
+    kernels: dict[str, list[str]] = {}
+    failed: dict[str, str] = {}
+    modules = _modules(pkg)
+    files = []
+    loaded = {}
+    for name in modules:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                loaded[name] = importlib.import_module(name)
+        except BaseException as exc:  # noqa: BLE001 - the package's own import errors
+            failed[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            continue
+        if getattr(loaded[name], "__file__", None):
+            files.append(Path(loaded[name].__file__))
+    launched, called = _launched_and_called(files)
+    helpers = 0
+    for name, mod in loaded.items():
+        seen: set[int] = set()
+        for attr, obj in sorted(vars(mod).items()):
+            if not (isinstance(obj, JITFunction) or hasattr(obj, "fn")):
+                continue
+            try:
+                chain = unwrap(obj)
+            except LaunchBindingError:
+                continue
+            except Exception:  # noqa: BLE001 - an odd object's attributes
+                continue
+            jit = chain.jit
+            if getattr(jit, "__module__", None) != name or id(jit) in seen:
+                continue
+            seen.add(id(jit))
+            plain = not chain.layers and obj is jit
+            if plain and jit.__name__ in called and jit.__name__ not in launched and attr not in launched:
+                helpers += 1
+                continue
+            kernels.setdefault(name, []).append(attr)
+    return kernels, failed, helpers
+
+
+def synth(args) -> int:
+    from tilelens_lsp import synth as synthesis
+    import triton
+
+    SYNTH.mkdir(parents=True, exist_ok=True)
+    manifest = json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
+    for dist, pkg in PACKAGES.items():
+        if args.package and dist not in args.package:
+            continue
+        start = time.time()
+        kernels, failed, helpers = discover(pkg)
+        lines = [f"# {dist}=={pkg.version}: synthesized launches, one per kernel, each verified by compiling it",
+                 "# (tools/corpus.py synth writes this file; do not edit: hand-written launches go in ../hand.toml)",
+                 f"# Triton {triton.__version__}; shapes are arbitrary: these launches check that every kernel",
+                 "# compiles and that the analysis reaches every access, not that a real launch is in bounds.", ""]
+        unsynthesized: dict[str, str] = {}
+        count = 0
+        for module, names in sorted(kernels.items()):
+            print(f"synth: {dist}: {module} ({len(names)} kernels)", file=sys.stderr, flush=True)
+            mod = importlib.import_module(module)
+            compiles = synthesis.compile_check(mod)
+            for attr in names:
+                count += 1
+                found = synthesis.synthesize(getattr(mod, attr), attr, compiles)
+                if found.launch is None:
+                    unsynthesized[f"{module}.{attr}"] = found.error[:300]
+                    continue
+                lines += ["[[launch]]", f'module = "{module}"', f"launch = {json.dumps(found.launch)}", ""]
+        toml_path(dist).write_text("\n".join(lines))
+        manifest[dist] = {"version": pkg.version, "triton": triton.__version__, "kernels": count,
+                          "helpers_skipped": helpers, "modules": {m: n for m, n in sorted(kernels.items())},
+                          "import_failures": failed, "unsynthesized": unsynthesized}
+        MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        print(f"synth: {dist}: {count} kernels in {len(kernels)} modules, {len(unsynthesized)} without a "
+              f"compiling launch, {helpers} helpers skipped, {len(failed)} modules do not import "
+              f"({time.time() - start:.0f} s)", flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------- the sweep (any Python)
+
+
+def _subset_toml(dist: str, out: Path) -> Path:
+    """The synthesized tables of the CI subset's modules, plus the hand-written ones of those modules."""
+    keep = set(SUBSET[dist])
+    text = toml_path(dist).read_text()
+    blocks = text.split("[[launch]]")
+    kept = [b for b in blocks[1:] if re.search(r'module = "([^"]+)"', b).group(1) in keep]
+    out.write_text(blocks[0] + "".join("[[launch]]" + b for b in kept))
+    return out
+
+
+def _hand_for(dist: str, modules: set[str] | None, out: Path) -> Path | None:
+    if not HAND.exists():
+        return None
+    prefix = {"liger-kernel": "liger_kernel", "flag-gems": "flag_gems", "fla-core": "fla"}[dist]
+    blocks = HAND.read_text().split("[[launch]]")
+    kept = []
+    for b in blocks[1:]:
+        m = re.search(r'module = "([^"]+)"', b)
+        if m and m.group(1).split(".")[0] == prefix and (modules is None or m.group(1) in modules):
+            kept.append("[[launch]]" + b)
+    if not kept:
+        return None
+    out.write_text("".join(kept))
+    return out
+
+
+def _check(config: Path, jobs: int, timeout: float) -> dict:
+    python = VENV / "bin" / "python"
+    env = {**os.environ, **ENV}
+    cmd = [str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable,
+           "-m", "tilelens_lsp", "check", "--config", str(config), "--python", str(python), "--format", "json",
+           "--jobs", str(jobs), "--timeout", str(timeout), "--root", str(CORPUS)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"check exited {proc.returncode}: {proc.stderr[-2000:]}")
+    doc = json.loads(proc.stdout)
+    strays = [f["path"] for f in doc["files"] if "site-packages" not in f["path"] and "/" in f["path"]]
+    if strays:   # a `module =` that did not resolve would leave check to sweep the working folder
+        raise RuntimeError(f"check of {config} reported files outside the corpus venv: {strays[:5]}")
+    return doc
+
+
+# What each outcome means: a real property of the kernel, or a named gap of ours.
+EXPLAIN = {
+    "analyzed": "every access examined",
+    "refused:indirect-address": "gap (by design): an address built from loaded data (gathers, labels, block tables); declare value ranges to analyse",
+    "refused:data-dependent-bound": "gap (by design): a loop bound or mask read from memory",
+    "refused:unvisited": "soundness guard: some memory op was never examined",
+    "compile-error": "TL010: Triton cannot compile this launch (see the message: real kernel bug or release incompatibility)",
+    "directive-error": "TL020: the launch does not fit the kernel (a synthesis gap)",
+    "crashed": "TL050: the worker crashed or timed out",
+}
+
+
+def _kind(launch: dict) -> str:
+    status = launch["status"]
+    if status == "refused":
+        for d in launch.get("diagnostics", []):
+            if d["code"] == "TL030":
+                m = re.match(r"not analyzed: ([\w-]+)", d["message"])
+                return f"refused:{m.group(1) if m else 'other'}"
+            if d["code"] == "TL050":
+                return "crashed"
+        return "refused:other"
+    return status
+
+
+def sweep(args) -> int:
+    if not (VENV / "bin" / "python").exists():
+        print(f"corpus: {VENV} is missing: run `bash tools/corpus_env.sh` first", file=sys.stderr)
+        return 2
+    manifest = json.loads(MANIFEST.read_text())
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"tilelens-corpus-{os.getpid()}"
+    tmp.mkdir(parents=True, exist_ok=True)
+    totals = collections.Counter()
+    table: list[tuple[str, collections.Counter, dict]] = []
+    examples: dict[str, str] = {}
+    per_kernel_report: dict[str, dict[str, str]] = {}
+    for dist in PACKAGES:
+        if args.package and dist not in args.package:
+            continue
+        info = manifest.get(dist)
+        if info is None:
+            continue
+        modules = set(SUBSET[dist]) if args.subset else None
+        configs = [_subset_toml(dist, tmp / f"{dist}.toml") if args.subset else toml_path(dist)]
+        hand = _hand_for(dist, modules, tmp / f"{dist}.hand.toml")
+        if hand:
+            configs.append(hand)
+        counts = collections.Counter()
+        kernel_best: dict[str, str] = {}
+        start = time.time()
+        for config in configs:
+            doc = _check(config, args.jobs, args.timeout)
+            # check reports files in the order the config names them (bare file names: not unique)
+            order = list(dict.fromkeys(re.findall(r'^module = "([^"]+)"', config.read_text(), re.M)))
+            for module, f in zip(order, doc["files"]):
+                for d in f.get("diagnostics", []):
+                    if d["code"] == "TL050":
+                        counts["crashed"] += 1
+                        examples.setdefault("crashed", f"{module}: {d['message'][:160]}")
+                    elif d["code"] in ("TL010", "TL020"):
+                        counts["file-" + d["code"]] += 1
+                        examples.setdefault("file-" + d["code"], f"{module}: {d['message'][:200]}")
+                for launch in f["launches"]:
+                    kind = _kind(launch)
+                    counts[kind] += 1
+                    counts["launches"] += 1
+                    if any(d["message"].startswith("not analyzed: unvisited") for d in launch.get("diagnostics", [])):
+                        counts["unvisited"] += 1
+                    if kind not in ("analyzed",):
+                        msg = next((d["message"] for d in launch.get("diagnostics", [])), "")
+                        examples.setdefault(kind, f"{module}.{launch['kernel']}: {msg[:200]}")
+                    key = f"{module}.{launch['kernel']}"
+                    rank = {"analyzed": 0, "crashed": 9, "compile-error": 7, "directive-error": 8}
+                    old = kernel_best.get(key)
+                    if old is None or rank.get(kind, 1) < rank.get(old, 1):
+                        kernel_best[key] = kind
+        kernels = info["kernels"] if not args.subset else sum(
+            len(v) for m, v in info["modules"].items() if m in modules)
+        unsynth = {k: v for k, v in info["unsynthesized"].items()
+                   if not args.subset or k.rsplit(".", 1)[0] in modules}
+        counts["kernels"] = kernels
+        counts["no-launch"] = len(unsynth)
+        counts["kernels-reached"] = sum(1 for k in kernel_best.values()
+                                        if k not in ("compile-error", "directive-error", "crashed"))
+        counts["kernels-compile-error"] = sum(1 for k in kernel_best.values() if k == "compile-error")
+        counts["seconds"] = round(time.time() - start)
+        per_kernel_report[dist] = kernel_best
+        table.append((dist, counts, unsynth))
+        totals.update(counts)
+        print(f"corpus: {dist}: {kernels} kernels, {counts['launches']} launches in {counts['seconds']} s",
+              file=sys.stderr, flush=True)
+    _print_table(table, examples, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"totals": totals, "packages": {d: c for d, c, _ in table},
+                                               "kernels": per_kernel_report, "examples": examples},
+                                              indent=1, sort_keys=True))
+    refused = sum(v for k, v in totals.items() if k.startswith("refused:"))
+    print(f"corpus: {len(table)} packages, {totals['kernels']} kernels, {totals['launches']} launches, "
+          f"{totals['analyzed']} analyzed, {refused} refused, {totals['compile-error']} compile-errors, "
+          f"{totals['crashed']} crashed, {totals['unvisited']} unvisited")
+    return 0
+
+
+def _print_table(table, examples: dict[str, str], args) -> None:
+    kinds = sorted({k for _, c, _ in table for k in c if k.startswith("refused:")} |
+                   {"analyzed", "compile-error", "directive-error", "crashed"})
+    print("| package | kernels | with a launch reached (analysed or refused) | no compiling launch synthesized | "
+          "launches | " + " | ".join(kinds) + " |")
+    print("|---" * (5 + len(kinds)) + "|")
+    for dist, c, _ in table:
+        print(f"| {dist}=={PACKAGES[dist].version} | {c['kernels']} | {c['kernels-reached']} "
+              f"({100 * c['kernels-reached'] / max(1, c['kernels']):.0f}%) | {c['no-launch']} | {c['launches']} | "
+              + " | ".join(str(c.get(k, 0)) for k in kinds) + " |")
+    print()
+    for k in kinds:
+        if k in EXPLAIN or k in examples:
+            print(f"- {k}: {EXPLAIN.get(k, '')}" + (f" e.g. `{examples[k]}`" if k in examples else ""))
+    for dist, _, unsynth in table:
+        reasons = collections.Counter(re.sub(r"\d+", "N", v.split(":")[0]) for v in unsynth.values())
+        if reasons:
+            print(f"- {dist}: no compiling launch synthesized for {len(unsynth)} kernel(s): "
+                  + ", ".join(f"{r} ({n})" for r, n in reasons.most_common(5)))
+    print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("synth", help="discover kernels and write tests/corpus/synth/*.toml (corpus venv)")
+    s.add_argument("--package", action="append")
+    w = sub.add_parser("sweep", help="check every corpus launch and print the table and the corpus line")
+    w.add_argument("--package", action="append")
+    w.add_argument("--subset", action="store_true", help="only the fixed CI subset of modules")
+    w.add_argument("--jobs", type=int, default=2)
+    w.add_argument("--timeout", type=float, default=1800.0, help="seconds per module before its worker is replaced")
+    w.add_argument("--json", help="also write the counts and per-kernel outcomes here")
+    args = parser.parse_args(argv)
+    for k, v in ENV.items():
+        os.environ.setdefault(k, v)
+    return synth(args) if args.command == "synth" else sweep(args)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+    raise SystemExit(main())
