@@ -258,7 +258,8 @@ def _find_module(name: str, path: list[str]) -> str | None:
 def module_file(name: str, folder: Path, python: str | None = None) -> Path | None:
     """The source file `import name` would load in `python` (default: this interpreter), searching its
     `sys.path` and then `folder`; found by path alone (no package code runs), None when absent."""
-    if python and os.path.realpath(python) != os.path.realpath(sys.executable):
+    # not realpath: every venv's python links to the same binary, and it is the path that picks the venv
+    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
         script = (inspect.getsource(_find_module) +
                   "import sys\nprint(_find_module(sys.argv[1], [p for p in sys.path if p] + [sys.argv[2]]) or '')\n")
         try:

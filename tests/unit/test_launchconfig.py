@@ -270,3 +270,17 @@ def test_file_and_module_together_are_refused(tmp_path: Path, monkeypatch):
           f'let = "N = 4000"\nlaunch = "{ADD}"\n')
     (error,) = launches_for_file(kernel, root).errors
     assert error.line == 3 and "by `file` or by `module`, not both" in error.message
+
+
+def test_module_key_is_resolved_in_the_workers_interpreter_when_it_is_another_one(tmp_path: Path):
+    # every venv's python is a link to one binary: another path is another interpreter, asked by subprocess
+    import sys
+    from tilelens_lsp.launchconfig import module_file
+    other = tmp_path / "bin" / "python"
+    other.parent.mkdir()
+    other.symlink_to(sys.executable)
+    kernel = write(tmp_path / "proj" / "kpkg" / "ops" / "add.py", "# kernel\n")
+    write(tmp_path / "proj" / "kpkg" / "__init__.py", "raise RuntimeError('never run')\n")
+    write(tmp_path / "proj" / "kpkg" / "ops" / "__init__.py", "")
+    assert module_file("kpkg.ops.add", tmp_path / "proj", str(other)) == kernel.resolve()
+    assert module_file("kpkg.ops.nope", tmp_path / "proj", str(other)) is None
