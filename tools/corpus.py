@@ -155,7 +155,8 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int]:
                 continue
             seen.add(id(jit))
             plain = not chain.layers and obj is jit
-            if plain and jit.__name__ in called and jit.__name__ not in launched and attr not in launched:
+            if plain and (jit.__name__ in called or attr in called) and jit.__name__ not in launched \
+                    and attr not in launched:
                 helpers += 1
                 continue
             kernels.setdefault(name, []).append(attr)
@@ -189,7 +190,8 @@ def synth(args) -> int:
                 if found.launch is None:
                     unsynthesized[f"{module}.{attr}"] = found.error[:300]
                     continue
-                lines += ["[[launch]]", f'module = "{module}"', f"launch = {json.dumps(found.launch)}", ""]
+                note = [f"# every candidate fails alike: {found.error[:150]}"] if found.fails_alike else []
+                lines += ["[[launch]]"] + note + [f'module = "{module}"', f"launch = {json.dumps(found.launch)}", ""]
         toml_path(dist).write_text("\n".join(lines))
         manifest[dist] = {"version": pkg.version, "triton": triton.__version__, "kernels": count,
                           "helpers_skipped": helpers, "modules": {m: n for m, n in sorted(kernels.items())},
@@ -248,14 +250,27 @@ def _check(config: Path, jobs: int, timeout: float) -> dict:
 
 # What each outcome means: a real property of the kernel, or a named gap of ours.
 EXPLAIN = {
-    "analyzed": "every access examined",
-    "refused:indirect-address": "gap (by design): an address built from loaded data (gathers, labels, block tables); declare value ranges to analyse",
-    "refused:data-dependent-bound": "gap (by design): a loop bound or mask read from memory",
-    "refused:unvisited": "soundness guard: some memory op was never examined",
-    "compile-error": "TL010: Triton cannot compile this launch (see the message: real kernel bug or release incompatibility)",
-    "directive-error": "TL020: the launch does not fit the kernel (a synthesis gap)",
+    "analyzed": "every access of every program examined (verdicts, if any, are in the JSON)",
+    "refused:indirect-address": "named gap (by design): an address built from loaded data (gathers, labels, "
+                                "block tables, varlen offsets); value ranges of index tensors would bound it",
+    "refused:data-dependent-bound": "named gap (by design): a loop bound or mask read from memory (varlen "
+                                    "sequences, CSR rows)",
+    "refused:unvisited": "soundness guard: some memory op of the module was never examined",
+    "directive-error": "TL020: the launch does not fit the kernel (a synthesis gap of ours)",
     "crashed": "TL050: the worker crashed or timed out",
 }
+# Compile errors (TL010) by message: each a real Triton/kernel error, or a gap of our synthesis.
+COMPILE_ERRORS = [
+    (r"'dtype' object is not callable", "real: `tl.float32(x)` casts, which Triton 3.6-3.9 reject "
+     "(liger-kernel 0.8.5 softmax multi-block: documented example)"),
+    (r"Block pointers have been removed", "real: the kernel uses tl.make_block_ptr, removed in Triton 3.9 "
+     "(the package targets an older Triton)"),
+    (r"has no attribute 'cidv'", "real: a typo (`tl.cidv`) in the kernel, on a branch only some constexprs take"),
+    (r"unsupported AST node type", "real: Python syntax Triton's code generator does not support"),
+    (r"Input shapes should have M >= 1, N >= 1 and K >= 8", "gap (synthesis): a tl.dot dimension we chose too small"),
+    (r"static_assert", "gap (synthesis): constexprs we chose violate the kernel's own static_assert"),
+    (r".", "unclassified: every synthesized candidate fails alike with this message (read it in the JSON)"),
+]
 
 
 def _kind(launch: dict) -> str:
@@ -271,6 +286,13 @@ def _kind(launch: dict) -> str:
     return status
 
 
+def _compile_class(message: str) -> str:
+    return next(why for pattern, why in COMPILE_ERRORS if re.search(pattern, message))
+
+
+RANK = {"analyzed": 0, "compile-error": 7, "directive-error": 8, "crashed": 9}   # refusals rank 1
+
+
 def sweep(args) -> int:
     if not (VENV / "bin" / "python").exists():
         print(f"corpus: {VENV} is missing: run `bash tools/corpus_env.sh` first", file=sys.stderr)
@@ -281,6 +303,8 @@ def sweep(args) -> int:
     totals = collections.Counter()
     table: list[tuple[str, collections.Counter, dict]] = []
     examples: dict[str, str] = {}
+    compile_errors: collections.Counter = collections.Counter()
+    compile_examples: dict[str, str] = {}
     per_kernel_report: dict[str, dict[str, str]] = {}
     for dist in PACKAGES:
         if args.package and dist not in args.package:
@@ -312,36 +336,43 @@ def sweep(args) -> int:
                     kind = _kind(launch)
                     counts[kind] += 1
                     counts["launches"] += 1
-                    if any(d["message"].startswith("not analyzed: unvisited") for d in launch.get("diagnostics", [])):
+                    diags = launch.get("diagnostics", [])
+                    if any(d["message"].startswith("not analyzed: unvisited") for d in diags):
                         counts["unvisited"] += 1
-                    if kind not in ("analyzed",):
-                        msg = next((d["message"] for d in launch.get("diagnostics", [])), "")
-                        examples.setdefault(kind, f"{module}.{launch['kernel']}: {msg[:200]}")
                     key = f"{module}.{launch['kernel']}"
-                    rank = {"analyzed": 0, "crashed": 9, "compile-error": 7, "directive-error": 8}
+                    if kind == "compile-error":
+                        msg = next((d["message"] for d in diags if d["code"] == "TL010"), "")
+                        why = _compile_class(msg)
+                        compile_errors[why] += 1
+                        compile_examples.setdefault(why, f"{key}: {msg[:160]}")
+                    elif kind != "analyzed":
+                        msg = next((d["message"] for d in diags), "")
+                        examples.setdefault(kind, f"{key}: {msg[:200]}")
                     old = kernel_best.get(key)
-                    if old is None or rank.get(kind, 1) < rank.get(old, 1):
+                    if old is None or RANK.get(kind, 1) < RANK.get(old, 1):
                         kernel_best[key] = kind
         kernels = info["kernels"] if not args.subset else sum(
             len(v) for m, v in info["modules"].items() if m in modules)
         unsynth = {k: v for k, v in info["unsynthesized"].items()
                    if not args.subset or k.rsplit(".", 1)[0] in modules}
         counts["kernels"] = kernels
-        counts["no-launch"] = len(unsynth)
-        counts["kernels-reached"] = sum(1 for k in kernel_best.values()
-                                        if k not in ("compile-error", "directive-error", "crashed"))
-        counts["kernels-compile-error"] = sum(1 for k in kernel_best.values() if k == "compile-error")
+        counts["k-no-launch"] = len(unsynth)
+        outcomes = collections.Counter(kernel_best.values())
+        counts["k-analyzed"] = outcomes["analyzed"]
+        counts["k-refused"] = sum(v for k, v in outcomes.items() if k.startswith("refused:"))
+        counts["k-compile-error"] = outcomes["compile-error"]
+        counts["k-ours"] = outcomes["directive-error"] + outcomes["crashed"]
         counts["seconds"] = round(time.time() - start)
         per_kernel_report[dist] = kernel_best
         table.append((dist, counts, unsynth))
         totals.update(counts)
         print(f"corpus: {dist}: {kernels} kernels, {counts['launches']} launches in {counts['seconds']} s",
               file=sys.stderr, flush=True)
-    _print_table(table, examples, args)
+    _print_table(table, examples, compile_errors, compile_examples)
     if args.json:
         Path(args.json).write_text(json.dumps({"totals": totals, "packages": {d: c for d, c, _ in table},
-                                               "kernels": per_kernel_report, "examples": examples},
-                                              indent=1, sort_keys=True))
+                                               "kernels": per_kernel_report, "examples": examples,
+                                               "compile_errors": compile_errors}, indent=1, sort_keys=True))
     refused = sum(v for k, v in totals.items() if k.startswith("refused:"))
     print(f"corpus: {len(table)} packages, {totals['kernels']} kernels, {totals['launches']} launches, "
           f"{totals['analyzed']} analyzed, {refused} refused, {totals['compile-error']} compile-errors, "
@@ -349,25 +380,39 @@ def sweep(args) -> int:
     return 0
 
 
-def _print_table(table, examples: dict[str, str], args) -> None:
+def _print_table(table, examples: dict[str, str], compile_errors, compile_examples) -> None:
+    print("Kernels, by the best outcome among their launches (configs):\n")
+    print("| package | kernels | analysed | refused | compile error (TL010) | TL020/TL050 (ours) | "
+          "no launch synthesized | analysed or refused |")
+    print("|---|---|---|---|---|---|---|---|")
+    rows = list(table) + ([("all", sum((c for _, c, _ in table), collections.Counter()), {})]
+                          if len(table) > 1 else [])
+    for dist, c, _ in rows:
+        name = f"{dist}=={PACKAGES[dist].version}" if dist in PACKAGES else "**all**"
+        reached = c["k-analyzed"] + c["k-refused"]
+        print(f"| {name} | {c['kernels']} | {c['k-analyzed']} | {c['k-refused']} | {c['k-compile-error']} | "
+              f"{c['k-ours']} | {c['k-no-launch']} | {reached} ({100 * reached / max(1, c['kernels']):.1f}%) |")
     kinds = sorted({k for _, c, _ in table for k in c if k.startswith("refused:")} |
                    {"analyzed", "compile-error", "directive-error", "crashed"})
-    print("| package | kernels | with a launch reached (analysed or refused) | no compiling launch synthesized | "
-          "launches | " + " | ".join(kinds) + " |")
-    print("|---" * (5 + len(kinds)) + "|")
-    for dist, c, _ in table:
-        print(f"| {dist}=={PACKAGES[dist].version} | {c['kernels']} | {c['kernels-reached']} "
-              f"({100 * c['kernels-reached'] / max(1, c['kernels']):.0f}%) | {c['no-launch']} | {c['launches']} | "
-              + " | ".join(str(c.get(k, 0)) for k in kinds) + " |")
-    print()
+    print("\nLaunches (one per autotune config that compiles to a distinct specialization), by outcome:\n")
+    print("| package | launches | " + " | ".join(kinds) + " |")
+    print("|---" * (2 + len(kinds)) + "|")
+    for dist, c, _ in rows:
+        name = f"{dist}=={PACKAGES[dist].version}" if dist in PACKAGES else "**all**"
+        print(f"| {name} | {c['launches']} | " + " | ".join(str(c.get(k, 0)) for k in kinds) + " |")
+    print("\nWhat each outcome is:\n")
     for k in kinds:
-        if k in EXPLAIN or k in examples:
-            print(f"- {k}: {EXPLAIN.get(k, '')}" + (f" e.g. `{examples[k]}`" if k in examples else ""))
+        if k in EXPLAIN:
+            print(f"- `{k}`: {EXPLAIN[k]}" + (f"; e.g. `{examples[k]}`" if k in examples else ""))
+    if compile_errors:
+        print("\nCompile errors (TL010 launches) by cause:\n")
+        for why, n in compile_errors.most_common():
+            print(f"- {n}: {why}; e.g. `{compile_examples[why]}`")
+    print("\nKernels with no compiling synthesized launch, by the first candidate's error:\n")
     for dist, _, unsynth in table:
-        reasons = collections.Counter(re.sub(r"\d+", "N", v.split(":")[0]) for v in unsynth.values())
+        reasons = collections.Counter(re.sub(r"\d+", "N", v)[:90] for v in unsynth.values())
         if reasons:
-            print(f"- {dist}: no compiling launch synthesized for {len(unsynth)} kernel(s): "
-                  + ", ".join(f"{r} ({n})" for r, n in reasons.most_common(5)))
+            print(f"- {dist} ({len(unsynth)}): " + "; ".join(f"{r} ({n})" for r, n in reasons.most_common(6)))
     print()
 
 
