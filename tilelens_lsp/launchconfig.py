@@ -365,6 +365,18 @@ def files_in_config(config_file: Path, python: str | None = None) -> list[Path]:
     return files
 
 
+def declared_by_folder(folder: Path, path: Path, python: str | None = None) -> bool:
+    """Whether the launch tables of `folder`'s tilelens.toml (or its pyproject.toml's [tool.tilelens])
+    name `path`: a workspace that declares launches of an installed module (`module =`) owns it."""
+    for name, origin in (("tilelens.toml", "tilelens.toml"), ("pyproject.toml", "pyproject")):
+        config = Path(folder) / name
+        if not config.is_file() or (origin == "pyproject" and not _declares_tilelens(config)):
+            continue
+        cfg = _load(config, origin)
+        return any(_table_file(cfg, table, python) == Path(path).resolve() for table in cfg.tables)
+    return False
+
+
 def config_errors(config_file: Path, origin: str = "config", python: str | None = None) -> list[TomlError]:
     """Problems of a config independent of any one kernel file: invalid toml, bad target, tables
     without a usable `file`, files that do not exist, modules that `python` cannot find."""

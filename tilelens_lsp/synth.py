@@ -362,8 +362,11 @@ def compile_check(module, target: str = "cuda:89") -> Callable[[str], str | None
             binding = expand_configs(chain, launch)[0]
             compiler.compile_ttir(chain.jit, bind(chain.jit, binding, compiler.backend, set()))
         except Exception as exc:  # noqa: BLE001 - any failure means: try the next candidate
-            message = getattr(exc, "error_message", None) or next(
-                (line for line in reversed(str(exc).strip().splitlines()) if line.strip(" ^")), "")
+            inner = exc   # an error inside an inlined helper is re-raised at the call `from` the helper's
+            while inner.__cause__ is not None and inner.__cause__ is not inner:
+                inner = inner.__cause__
+            message = getattr(inner, "error_message", None) or getattr(exc, "error_message", None) or next(
+                (line for line in reversed(str(inner).strip().splitlines()) if line.strip(" ^")), "")
             return f"{type(exc).__name__}: {str(message).strip()}"
         return None
 

@@ -256,6 +256,14 @@ EXPLAIN = {
     "refused:data-dependent-bound": "named gap (by design): a loop bound or mask read from memory (varlen "
                                     "sequences, CSR rows)",
     "refused:unvisited": "soundness guard: some memory op of the module was never examined",
+    "refused:launch-too-large": "named gap: the enumeration budget (2^28 evaluations) ran out before the "
+                                "affine summary could answer; a smaller declared launch is checked",
+    "refused:out-of-vocabulary": "named gap: an op the access model does not know feeds an address "
+                                 "(e.g. arith.fptosi: a float converted to an index)",
+    "refused:pointer-provenance": "named gap: an address selects between pointers of different arguments "
+                                  "(tl.where over two tensors), so no single argument's bounds apply",
+    "refused:reader-misalignment": "gap (a reader bug, reported): the TTIR reader could not align an op; "
+                                   "refused rather than misread",
     "directive-error": "TL020: the launch does not fit the kernel (a synthesis gap of ours)",
     "crashed": "TL050: the worker crashed or timed out",
 }
@@ -267,6 +275,10 @@ COMPILE_ERRORS = [
      "(the package targets an older Triton)"),
     (r"has no attribute 'cidv'", "real: a typo (`tl.cidv`) in the kernel, on a branch only some constexprs take"),
     (r"unsupported AST node type", "real: Python syntax Triton's code generator does not support"),
+    (r"'tensor' object has no attribute 'load'", "gap (directive language): tensor-descriptor (TMA) "
+     "parameters cannot be declared"),
+    (r"'NoneType' object has no attribute '(shard_id|distributed_barrier)'", "gap: the kernel needs a "
+     "runtime object (a distributed context) that a launch declaration cannot provide"),
     (r"Input shapes should have M >= 1, N >= 1 and K >= 8", "gap (synthesis): a tl.dot dimension we chose too small"),
     (r"static_assert", "gap (synthesis): constexprs we chose violate the kernel's own static_assert"),
     (r".", "unclassified: every synthesized candidate fails alike with this message (read it in the JSON)"),
@@ -305,6 +317,7 @@ def sweep(args) -> int:
     examples: dict[str, str] = {}
     compile_errors: collections.Counter = collections.Counter()
     compile_examples: dict[str, str] = {}
+    compile_messages: dict[str, str] = {}
     per_kernel_report: dict[str, dict[str, str]] = {}
     for dist in PACKAGES:
         if args.package and dist not in args.package:
@@ -345,6 +358,7 @@ def sweep(args) -> int:
                         why = _compile_class(msg)
                         compile_errors[why] += 1
                         compile_examples.setdefault(why, f"{key}: {msg[:160]}")
+                        compile_messages[key] = msg[:300]
                     elif kind != "analyzed":
                         msg = next((d["message"] for d in diags), "")
                         examples.setdefault(kind, f"{key}: {msg[:200]}")
@@ -372,7 +386,8 @@ def sweep(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"totals": totals, "packages": {d: c for d, c, _ in table},
                                                "kernels": per_kernel_report, "examples": examples,
-                                               "compile_errors": compile_errors}, indent=1, sort_keys=True))
+                                               "compile_errors": compile_errors,
+                                               "compile_messages": compile_messages}, indent=1, sort_keys=True))
     refused = sum(v for k, v in totals.items() if k.startswith("refused:"))
     print(f"corpus: {len(table)} packages, {totals['kernels']} kernels, {totals['launches']} launches, "
           f"{totals['analyzed']} analyzed, {refused} refused, {totals['compile-error']} compile-errors, "
