@@ -104,14 +104,30 @@ def index_pointers(jit, pointers: set[str]) -> set[str]:
     if fn is None:
         return set()
     loaded: dict[str, set[str]] = {}
+
+    def sources_of(expr) -> set[str]:
+        """The pointers whose loaded values `expr` is, through index arithmetic only (not tl.dot, exp...)."""
+        if isinstance(expr, ast.Call):
+            if _call_name(expr) == "load" and expr.args:
+                return _bases(expr.args[0])
+            if _call_name(expr) in ("to", "cast") and isinstance(expr.func, ast.Attribute):
+                return sources_of(expr.func.value)
+            if _call_name(expr) in ("minimum", "maximum", "min", "max"):
+                return set().union(set(), *(sources_of(a) for a in expr.args))
+            return set()
+        if isinstance(expr, ast.Name):
+            return loaded.get(expr.id, set())
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+            return sources_of(expr.left) | sources_of(expr.right)
+        if isinstance(expr, (ast.Subscript, ast.UnaryOp)):
+            return sources_of(expr.value if isinstance(expr, ast.Subscript) else expr.operand)
+        if isinstance(expr, ast.Tuple):
+            return set().union(set(), *(sources_of(e) for e in expr.elts))
+        return set()
+
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign):
-            sources: set[str] = set()
-            for call in ast.walk(node.value):
-                if isinstance(call, ast.Call) and _call_name(call) == "load" and call.args:
-                    sources |= _bases(call.args[0])
-                elif isinstance(call, ast.Name) and call.id in loaded:
-                    sources |= loaded[call.id]
+            sources = sources_of(node.value)
             if sources:
                 for t in node.targets:
                     for n in ast.walk(t):
@@ -134,7 +150,25 @@ def index_pointers(jit, pointers: set[str]) -> set[str]:
         for n in ast.walk(expr):
             if isinstance(n, ast.Name) and n.id in loaded and n.id not in bases:
                 out |= loaded[n.id]
-    return out & pointers
+    # a load through a local pointer (`tgt_ptrs = tgt_ptr + offs; tgt = tl.load(tgt_ptrs)`) is a load of
+    # the parameter it derives from
+    derived: dict[str, set[str]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    derived.setdefault(t.id, set()).update(_bases(node.value))
+    roots: set[str] = set()
+    todo, seen = list(out), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in pointers:
+            roots.add(name)
+        todo.extend(derived.get(name, ()))
+    return roots
 
 
 def compared_literals(jit) -> dict[str, object]:
@@ -289,7 +323,7 @@ def candidates(jit, layers, name: str) -> list[str]:
     supplied = _supplied(layers)
     optional = _optional(layers) & pointers
     variants = [("fp32", False, 32), ("fp16", False, 32), ("fp32", True, 32), ("fp32", False, 64),
-                ("fp16", True, 64), ("fp32", False, 16)]
+                ("fp16", True, 64), ("fp32", False, 16), ("i32", False, 32)]   # last: integer kernels
     out: list[str] = []
     for (dtype, flags, size), none in [(v, True) for v in variants[:2]] + [(v, False) for v in variants]:
         if none and not optional:

@@ -113,8 +113,8 @@ def _launched_and_called(files: list[Path]) -> tuple[set[str], set[str]]:
     return launched, called
 
 
-def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int]:
-    """{module: [kernel attribute names]}, {module: import error}, helpers skipped.
+def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int, int]:
+    """{module: [kernel attribute names]}, {module: import error}, helpers skipped, Gluon kernels skipped.
 
     A kernel is a module attribute whose `.fn` chain ends in a JITFunction defined in that module,
     counted once however many names or wrappers lead to it. A @jit function that other @jit
@@ -138,7 +138,7 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int]:
         if getattr(loaded[name], "__file__", None):
             files.append(Path(loaded[name].__file__))
     launched, called = _launched_and_called(files)
-    helpers = 0
+    helpers = gluon = 0
     for name, mod in loaded.items():
         seen: set[int] = set()
         for attr, obj in sorted(vars(mod).items()):
@@ -153,6 +153,9 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int]:
             jit = chain.jit
             if getattr(jit, "__module__", None) != name or id(jit) in seen:
                 continue
+            if type(jit).__module__.startswith("triton.experimental"):
+                gluon += 1   # a Gluon kernel (@gluon.jit): another language than Triton's tl, not ours
+                continue
             seen.add(id(jit))
             plain = not chain.layers and obj is jit
             if plain and (jit.__name__ in called or attr in called) and jit.__name__ not in launched \
@@ -160,7 +163,7 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int]:
                 helpers += 1
                 continue
             kernels.setdefault(name, []).append(attr)
-    return kernels, failed, helpers
+    return kernels, failed, helpers, gluon
 
 
 def synth(args) -> int:
@@ -173,7 +176,7 @@ def synth(args) -> int:
         if args.package and dist not in args.package:
             continue
         start = time.time()
-        kernels, failed, helpers = discover(pkg)
+        kernels, failed, helpers, gluon = discover(pkg)
         lines = [f"# {dist}=={pkg.version}: synthesized launches, one per kernel, each verified by compiling it",
                  "# (tools/corpus.py synth writes this file; do not edit: hand-written launches go in ../hand.toml)",
                  f"# Triton {triton.__version__}; shapes are arbitrary: these launches check that every kernel",
@@ -194,11 +197,11 @@ def synth(args) -> int:
                 lines += ["[[launch]]"] + note + [f'module = "{module}"', f"launch = {json.dumps(found.launch)}", ""]
         toml_path(dist).write_text("\n".join(lines))
         manifest[dist] = {"version": pkg.version, "triton": triton.__version__, "kernels": count,
-                          "helpers_skipped": helpers, "modules": {m: n for m, n in sorted(kernels.items())},
+                          "helpers_skipped": helpers, "gluon_skipped": gluon, "modules": {m: n for m, n in sorted(kernels.items())},
                           "import_failures": failed, "unsynthesized": unsynthesized}
         MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         print(f"synth: {dist}: {count} kernels in {len(kernels)} modules, {len(unsynthesized)} without a "
-              f"compiling launch, {helpers} helpers skipped, {len(failed)} modules do not import "
+              f"compiling launch, {helpers} helpers and {gluon} Gluon kernels skipped, {len(failed)} modules do not import "
               f"({time.time() - start:.0f} s)", flush=True)
     return 0
 
@@ -375,6 +378,8 @@ def sweep(args) -> int:
         counts["k-analyzed"] = outcomes["analyzed"]
         counts["k-refused"] = sum(v for k, v in outcomes.items() if k.startswith("refused:"))
         counts["k-compile-error"] = outcomes["compile-error"]
+        counts["k-compile-real"] = sum(1 for k, v in kernel_best.items() if v == "compile-error"
+                                       and _compile_class(compile_messages.get(k, "")).startswith("real:"))
         counts["k-ours"] = outcomes["directive-error"] + outcomes["crashed"]
         counts["seconds"] = round(time.time() - start)
         per_kernel_report[dist] = kernel_best
@@ -397,16 +402,19 @@ def sweep(args) -> int:
 
 def _print_table(table, examples: dict[str, str], compile_errors, compile_examples) -> None:
     print("Kernels, by the best outcome among their launches (configs):\n")
-    print("| package | kernels | analysed | refused | compile error (TL010) | TL020/TL050 (ours) | "
-          "no launch synthesized | analysed or refused |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| package | kernels | analysed | refused | compile error (TL010): real / other | TL020/TL050 (ours) | "
+          "no launch synthesized | analysed or refused | + real compile errors |")
+    print("|---|---|---|---|---|---|---|---|---|")
     rows = list(table) + ([("all", sum((c for _, c, _ in table), collections.Counter()), {})]
                           if len(table) > 1 else [])
     for dist, c, _ in rows:
         name = f"{dist}=={PACKAGES[dist].version}" if dist in PACKAGES else "**all**"
         reached = c["k-analyzed"] + c["k-refused"]
-        print(f"| {name} | {c['kernels']} | {c['k-analyzed']} | {c['k-refused']} | {c['k-compile-error']} | "
-              f"{c['k-ours']} | {c['k-no-launch']} | {reached} ({100 * reached / max(1, c['kernels']):.1f}%) |")
+        honest = reached + c["k-compile-real"]
+        print(f"| {name} | {c['kernels']} | {c['k-analyzed']} | {c['k-refused']} | {c['k-compile-real']} / "
+              f"{c['k-compile-error'] - c['k-compile-real']} | {c['k-ours']} | {c['k-no-launch']} | "
+              f"{reached} ({100 * reached / max(1, c['kernels']):.1f}%) | "
+              f"{honest} ({100 * honest / max(1, c['kernels']):.1f}%) |")
     kinds = sorted({k for _, c, _ in table for k in c if k.startswith("refused:")} |
                    {"analyzed", "compile-error", "directive-error", "crashed"})
     print("\nLaunches (one per autotune config that compiles to a distinct specialization), by outcome:\n")

@@ -284,3 +284,12 @@ def test_module_key_is_resolved_in_the_workers_interpreter_when_it_is_another_on
     write(tmp_path / "proj" / "kpkg" / "ops" / "__init__.py", "")
     assert module_file("kpkg.ops.add", tmp_path / "proj", str(other)) == kernel.resolve()
     assert module_file("kpkg.ops.nope", tmp_path / "proj", str(other)) is None
+
+
+def test_a_workspace_whose_toml_names_an_installed_module_owns_that_file(tmp_path: Path, monkeypatch):
+    from tilelens_lsp.launchconfig import declared_by_folder
+    root, _ = workspace(tmp_path)
+    kernel = installed_package(tmp_path, monkeypatch)
+    assert not declared_by_folder(root, kernel)
+    write(root / "tilelens.toml", module_table("kpkg.ops.add"))
+    assert declared_by_folder(root, kernel)
