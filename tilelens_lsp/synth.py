@@ -2,10 +2,13 @@
 
 From the kernel's signature and source alone: which parameters are pointers (they reach the address of a
 `tl.load`/`tl.store`/atomic or a block pointer's base, through locals and `@triton.jit` helpers), which
-integer scalars, which floats, and a value for each constexpr that no autotune config or heuristic
-supplies (its default, a flag as False, a power of two otherwise). Candidates are tried in order until
-one compiles to TTIR on the host. The shapes mean nothing: a synthesized launch says that the kernel
-compiles and that the analysis reaches every access, not that a real launch is in bounds.
+integer scalars, which floats, which pointers hold indices (their loads reach an address), and a value
+for each constexpr that no autotune config or heuristic supplies (its default, a literal the kernel
+compares it with, a flag as False, a power of two otherwise); a pointer that a heuristic tests for None
+is first passed as None. Candidates are tried in order until one compiles to TTIR on the host. The
+shapes mean nothing: a synthesized launch says that the kernel compiles and that the analysis reaches
+every access, not that a real launch is in bounds. Used by tools/corpus.py; not (yet) by TL100's hint,
+whose compile attempts would cost an editor too much on open.
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int, i
                 warnings.simplefilter("ignore")
                 loaded[name] = importlib.import_module(name)
         except BaseException as exc:  # noqa: BLE001 - the package's own import errors
-            failed[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            failed[name] = re.sub(r"\(/\S*/site-packages/", "(", f"{type(exc).__name__}: {str(exc)[:200]}")
             continue
         if getattr(loaded[name], "__file__", None):
             files.append(Path(loaded[name].__file__))
