@@ -439,6 +439,79 @@ def _print_table(table, examples: dict[str, str], compile_errors, compile_exampl
     print()
 
 
+# ---------------------------------------------------------------- conformance (corpus venv, TRITON_INTERPRET=1)
+
+
+def _merge(intervals: list[list[int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(tuple(iv) for iv in intervals):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def conform(args) -> int:
+    """The footprints of the hand-written corpus launches against what Triton's interpreter touches,
+    access by access and config by config (tests/conformance/oracle.py), where the interpreter can run
+    the launch at all: it cannot import FlagGems (LibEntry wants a JITFunction), call `tl.float32(x)`
+    or `.to()` on a float scalar."""
+    os.environ["TRITON_INTERPRET"] = "1"
+    sys.path.insert(0, str(REPO / "tests" / "conformance"))
+    import oracle  # noqa: E402 - the interpreter oracle of tests/conformance
+    from tilelens_lsp.launchconfig import ConfigLaunches, _evaluate_table, _load
+
+    ours = _check(HAND, 1, args.timeout)
+    order = list(dict.fromkeys(re.findall(r'^module = "([^"]+)"', HAND.read_text(), re.M)))
+    by_module = dict(zip(order, ours["files"]))
+    cfg = _load(HAND, "config")
+    counts = collections.Counter()
+    for table in cfg.tables:
+        out = ConfigLaunches()
+        _evaluate_table(cfg, table, None, out)
+        launch, module = out.launches[0], table.data["module"]
+        mine = [x for x in by_module[module]["launches"] if x["kernel"] == launch.kernel and x["line"] == launch.line]
+        try:
+            kernel = getattr(importlib.import_module(module), launch.kernel)
+            while not hasattr(kernel, "run") or type(kernel).__name__ == "LibEntry":
+                kernel = kernel.fn
+            configs = oracle.kernel_configs(kernel)
+        except Exception as exc:  # noqa: BLE001 - the interpreter cannot even import it
+            counts["interpreter cannot run"] += len(mine)
+            print(f"conform: {module}.{launch.kernel}: interpreter cannot import: {type(exc).__name__}: {exc}"[:200])
+            continue
+        for config in configs:
+            result = next((r for r in mine if all(r["config"].get(k) == v for k, v in config.items())), None)
+            if result is None:
+                counts["not compared (no such config in our results)"] += 1
+                continue
+            try:
+                run = oracle.run_launch(kernel, launch, config)
+            except Exception as exc:  # noqa: BLE001 - a limit of the oracle, not of the product
+                counts["interpreter cannot run"] += 1
+                print(f"conform: {module}.{launch.kernel} {config}: interpreter: {type(exc).__name__}: "
+                      f"{str(exc)[:120]}")
+                continue
+            if result["status"] != "analyzed":
+                counts[f"not compared ({result['status']})"] += 1
+                continue
+            theirs = {(op, line, ptr): _merge(oracle.to_intervals(e)) for (op, _p, line, ptr), e in run.accesses.items()}
+            mine_acc: dict = {}
+            for a in result["accesses"]:
+                key = (a["op"], a["line"], a["pointer"])
+                mine_acc[key] = (a["exact"], _merge(mine_acc.get(key, (True, []))[1] + a["elements"]))
+            same = set(theirs) == set(mine_acc) and all(
+                mine_acc[k][1] == theirs[k] if mine_acc[k][0] else all(
+                    any(lo <= a and b <= hi for lo, hi in mine_acc[k][1]) for a, b in theirs[k]) for k in theirs)
+            counts["conforming" if same else "differing"] += 1
+            counts["compared"] += 1
+            print(f"conform: {module}.{launch.kernel} {config}: {'conforming' if same else 'DIFFERS'} "
+                  f"({len(theirs)} accesses, {run.seconds:.1f} s in the interpreter)")
+    print("conform: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+    return 1 if counts["differing"] else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -450,10 +523,12 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--jobs", type=int, default=2)
     w.add_argument("--timeout", type=float, default=1800.0, help="seconds per module before its worker is replaced")
     w.add_argument("--json", help="also write the counts and per-kernel outcomes here")
+    c = sub.add_parser("conform", help="hand-written launches against TRITON_INTERPRET=1 (corpus venv)")
+    c.add_argument("--timeout", type=float, default=1800.0)
     args = parser.parse_args(argv)
     for k, v in ENV.items():
         os.environ.setdefault(k, v)
-    return synth(args) if args.command == "synth" else sweep(args)
+    return {"synth": synth, "sweep": sweep, "conform": conform}[args.command](args)
 
 
 if __name__ == "__main__":
