@@ -70,3 +70,15 @@ def test_liger_multi_block_softmax_is_the_documented_compile_error(sweep):
     # tl.float32(-float("inf")) in the kernel: Triton 3.6-3.9 cannot compile it; TL010 is right
     kernel = "liger_kernel.ops.softmax._softmax_multi_block_forward_kernel"
     assert sweep["kernels"]["liger-kernel"][kernel] == "compile-error"
+
+
+def test_hand_written_launches_conform_to_the_interpreter_where_it_runs():
+    # FlagGems cannot be imported under TRITON_INTERPRET=1, and some Liger kernels use float-scalar
+    # .to(): those are not compared; every launch the interpreter runs must have our footprints
+    proc = subprocess.run([str(VENV / "bin" / "python"), str(REPO / "tools" / "corpus.py"), "conform"],
+                          capture_output=True, text=True, cwd=REPO, timeout=900)
+    print(proc.stdout)
+    last = proc.stdout.strip().splitlines()[-1]
+    counts = dict((k.strip(), int(v)) for k, v in (part.rsplit(":", 1) for part in last.split(": ", 1)[1].split(", ")))
+    assert proc.returncode == 0 and counts.get("differing", 0) == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert counts["compared"] >= 4 and counts["conforming"] == counts["compared"]
