@@ -229,7 +229,7 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
             return 2
         try:
             from tilelens_lsp.launchconfig import files_in_config, read_target
-            config_files = [Path(f).resolve() for f in files_in_config(config)]
+            config_files = [Path(f).resolve() for f in files_in_config(config, settings.interpreter)]
             read_target(config)
         except Exception as exc:  # noqa: BLE001 - a broken toml is a configuration error
             print(f"tilelens-lsp: {config}: {exc}", file=sys.stderr)

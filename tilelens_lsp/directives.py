@@ -1012,4 +1012,49 @@ def find_kernels(text: str) -> list[KernelDef]:
         params = tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs)
         helper = fn.name in called and fn.name in names and fn.name not in launched
         out.append(KernelDef(fn.name, fn.lineno, fn.col_offset + 1, params, helper))
+    return out + _assigned_kernels(text, out, called, launched)
+
+
+def _module_level(body: list[ast.stmt]):
+    """Statements at module level, including those inside module-level if/try blocks."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.Try)):
+            for block in (stmt.body, stmt.orelse, getattr(stmt, "finalbody", []),
+                          *[h.body for h in getattr(stmt, "handlers", [])]):
+                yield from _module_level(block)
+
+
+def _assigned_kernels(text: str, defs: list[KernelDef], called: set[str], launched: set[str]) -> list[KernelDef]:
+    """Kernels bound by assignment: an alias (`k = k_fast`), a wrapper around one
+    (`k = libentry()(k_impl)`), or `k = triton.jit(fn)`; the line is the assignment's."""
+    by_name = {k.name: k for k in defs}
+    out: list[KernelDef] = []
+    for m in _modules(text):
+        plain = {n.name: n for n in ast.walk(m) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for stmt in _module_level(m.body):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            name = stmt.targets[0].id
+            if name in by_name:
+                continue
+            params: tuple[str, ...] | None = None
+            jit_call = any(isinstance(c, ast.Call) and (getattr(c.func, "attr", None) == "jit"
+                                                        or getattr(c.func, "id", None) == "jit")
+                           for c in ast.walk(stmt.value))
+            for n in ast.walk(stmt.value):
+                if isinstance(n, ast.Name) and n.id in by_name:
+                    params = by_name[n.id].params
+                    break
+                if jit_call and isinstance(n, ast.Name) and n.id in plain:
+                    a = plain[n.id].args
+                    params = tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs)
+                    break
+            if params is None:
+                continue
+            kernel = KernelDef(name, stmt.lineno, stmt.col_offset + 1, params,
+                               name in called and name not in launched)
+            by_name[name] = kernel
+            out.append(kernel)
     return out

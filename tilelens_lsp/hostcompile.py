@@ -7,6 +7,7 @@ active driver: it answers target queries for the configured target and raises on
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,21 @@ def install_host_driver(target) -> None:
     from triton.runtime import driver
 
     driver.set_active(HostDriver(target))
+
+
+@contextlib.contextmanager
+def host_driver(target):
+    """The stand-in is Triton's active driver only for the duration of one compile: import-time code
+    of the user's modules (which asks `driver.active` to choose a device, and torch.cuda what it is)
+    must see exactly what a plain import on this host sees (DESIGN §3 "Import fidelity")."""
+    from triton.runtime import driver
+
+    saved = driver.__dict__.get("_active")   # never the `active` property: it would create a driver
+    install_host_driver(target)
+    try:
+        yield
+    finally:
+        driver._active = saved
 
 
 def fix_codegen_locations() -> None:
@@ -202,17 +218,31 @@ class KernelChain:
     layers: list[Any] = field(default_factory=list)
 
 
+_MAX_WRAPPERS = 16   # a `.fn` chain longer than this is a cycle or not a kernel
+
+
 def unwrap(obj) -> KernelChain:
+    """Follow the `.fn` chain to the JITFunction: autotuners and heuristics (their subclasses too, such
+    as FlagGems' LibTuner or fla's CachedAutotuner) are layers whose configs are expanded; any other
+    wrapper with a `.fn` (FlagGems' `LibEntry`, launch caches, custom KernelInterfaces) is transparent."""
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
 
     layers = []
-    while isinstance(obj, (Autotuner, Heuristics)):
-        layers.append(obj)
-        obj = obj.fn
-    if not isinstance(obj, JITFunction):
-        raise LaunchBindingError(f"'{getattr(obj, '__name__', obj)}' is not a @triton.jit kernel")
-    return KernelChain(obj, layers)
+    start = obj
+    for _ in range(_MAX_WRAPPERS):
+        if isinstance(obj, JITFunction):
+            return KernelChain(obj, layers)
+        if isinstance(obj, (Autotuner, Heuristics)):
+            layers.append(obj)
+        try:
+            inner = getattr(obj, "fn", None)
+        except Exception:  # noqa: BLE001 - a user object's property may raise anything
+            inner = None
+        if inner is None or inner is obj:
+            break
+        obj = inner
+    raise LaunchBindingError(f"'{getattr(start, '__name__', start)}' is not a @triton.jit kernel")
 
 
 @dataclass(frozen=True)
@@ -332,19 +362,21 @@ class HostCompiler:
         from triton.compiler.compiler import make_backend
 
         self.target = parse_target(self.target_name)
-        install_host_driver(self.target)
         fix_codegen_locations()
         fix_hip_binder_without_torch()
         self.backend = make_backend(self.target)
 
     def compile_ttir(self, jit, bound: BoundLaunch):
         """The TTIR module of a bound launch, passes run up to `ttir` only."""
+        # target queries (`tl.target_info`) during this compile answer for this compiler's target;
+        # outside a compile Triton's driver is what it would be without us
+        with host_driver(self.target):
+            return self._compile_ttir(jit, bound)
+
+    def _compile_ttir(self, jit, bound: BoundLaunch):
         from triton._C.libtriton import ir
         from triton.compiler import ASTSource
 
-        # the stand-in is process-wide and the last compiler created installed its own target:
-        # target queries (`tl.target_info`) during this compile must answer for this one's
-        install_host_driver(self.target)
         src = ASTSource(jit, bound.signature, bound.constexprs, bound.attrs)
         ctx = ir.context()
         ir.load_dialects(ctx)

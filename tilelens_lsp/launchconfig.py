@@ -1,13 +1,22 @@
 """Launches declared in toml instead of comments: `[[tool.tilelens.launch]]` in pyproject.toml,
 `[[launch]]` in a workspace `tilelens.toml`, or an explicit `--config` file (DESIGN §2).
 
+A table names its kernel file by `file =` (relative to the toml's folder) or, for a kernel of an
+installed package, by `module = "pkg.mod"`: found on the worker interpreter's `sys.path` (then the
+toml's folder) the way `import` would find it, without running any of the package's code.
+
 The strings are evaluated by the same whitelist evaluator as the comment form
 (`directives.run_statements`); errors point at the toml line that holds the bad string.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import os
 import re
+import subprocess
+import sys
 import textwrap
 import tomllib
 from dataclasses import dataclass, field
@@ -18,7 +27,7 @@ from .directives import run_statements
 from .model import LaunchSpec
 from .settings import check_target
 
-TABLE_KEYS = ("file", "let", "launch")
+TABLE_KEYS = ("file", "module", "let", "launch")
 
 
 @dataclass(frozen=True)
@@ -205,8 +214,10 @@ def _table_problems(table: _Table) -> list[tuple[str, str]]:
         return [("", "each launch must be a table with `file` and `launch`")]
     out = [(k, f"unknown key '{k}' in a launch table (keys: {', '.join(TABLE_KEYS)})")
            for k in table.data if k not in TABLE_KEYS]
+    if "file" in table.data and "module" in table.data:
+        out.append(("module", "a launch table names its kernel by `file` or by `module`, not both"))
     for key in ("file", "launch"):
-        if key not in table.data:
+        if key not in table.data and not (key == "file" and "module" in table.data):
             out.append(("", f"a launch table needs `{key}`"))
     for key in TABLE_KEYS:
         if key in table.data and not isinstance(table.data[key], str):
@@ -214,12 +225,52 @@ def _table_problems(table: _Table) -> list[tuple[str, str]]:
     return out
 
 
-def _table_file(cfg: _Config, table: _Table) -> Path | None:
+def _table_file(cfg: _Config, table: _Table, python: str | None = None) -> Path | None:
+    module = table.data.get("module") if isinstance(table.data, dict) else None
+    if isinstance(module, str) and module and "file" not in table.data:
+        return module_file(module, cfg.path.parent, python)
     value = table.data.get("file") if isinstance(table.data, dict) else None
     if not isinstance(value, str) or not value:
         return None
     path = Path(value).expanduser()
     return (path if path.is_absolute() else cfg.path.parent / path).resolve()
+
+
+def _find_module(name: str, path: list[str]) -> str | None:
+    """The origin of module `name` on `path`, found as `import` finds it but without executing any
+    package's `__init__` (self-contained: it also runs in the worker's interpreter as a script)."""
+    import importlib.machinery
+    parts = name.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None
+    spec = None
+    for i in range(len(parts)):
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), path)
+        if spec is None:
+            return None
+        path = list(spec.submodule_search_locations or [])
+        if i < len(parts) - 1 and not path:
+            return None
+    return spec.origin if spec is not None and spec.origin not in (None, "namespace") else None
+
+
+@functools.lru_cache(maxsize=256)
+def module_file(name: str, folder: Path, python: str | None = None) -> Path | None:
+    """The source file `import name` would load in `python` (default: this interpreter), searching its
+    `sys.path` and then `folder`; found by path alone (no package code runs), None when absent."""
+    # not realpath: every venv's python links to the same binary, and it is the path that picks the venv
+    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
+        script = (inspect.getsource(_find_module) +
+                  "import sys\nprint(_find_module(sys.argv[1], [p for p in sys.path if p] + [sys.argv[2]]) or '')\n")
+        try:
+            proc = subprocess.run([python, "-c", script, name, str(folder)], capture_output=True, text=True,
+                                  timeout=60, cwd=str(folder))
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        found = proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else ""
+    else:
+        found = _find_module(name, [p for p in sys.path if p] + [str(folder)]) or ""
+    return Path(found).resolve() if found else None
 
 
 # ---------------------------------------------------------------- evaluating
@@ -299,29 +350,46 @@ def read_target(config_file: Path) -> str | None:
     return _load_or_raise(config_file).target
 
 
-def files_in_config(config_file: Path) -> list[Path]:
-    """Every file a config's launch tables name, resolved, in order, without repeats.
+def files_in_config(config_file: Path, python: str | None = None) -> list[Path]:
+    """Every file a config's launch tables name, resolved, in order, without repeats (`module =` tables
+    resolved in `python`, the worker's interpreter, when given).
 
     Raises ConfigError for an unusable config.
     """
     cfg = _load_or_raise(config_file)
     files: list[Path] = []
     for table in cfg.tables:
-        file = _table_file(cfg, table)
+        file = _table_file(cfg, table, python)
         if file is not None and file not in files:
             files.append(file)
     return files
 
 
-def config_errors(config_file: Path, origin: str = "config") -> list[TomlError]:
+def declared_by_folder(folder: Path, path: Path, python: str | None = None) -> bool:
+    """Whether the launch tables of `folder`'s tilelens.toml (or its pyproject.toml's [tool.tilelens])
+    name `path`: a workspace that declares launches of an installed module (`module =`) owns it."""
+    for name, origin in (("tilelens.toml", "tilelens.toml"), ("pyproject.toml", "pyproject")):
+        config = Path(folder) / name
+        if not config.is_file() or (origin == "pyproject" and not _declares_tilelens(config)):
+            continue
+        cfg = _load(config, origin)
+        return any(_table_file(cfg, table, python) == Path(path).resolve() for table in cfg.tables)
+    return False
+
+
+def config_errors(config_file: Path, origin: str = "config", python: str | None = None) -> list[TomlError]:
     """Problems of a config independent of any one kernel file: invalid toml, bad target, tables
-    without a usable `file`, files that do not exist."""
+    without a usable `file`, files that do not exist, modules that `python` cannot find."""
     cfg = _load(Path(config_file), origin)
     errors = list(cfg.errors)
     for table in cfg.tables:
-        file = _table_file(cfg, table)
+        file = _table_file(cfg, table, python)
         line = table.header_line or 1
-        if file is None:
+        module = table.data.get("module") if isinstance(table.data, dict) else None
+        if file is None and isinstance(module, str) and "file" not in table.data:
+            errors.append(TomlError(cfg.path, _value_line(cfg, table, "module"),
+                                    f"`module`: no module named '{module}' in {python or sys.executable}"))
+        elif file is None:
             errors.extend(TomlError(cfg.path, line, m) for _, m in _table_problems(table))
         elif not file.is_file():
             errors.append(TomlError(cfg.path, _value_line(cfg, table, "file"),

@@ -758,6 +758,10 @@ class Session:
                     best = base
         if best is not None:
             return best
+        from tilelens_lsp.launchconfig import declared_by_folder
+        for folder in self._folders():   # an installed module that a workspace toml names (`module =`)
+            if declared_by_folder(folder, real, self.settings.interpreter):
+                return folder
         if self.settings.allow_outside_workspace:
             from tilelens_lsp.cli import find_root
             return find_root(real.parent)

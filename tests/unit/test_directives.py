@@ -450,6 +450,34 @@ def test_jit_function_launched_from_host_code_is_not_a_helper():
     assert not any(k.is_helper for k in find_kernels(text))
 
 
+ASSIGNED = """
+import triton
+from somewhere import libentry
+
+def impl(x_ptr, n):
+    pass
+
+@triton.jit
+def fast(u, eps):
+    return u
+
+if VENDOR == "a":
+    transform = fast
+else:
+    transform = fast
+
+wrapped = libentry()(triton.jit(impl))
+not_a_kernel = len
+"""
+
+
+def test_kernels_bound_by_assignment_are_found_with_their_params():
+    kernels = {k.name: k for k in find_kernels(ASSIGNED)}
+    assert kernels["wrapped"] == KernelDef("wrapped", 17, 1, ("x_ptr", "n"), False)
+    assert kernels["transform"].params == ("u", "eps") and kernels["transform"].line == 13
+    assert "not_a_kernel" not in kernels and "impl" not in kernels
+
+
 def test_find_kernels_survives_a_syntax_error_and_keeps_intact_kernels():
     text = KERNEL_FILE + "\n@triton.jit\ndef broken(x:\n    pass\n"
     names = [k.name for k in find_kernels(text)]

@@ -166,7 +166,7 @@ def test_unknown_and_missing_keys_are_errors(tmp_path: Path):
     write(root / "tilelens.toml", '[[launch]]\nfile = "kernels/add.py"\nlanch = "x"\n')
     messages = sorted(e.message for e in launches_for_file(kernel, root).errors)
     assert messages == ["a launch table needs `launch`",
-                        "unknown key 'lanch' in a launch table (keys: file, let, launch)"]
+                        "unknown key 'lanch' in a launch table (keys: file, module, let, launch)"]
 
 
 def test_invalid_toml_is_one_error_with_its_line(tmp_path: Path):
@@ -228,3 +228,68 @@ def test_read_target_and_files_in_config_refuse_an_unusable_config(tmp_path: Pat
         for fn in (read_target, files_in_config):
             with pytest.raises(ConfigError, match=r"bad\.toml:1: "):
                 fn(bad)
+
+
+# ---------------------------------------------------------------- `module =`: a kernel of an installed package
+
+
+def installed_package(tmp_path: Path, monkeypatch) -> Path:
+    """A package on sys.path (as site-packages would be) whose __init__ must never run to find it."""
+    site = tmp_path / "site"
+    write(site / "kpkg" / "__init__.py", "raise RuntimeError('finding a module must not import its package')\n")
+    kernel = write(site / "kpkg" / "ops" / "add.py", "# kernel\n")
+    write(site / "kpkg" / "ops" / "__init__.py", "")
+    monkeypatch.syspath_prepend(str(site))
+    return kernel
+
+
+def module_table(module: str, header: str = "[[launch]]") -> str:
+    return f'{header}\nmodule = "{module}"\nlet = "N = 4000"\nlaunch = "{ADD}"\n'
+
+
+def test_module_key_names_an_installed_module_by_its_dotted_name(tmp_path: Path, monkeypatch):
+    root, _ = workspace(tmp_path)
+    kernel = installed_package(tmp_path, monkeypatch)
+    write(root / "tilelens.toml", module_table("kpkg.ops.add"))
+    result = launches_for_file(kernel, root)
+    assert result.errors == [] and [x.kernel for x in result.launches] == ["add_kernel"]
+    assert files_in_config(root / "tilelens.toml") == [kernel.resolve()]
+
+
+def test_module_key_that_names_no_module_is_a_config_error_on_its_line(tmp_path: Path, monkeypatch):
+    root, _ = workspace(tmp_path)
+    installed_package(tmp_path, monkeypatch)
+    cfg = write(root / "ci.toml", module_table("kpkg.ops.nope"))
+    (error,) = config_errors(cfg)
+    assert error.line == 2 and "no module named 'kpkg.ops.nope'" in error.message
+
+
+def test_file_and_module_together_are_refused(tmp_path: Path, monkeypatch):
+    root, kernel = workspace(tmp_path)
+    write(root / "tilelens.toml", '[[launch]]\nfile = "kernels/add.py"\nmodule = "kernels.add"\n'
+          f'let = "N = 4000"\nlaunch = "{ADD}"\n')
+    (error,) = launches_for_file(kernel, root).errors
+    assert error.line == 3 and "by `file` or by `module`, not both" in error.message
+
+
+def test_module_key_is_resolved_in_the_workers_interpreter_when_it_is_another_one(tmp_path: Path):
+    # every venv's python is a link to one binary: another path is another interpreter, asked by subprocess
+    import sys
+    from tilelens_lsp.launchconfig import module_file
+    other = tmp_path / "bin" / "python"
+    other.parent.mkdir()
+    other.symlink_to(sys.executable)
+    kernel = write(tmp_path / "proj" / "kpkg" / "ops" / "add.py", "# kernel\n")
+    write(tmp_path / "proj" / "kpkg" / "__init__.py", "raise RuntimeError('never run')\n")
+    write(tmp_path / "proj" / "kpkg" / "ops" / "__init__.py", "")
+    assert module_file("kpkg.ops.add", tmp_path / "proj", str(other)) == kernel.resolve()
+    assert module_file("kpkg.ops.nope", tmp_path / "proj", str(other)) is None
+
+
+def test_a_workspace_whose_toml_names_an_installed_module_owns_that_file(tmp_path: Path, monkeypatch):
+    from tilelens_lsp.launchconfig import declared_by_folder
+    root, _ = workspace(tmp_path)
+    kernel = installed_package(tmp_path, monkeypatch)
+    assert not declared_by_folder(root, kernel)
+    write(root / "tilelens.toml", module_table("kpkg.ops.add"))
+    assert declared_by_folder(root, kernel)

@@ -1,0 +1,84 @@
+"""The real-world corpus in CI: a fixed, representative subset of installed PyPI kernels (liger-kernel,
+flag-gems, fla-core; tools/corpus.py SUBSET) swept by the product, through the CLI and a worker in the
+corpus venv, as a user would run it. Skips when `.venv-corpus` is absent (`bash tools/corpus_env.sh`);
+`.ci/run` creates it, so CI runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+VENV = Path(os.environ.get("TILELENS_CORPUS_VENV", REPO / ".venv-corpus"))
+LINE = re.compile(r"^corpus: (\d+) packages, (\d+) kernels, (\d+) launches, (\d+) analyzed, (\d+) refused, "
+                  r"(\d+) compile-errors, (\d+) crashed, (\d+) unvisited$")
+
+pytestmark = pytest.mark.skipif(not (VENV / "bin" / "python").exists(),
+                                reason=f"the corpus venv {VENV} is absent: create it with `bash tools/corpus_env.sh`")
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("corpus") / "sweep.json"
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "corpus.py"), "sweep", "--subset", "--jobs", "2",
+                           "--timeout", "300", "--json", str(out)], capture_output=True, text=True, cwd=REPO,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    print(proc.stdout)   # the table and the line, in the test log
+    m = LINE.match(last)
+    assert m, f"the sweep's last line is not the corpus line: {last!r}"
+    keys = ("packages", "kernels", "launches", "analyzed", "refused", "compile_errors", "crashed", "unvisited")
+    return {"line": dict(zip(keys, map(int, m.groups()))), **json.loads(out.read_text())}
+
+
+def test_the_subset_sweeps_all_three_packages(sweep):
+    assert sweep["line"]["packages"] == 3 and sweep["line"]["launches"] > 0
+
+
+def test_no_launch_crashes_or_times_out_the_worker(sweep):
+    assert sweep["line"]["crashed"] == 0
+
+
+def test_no_launch_leaves_a_memory_op_unvisited(sweep):
+    assert sweep["line"]["unvisited"] == 0
+
+
+def test_every_module_imports_under_the_worker_as_it_does_plainly(sweep):
+    # fla asks Triton's driver about the device at import; FlagGems needs GEMS_VENDOR (set by the tool)
+    assert sweep["totals"].get("file-TL010", 0) == 0, sweep["examples"].get("file-TL010")
+
+
+def test_every_subset_kernel_with_a_launch_is_reached_or_fails_to_compile_for_real(sweep):
+    bad = {k: v for kernels in sweep["kernels"].values() for k, v in kernels.items()
+           if v in ("directive-error", "crashed")}
+    assert bad == {}
+
+
+def test_libentry_wrapped_flag_gems_kernels_are_analysed(sweep):
+    reached = {k for k, v in sweep["kernels"]["flag-gems"].items() if v == "analyzed"}
+    assert any(k.startswith("flag_gems.ops.mm.") for k in reached), sorted(sweep["kernels"]["flag-gems"])
+
+
+def test_liger_multi_block_softmax_is_the_documented_compile_error(sweep):
+    # tl.float32(-float("inf")) in the kernel: Triton 3.6-3.9 cannot compile it; TL010 is right
+    kernel = "liger_kernel.ops.softmax._softmax_multi_block_forward_kernel"
+    assert sweep["kernels"]["liger-kernel"][kernel] == "compile-error"
+
+
+def test_hand_written_launches_conform_to_the_interpreter_where_it_runs():
+    # FlagGems cannot be imported under TRITON_INTERPRET=1, and some Liger kernels use float-scalar
+    # .to(): those are not compared; every launch the interpreter runs must have our footprints
+    proc = subprocess.run([str(VENV / "bin" / "python"), str(REPO / "tools" / "corpus.py"), "conform"],
+                          capture_output=True, text=True, cwd=REPO, timeout=900)
+    print(proc.stdout)
+    last = proc.stdout.strip().splitlines()[-1]
+    counts = dict((k.strip(), int(v)) for k, v in (part.rsplit(":", 1) for part in last.split(": ", 1)[1].split(", ")))
+    assert proc.returncode == 0 and counts.get("differing", 0) == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert counts["compared"] >= 4 and counts["conforming"] == counts["compared"]
