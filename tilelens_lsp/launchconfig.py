@@ -237,21 +237,37 @@ def _table_file(cfg: _Config, table: _Table, python: str | None = None) -> Path 
 
 
 def _find_module(name: str, path: list[str]) -> str | None:
-    """The origin of module `name` on `path`, found as `import` finds it but without executing any
-    package's `__init__` (self-contained: it also runs in the worker's interpreter as a script)."""
-    import importlib.machinery
+    """The source file of module `name` on `path`, looked up as `import` would (regular packages, then
+    modules, then namespace packages) but by directory listing alone: no package's `__init__` runs and
+    nothing is imported (importlib's PathFinder needs a namespace package's parent imported, and raises
+    KeyError otherwise). Self-contained: it also runs in the worker's interpreter as a script."""
+    import os
     parts = name.split(".")
     if not all(p.isidentifier() for p in parts):
         return None
-    spec = None
-    for i in range(len(parts)):
-        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), path)
-        if spec is None:
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        found, namespace = None, []
+        for folder in path:
+            candidate = os.path.join(folder, part)
+            if os.path.isfile(os.path.join(candidate, "__init__.py")):
+                found = candidate
+                break
+            if os.path.isfile(candidate + ".py"):
+                if last:
+                    return os.path.abspath(candidate + ".py")
+                return None             # a plain module has no submodules
+            if os.path.isdir(candidate):
+                namespace.append(candidate)
+        if found is not None:
+            if last:
+                return os.path.abspath(os.path.join(found, "__init__.py"))
+            path = [found]
+        elif namespace and not last:
+            path = namespace
+        else:
             return None
-        path = list(spec.submodule_search_locations or [])
-        if i < len(parts) - 1 and not path:
-            return None
-    return spec.origin if spec is not None and spec.origin not in (None, "namespace") else None
+    return None
 
 
 @functools.lru_cache(maxsize=256)

@@ -82,3 +82,24 @@ def test_hand_written_launches_conform_to_the_interpreter_where_it_runs():
     counts = dict((k.strip(), int(v)) for k, v in (part.rsplit(":", 1) for part in last.split(": ", 1)[1].split(", ")))
     assert proc.returncode == 0 and counts.get("differing", 0) == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert counts["compared"] >= 4 and counts["conforming"] == counts["compared"]
+
+
+def test_launches_captured_on_a_gpu_are_all_analysed_or_honestly_refused(tmp_path):
+    """Launches `tilelens-lsp capture` recorded from Liger-Kernel's ops running on a real GPU
+    (tests/corpus/captured_gpu.toml): every one compiles on this host and is examined, nothing crashes
+    and no memory op is left unvisited."""
+    out = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", "--config",
+                          str(REPO / "tests" / "corpus" / "captured_gpu.toml"), "--python", str(VENV / "bin" / "python"),
+                          "--format", "json", "--timeout", "300"], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=900)
+    assert out.returncode in (0, 1), out.stderr[-3000:]
+    doc = json.loads(out.stdout)
+    launches = [launch for f in doc["files"] for launch in f["launches"]]
+    statuses = [launch["status"] for launch in launches]
+    print("captured on a GPU:", {s: statuses.count(s) for s in set(statuses)})
+    assert len(launches) >= 11
+    assert all(s in ("analyzed", "refused") for s in statuses), statuses
+    kinds = [d["kind"] for launch in launches for d in launch["diagnostics"] if d["code"] == "TL030"]
+    assert "unvisited" not in kinds
+    assert not [d for f in doc["files"] for d in f["diagnostics"] + [x for l in f["launches"] for x in l["diagnostics"]]
+                if d["code"] in ("TL010", "TL020", "TL050")]

@@ -293,3 +293,17 @@ def test_a_workspace_whose_toml_names_an_installed_module_owns_that_file(tmp_pat
     assert not declared_by_folder(root, kernel)
     write(root / "tilelens.toml", module_table("kpkg.ops.add"))
     assert declared_by_folder(root, kernel)
+
+
+def test_a_module_inside_a_namespace_package_is_found_without_importing_anything(tmp_path):
+    # liger_kernel.ops.experimental has no __init__.py: importlib's PathFinder needs its parent
+    # imported and raises KeyError otherwise (which crashed the worker); the lookup must not
+    from tilelens_lsp.launchconfig import module_file
+    pkg = tmp_path / "site" / "pkg"
+    (pkg / "ops" / "experimental").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("raise RuntimeError('never run')\n")
+    (pkg / "ops" / "__init__.py").write_text("raise RuntimeError('never run')\n")
+    (pkg / "ops" / "experimental" / "embedding.py").write_text("x = 1\n")
+    found = module_file("pkg.ops.experimental.embedding", tmp_path / "site")
+    assert found == (pkg / "ops" / "experimental" / "embedding.py").resolve()
+    assert module_file("pkg.ops.missing", tmp_path / "site") is None
