@@ -30,11 +30,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tilelens_lsp import accounting, cfg, views
+from tilelens_lsp.engines import accounting, views
+from tilelens_lsp.ttir import cfg
 from tilelens_lsp import graph as G
 from tilelens_lsp.graph import ArgInfo, LaunchModel, Obligation, Opaque, SiteResult
 from tilelens_lsp.refusal import Refusal
-from tilelens_lsp.ttir import Block, Op, Region, Type, split_top, symbol_name
+from tilelens_lsp.ttir.reader import Block, Op, Region, Type, split_top, symbol_name
 
 MAX_PROGRAMS = 1 << 24      # per-program constants are arrays up to here; past it, program ids are variables
 MAX_QUOTIENTS = 64          # values a division's quotient may take across one lane range

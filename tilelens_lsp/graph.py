@@ -17,10 +17,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tilelens_lsp import accounting, cfg, ranges, views
-from tilelens_lsp.ranges import PtrSpan, RangeV
+from tilelens_lsp.engines import accounting, ranges, views
+from tilelens_lsp.ttir import cfg
+from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.refusal import Refusal
-from tilelens_lsp.ttir import Block, Func, Module, Op, Region, Type, parse_type, split_top, symbol_name
+from tilelens_lsp.ttir.reader import Block, Func, Module, Op, Region, Type, parse_type, split_top, symbol_name
 
 CHUNK_LANES = 1 << 20          # programs × lanes per batch: bounds memory, not results
 MAX_PROGRAMS = (1 << 63) - 1   # grids past this are refused outright (program indices are int64)

@@ -25,16 +25,17 @@ from typing import Any
 from tilelens_lsp import releases
 from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
-from tilelens_lsp import accounting, affine, views as view_runs
+from tilelens_lsp import affine
+from tilelens_lsp.engines import accounting, views as view_runs
 from tilelens_lsp.graph import ArgInfo, LaunchModel, Opaque, IntV, PtrV
 from tilelens_lsp.hostcompile import (FakeTensor, HostCompiler, LaunchBindingError, bind, element_size,
                                       expand_configs, grid_of, unwrap)
-from tilelens_lsp.locs import LocTable, PathMapper, default_mapper, portable_stack
+from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
 from tilelens_lsp.model import (Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, ScalarSpec,
                                 TensorSpec)
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.settings import Settings
-from tilelens_lsp import ttir as ttir_reader
+from tilelens_lsp.ttir import reader as ttir_reader
 from tilelens_lsp.worker import stdlib_end
 
 

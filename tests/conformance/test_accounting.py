@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tilelens_lsp import accounting, graph, affine, pipeline
+from tilelens_lsp import graph, affine, pipeline
+from tilelens_lsp.engines import accounting
 from tilelens_lsp.settings import Settings
 
 TESTS = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tilelens_lsp import cfg, ttir
+from tilelens_lsp.ttir import cfg, reader as ttir
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.refusal import Refusal
 from unithelp import compile_file

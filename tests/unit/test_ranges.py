@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tilelens_lsp import directives, ranges
+from tilelens_lsp import directives
+from tilelens_lsp.engines import ranges
 from tilelens_lsp.graph import IntV, _tdiv, _trem
 
 

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from typing import Iterator
 
-from tilelens_lsp.ttir import Block, Module, Op, Region, symbol_name
+from tilelens_lsp.ttir.reader import Block, Module, Op, Region, symbol_name
 
 MEMORY_OP = re.compile(r"load|store|atomic|descriptor|gather|scatter|async|tma|copy|prefetch")
 REGISTER_OPS = ("tt.gather", "tt.histogram")  # names that sound like memory but stay in registers
