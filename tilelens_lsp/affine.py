@@ -665,36 +665,29 @@ def _data(*vals: Any) -> Opaque:
 
 @handles("arith.constant")
 def _constant(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
-    text = op.text.strip()
-    if text in ("true", "false"):
-        return [Cond(np.array([text == "true"]), (), ())]
-    m = G._CONST_RE.match(text)
-    ty = op.result_types[0]
-    if not m or not ty.is_int:
+    const = op.int_constant
+    if const is None:
         return [Opaque("float", "a floating-point constant", op.loc)]
-    raw = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
-    if raw.startswith("["):
+    if const.elements is not None:
         raise NotAffine("a constant tensor of distinct values")
-    v = 1 if raw == "true" else 0 if raw == "false" else int(raw, 0)
-    if ty.bits == 1:
-        return [Cond(np.array([bool(v)]), (), ty.shape)]
-    return [Form(G._wrap(np.array([v], dtype=np.int64), ty.bits), {}, ty.shape, ty.bits)]
+    if const.bits == 1:
+        return [Cond(np.array([bool(const.value)]), (), const.shape)]
+    return [Form(G._wrap(np.array([const.value], dtype=np.int64), const.bits), {}, const.shape, const.bits)]
 
 
 @handles("tt.get_program_id")
 def _program_id(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
-    return [g.pids["xyz".index(op.text.split()[0])]]
+    return [g.pids[op.program_axis]]
 
 
 @handles("tt.get_num_programs")
 def _num_programs(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
-    return [_const(g.m.grid["xyz".index(op.text.split()[0])], (), 32)]
+    return [_const(g.m.grid[op.program_axis], (), 32)]
 
 
 @handles("tt.make_range")
 def _make_range(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
-    start = int(re.search(r"start = (-?\d+)", op.text).group(1))
-    end = int(re.search(r"end = (-?\d+)", op.text).group(1))
+    start, end = op.range_bounds
     return [Form(np.array([start], dtype=np.int64), {"L0": 1} if end - start > 1 else {}, (end - start,), 32)]
 
 
@@ -848,7 +841,7 @@ def _bool_op(name: str, a: Cond, b: Cond, ty: Type) -> Cond:
 
 @handles("arith.cmpi")
 def _cmpi(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
-    pred = op.text.split(",")[0].strip()
+    pred = op.predicate
     a, b = (g.get(env, o) for o in op.operands[:2])
     shape = op.result_types[0].shape
     if isinstance(a, Ptr) and isinstance(b, Ptr) and a.arg == b.arg:
@@ -1004,11 +997,10 @@ def _shape_op(kind: str):
         if kind in ("splat", "broadcast"):
             mapping = {i: i for i in range(len(src))}
         elif kind == "expand_dims":
-            axis = int(re.search(r"axis = (-?\d+)", op.text).group(1))
+            axis = op.axis
             mapping = {i: i + (i >= axis) for i in range(len(src))}
         elif kind == "trans":
-            m = re.search(r"order = array<i32:\s*([\d,\s]+)>", op.text)
-            order = [int(x) for x in m.group(1).split(",")] if m else list(range(len(src)))[::-1]
+            order = list(op.order) if op.order is not None else list(range(len(src)))[::-1]
             mapping = {old: new for new, old in enumerate(order)}
         else:
             mapping = _reshape_map(src, ty.shape)
@@ -1107,9 +1099,7 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if st is None or st <= 0:
         raise NotAffine("a loop step that varies or is not positive")
     inits = [g.get(env, o) for o in op.operands[3:]]
-    iv = G._FOR_IV.match(op.text).group(1)
-    m = G._ITER_ARGS.search(op.text)
-    carried = [a.split("=")[0].strip() for a in split_top(m.group(1), ", ")] if m else []
+    iv, carried = op.for_header.iv, op.for_header.iter_args
     trips = np.where(ctx.pred, np.maximum(0, -((lb.c - ub.c) // st)), 0)
     T = int(trips.max()) if trips.size else 0
     if T == 0:
@@ -1221,8 +1211,7 @@ def _reduce(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
 
 @handles("tt.call")
 def _call(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
-    callee = symbol_name(re.match(r'@([\w$.\-]+|"(?:[^"\\]|\\.)*")', op.text.strip()).group(1))
-    func = g.m.module.funcs.get(callee)
+    func = g.m.module.funcs.get(op.callee)
     if func is None or len(ctx.stack) > 32:
         raise NotAffine("a call the summary does not follow")
     inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands)}

@@ -743,50 +743,33 @@ def _or(a: Value, b: Value) -> Value:
     return Opaque(unknown.why, unknown.message, unknown.loc, bound)
 
 
-_CONST_RE = re.compile(r"^(?:dense<(.*)>|(\S+))\s*:\s*(.*)$")
-
-
 @handles("arith.constant")
 def _constant(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    text = op.text.strip()
-    if text in ("true", "false"):  # `arith.constant true` prints no type
-        return [IntV(np.array([text == "true"]), 1)]
-    m = _CONST_RE.match(text)
-    ty = op.result_types[0]
-    if not m or not ty.is_int:
+    const = op.int_constant
+    if const is None:
         return [Opaque("float", "a floating-point constant", op.loc)]
-    raw = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
-    if raw.startswith("["):
-        vals = np.array(_parse_list(raw), dtype=np.int64).reshape((1,) + ty.shape)
+    if const.elements is not None:
+        vals = np.array(const.elements, dtype=np.int64).reshape((1,) + const.shape)
     else:
-        v = 1 if raw == "true" else 0 if raw == "false" else int(raw, 0)
-        vals = np.full((1,) + ty.shape, v, dtype=np.int64)
-    if ty.bits == 1:
+        vals = np.full((1,) + const.shape, const.value, dtype=np.int64)
+    if const.bits == 1:
         return [IntV(vals.astype(bool), 1)]
-    return [IntV(_wrap(vals, ty.bits), ty.bits)]
-
-
-def _parse_list(raw: str) -> list:
-    import ast as _ast
-    return _ast.literal_eval(raw.replace("true", "1").replace("false", "0"))
+    return [IntV(_wrap(vals, const.bits), const.bits)]
 
 
 @handles("tt.get_program_id")
 def _program_id(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    axis = "xyz".index(op.text.split()[0])
-    return [IntV(g.pid(axis).copy(), 32)]
+    return [IntV(g.pid(op.program_axis).copy(), 32)]
 
 
 @handles("tt.get_num_programs")
 def _num_programs(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    axis = "xyz".index(op.text.split()[0])
-    return [IntV(np.full((1,), g.m.grid[axis], dtype=np.int64), 32)]
+    return [IntV(np.full((1,), g.m.grid[op.program_axis], dtype=np.int64), 32)]
 
 
 @handles("tt.make_range")
 def _make_range(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    start = int(re.search(r"start = (-?\d+)", op.text).group(1))
-    end = int(re.search(r"end = (-?\d+)", op.text).group(1))
+    start, end = op.range_bounds
     return [IntV(np.arange(start, end, dtype=np.int64)[None], 32)]
 
 
@@ -917,7 +900,7 @@ _CMP = {
 
 @handles("arith.cmpi")
 def _cmpi(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    pred = op.text.split(",")[0].strip()
+    pred = op.predicate
     a, b = (g.get(env, o) for o in op.operands[:2])
     if isinstance(a, PtrV) and isinstance(b, PtrV) and a.arg == b.arg:
         return [IntV(_CMP[pred](a.boff, b.boff), 1)]
@@ -1021,8 +1004,7 @@ def _broadcast(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
 
 
 def _expand_dims(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
-    axis = int(re.search(r"axis = (-?\d+)", op.text).group(1))
-    return np.expand_dims(a, axis + 1)
+    return np.expand_dims(a, op.axis + 1)
 
 
 def _reshape(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
@@ -1030,8 +1012,7 @@ def _reshape(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
 
 
 def _trans(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
-    m = re.search(r"order = array<i32:\s*([\d,\s]+)>", op.text)
-    order = [int(x) for x in m.group(1).split(",")] if m else list(range(a.ndim - 1))[::-1]
+    order = list(op.order) if op.order is not None else list(range(a.ndim - 1))[::-1]
     return np.transpose(a, [0] + [o + 1 for o in order])
 
 
@@ -1211,10 +1192,6 @@ def _block_addresses(bp: BlockPtrV, op: Op) -> tuple[PtrV, IntV]:
 # -- control flow
 
 
-_FOR_IV = re.compile(r"^\s*(%[\w$.\-]+)\s*=")
-_ITER_ARGS = re.compile(r"iter_args\((.*)\)\s*->", re.S)
-
-
 def _blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
     """Per-program select between a loop's (or branch's) new and old value."""
     if cond.all() and type(new) is type(old) and not isinstance(new, Opaque):
@@ -1267,9 +1244,7 @@ def _choose(cond: np.ndarray | None, a: "PtrV | PtrChoice", b: "PtrV | PtrChoice
 def _for(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     lb, ub, step = (g.need_int(g.get(env, o), op, "a loop bound") for o in op.operands[:3])
     inits = [g.get(env, o) for o in op.operands[3:]]
-    iv = _FOR_IV.match(op.text).group(1)
-    m = _ITER_ARGS.search(op.text)
-    carried = [a.split("=")[0].strip() for a in split_top(m.group(1), ", ")] if m else []
+    iv, carried = op.for_header.iv, op.for_header.iter_args
     P = g.P
     lbv = np.broadcast_to(lb.a, (P,)).astype(np.int64)
     ubv = np.broadcast_to(ub.a, (P,)).astype(np.int64)
@@ -1373,10 +1348,9 @@ def _while_opaque(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
 
 @handles("tt.call")
 def _call(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    callee = symbol_name(re.match(r'@([\w$.\-]+|"(?:[^"\\]|\\.)*")', op.text.strip()).group(1))
-    func = g.m.module.funcs.get(callee)
+    func = g.m.module.funcs.get(op.callee)
     if func is None:
-        raise Refusal("call", f"call of @{callee}, which the module does not define", op.loc)
+        raise Refusal("call", f"call of @{op.callee}, which the module does not define", op.loc)
     if len(ctx.stack) > 32:
         raise Refusal("call", "calls nested more than 32 deep", op.loc)
     inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands)}
@@ -1432,9 +1406,8 @@ def _address_slice(module: Module) -> set[int]:
             elif op.name == "tt.call":
                 roots.extend((fname, o) for o in op.operands)
             if op.name == "scf.for":
-                iv = _FOR_IV.match(op.text)
-                m = _ITER_ARGS.search(op.text)
-                names = [a.split("=")[0].strip() for a in split_top(m.group(1), ", ")] if m else []
+                iv = op.for_header.iv
+                names = op.for_header.iter_args
                 yields = op.regions[0].blocks[0].ops[-1].operands if op.regions[0].blocks[0].ops else []
                 for i, n in enumerate(names):
                     srcs = [op.operands[3 + i]] + ([yields[i]] if i < len(yields) else [])
@@ -1442,7 +1415,7 @@ def _address_slice(module: Module) -> set[int]:
                     if i < len(op.results):
                         carried[(fname, op.results[i])] = srcs
                 if iv:
-                    carried[(fname, iv.group(1))] = op.operands[:3]
+                    carried[(fname, iv)] = op.operands[:3]
     seen: set[tuple[str, str]] = set()
     ops: set[int] = set()
     stack = list(roots)
