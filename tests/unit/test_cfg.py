@@ -1,5 +1,5 @@
 """Function bodies as control-flow graphs: the reader keeps blocks and branches, the walk order and
-reachability of tilelens_lsp.cfg, and the verdicts both engines give behind early returns."""
+reachability of tilelens_lsp.ttir.cfg, and the verdicts both engines give behind early returns."""
 
 from __future__ import annotations
 
