@@ -25,16 +25,17 @@ from typing import Any
 from tilelens_lsp import releases
 from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
-from tilelens_lsp import accounting, affine, views as view_runs
-from tilelens_lsp.graph import ArgInfo, LaunchModel, Opaque, IntV, PtrV
+from tilelens_lsp.engines import accounting, select, views as view_runs
+from tilelens_lsp.engines.affine import AffineGraph
+from tilelens_lsp.engines.values import ArgInfo, IntV, LaunchModel, Opaque, PtrV, elem_bytes
 from tilelens_lsp.hostcompile import (FakeTensor, HostCompiler, LaunchBindingError, bind, element_size,
                                       expand_configs, grid_of, unwrap)
-from tilelens_lsp.locs import LocTable, PathMapper, default_mapper, portable_stack
+from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
 from tilelens_lsp.model import (Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, ScalarSpec,
                                 TensorSpec)
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.settings import Settings
-from tilelens_lsp import ttir as ttir_reader
+from tilelens_lsp.ttir import reader as ttir_reader
 from tilelens_lsp.worker import stdlib_end
 
 
@@ -280,7 +281,6 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
             size = element_size(spec.dtype)
             infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset, spec.values,
                                   _view_runs(spec))
-            from tilelens_lsp.graph import elem_bytes
             values[ssa] = PtrV(name, np.zeros(1, dtype=np.int64), elem_bytes(ty.pointee))
         elif ty.is_int:
             v = int(value) if not isinstance(value, bool) else int(value)
@@ -404,7 +404,7 @@ def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: P
         # the mapper and the kernel's file decide the portable paths a result holds
         key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{chain.jit.cache_key}|{depends}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
                              f"{mapper}|{getattr(getattr(chain.jit.fn, '__code__', None), 'co_filename', '')}|"
-                             f"{settings.clients}|{settings.enumeration_budget}|{affine.engine_mode()}|"
+                             f"{settings.clients}|{settings.enumeration_budget}|{select.engine_mode()}|"
                              f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()
         # the specialization key compiles alike, but the verdict depends on every scalar's value too
         key = hashlib.sha256(f"{key}|{_scalar_values(bound.arguments)}".encode()).hexdigest()
@@ -474,8 +474,8 @@ def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, com
         ttir_reader.check_alignment(module, mlir_module)
         views = _views(bound.arguments)
         values, infos = _arg_values(module.funcs[module.entry], bound, views)
-        graph = affine.analyze(LaunchModel(module, values, infos, grid, settings.enumeration_budget))
-        if isinstance(graph, affine.AffineGraph):
+        graph = select.analyze(LaunchModel(module, values, infos, grid, settings.enumeration_budget))
+        if isinstance(graph, AffineGraph):
             _ENGINE.stats.summarized += 1
         else:
             _ENGINE.stats.enumerated += 1

@@ -5,7 +5,7 @@
     tools/bulk_align.py --compile-corpus tests/conformance/kernels tests/golden/kernels samples
     tools/bulk_align.py tests/golden/3.9 --compile-corpus samples --dump /tmp/ttir --json
 
-For every TTIR text, the reader (`tilelens_lsp.ttir.parse_module`) reads it and its op walk is
+For every TTIR text, the reader (`tilelens_lsp.ttir.reader.parse_module`) reads it and its op walk is
 checked against the module the bindings parse from the same file (`ir.parse_mlir_module(path,
 context)`, `ttir.check_alignment`). Each file is counted as
 
@@ -102,7 +102,7 @@ def _refusal_kind(message: str) -> str:
 
 
 def align_file(path: Path, ctx, parse, tally: Tally, label: str) -> str:
-    from tilelens_lsp import ttir
+    from tilelens_lsp.ttir import reader as ttir
     from tilelens_lsp.refusal import Refusal
 
     tally.files += 1

@@ -19,7 +19,9 @@ from pathlib import Path
 os.environ.setdefault("TILELENS_CACHE_DIR", "off")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tilelens_lsp import affine, graph as G  # noqa: E402
+from tilelens_lsp.engines import select  # noqa: E402
+from tilelens_lsp.engines.affine import AffineGraph, NotAffine  # noqa: E402
+from tilelens_lsp.engines.enumerate import AccessGraph  # noqa: E402
 from tilelens_lsp import pipeline  # noqa: E402
 
 
@@ -35,13 +37,13 @@ def main() -> int:
     counts = collections.Counter()
     bad = 0
     models = []
-    real = affine.analyze
+    real = select.analyze
 
     def spy(model):
         models.append(model)
         return real(model)
 
-    affine.analyze = spy
+    select.analyze = spy
     for f in files:
         models.clear()
         try:
@@ -50,13 +52,13 @@ def main() -> int:
             print(f"{f}: {type(exc).__name__}: {exc}")
             continue
         for model in models:
-            summary = affine.AffineGraph(model)
+            summary = AffineGraph(model)
             t0 = time.perf_counter()
             try:
                 summary.run()
                 if summary.pending:
                     summary.fill_witnesses()
-            except affine.NotAffine as exc:
+            except NotAffine as exc:
                 counts["enumerated"] += 1
                 why[str(exc)] += 1
                 if args.v:
@@ -64,13 +66,13 @@ def main() -> int:
                 continue
             t1 = time.perf_counter()
             counts["summarized"] += 1
-            enum = G.AccessGraph(model)
+            enum = AccessGraph(model)
             enum.run()
             t2 = time.perf_counter()
             if enum.truncated is not None:
                 counts["enumeration truncated"] += 1
                 continue
-            a, b = affine.site_footprints(summary.sites), affine.site_footprints(enum.sites)
+            a, b = select.site_footprints(summary.sites), select.site_footprints(enum.sites)
             if a != b:
                 bad += 1
                 print(f"MISMATCH {f} grid={model.grid}")

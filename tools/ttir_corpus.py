@@ -49,7 +49,7 @@ def compile_file(path: Path, root: Path, target: str = DEFAULT_TARGET) -> list[C
     """Every launch × config of one file; failures are entries with `error`, never exceptions."""
     from tilelens_lsp import directives
     from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
-    from tilelens_lsp.locs import default_mapper, portable_ttir
+    from tilelens_lsp.ttir.locs import default_mapper, portable_ttir
     from tilelens_lsp.model import ScalarSpec
     from tilelens_lsp.pipeline import ImportFailure, import_module
 

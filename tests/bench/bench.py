@@ -716,7 +716,7 @@ class Bench:
                      "`pipeline.analyze_path` on a changed file (cache miss) in a warm process: import of the "
                      "user's module, bind, TTIR, evaluation, clients. The last column is the most that any analysis "
                      "which compiles the launch to TTIR could reach at that size. \"Evaluation of the TTIR alone\" "
-                     "is `affine.analyze` on the launch's parsed module (the footprints, out-of-bounds and overflow "
+                     "is `select.analyze` on the launch's parsed module (the footprints, out-of-bounds and overflow "
                      "facts the clients report), without import, compile or parse.")
         self.report.detail("d. footprint against Triton's interpreter", lines)
 
@@ -839,22 +839,22 @@ def _yn(b: bool) -> str:
 
 
 def evaluation_seconds(path: Path, root: Path, n: int) -> float:
-    """Median time of the engine alone (`affine.analyze`) on the launch models of one analysis of `path`."""
-    from tilelens_lsp import affine
+    """Median time of the engine alone (`select.analyze`) on the launch models of one analysis of `path`."""
+    from tilelens_lsp.engines import select
     from tilelens_lsp.pipeline import analyze_path
     models = []
-    real = affine.analyze
+    real = select.analyze
 
     def spy(model):
         models.append(model)
         return real(model)
 
-    affine.analyze = spy
+    select.analyze = spy
     try:
         path.write_text(bump(path.read_text(), 999))
         analyze_path(path, root)
     finally:
-        affine.analyze = real
+        select.analyze = real
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
@@ -925,9 +925,9 @@ _PHASES = (
     ("import module", "tilelens_lsp/pipeline.py", "import_module"),
     ("bind", "tilelens_lsp/hostcompile.py", "bind"),
     ("TTIR compile", "tilelens_lsp/hostcompile.py", "compile_ttir"),
-    ("TTIR read", "tilelens_lsp/ttir.py", "parse_module"),
-    ("TTIR check", "tilelens_lsp/ttir.py", "check_alignment"),
-    ("graph.run", "tilelens_lsp/graph.py", "run"),
+    ("TTIR read", "tilelens_lsp/ttir/reader.py", "parse_module"),
+    ("TTIR check", "tilelens_lsp/ttir/reader.py", "check_alignment"),
+    ("graph.run", "tilelens_lsp/engines/enumerate/graph.py", "run"),
     ("footprint", "tilelens_lsp/clients/footprint.py", "run"),
     ("sanitizer", "tilelens_lsp/clients/sanitizer.py", "run"),
     ("overflow", "tilelens_lsp/clients/overflow.py", "run"),

@@ -1,7 +1,7 @@
 """The invariant behind "clean", over every kernel file the test suite compiles: each memory op that
 some program can reach is accounted for (an access site, or a proof that no program runs it).
 
-`tilelens_lsp.accounting` enforces it at run time (a launch with an unexamined op is refused as
+`tilelens_lsp.engines.accounting` enforces it at run time (a launch with an unexamined op is refused as
 `unvisited`); these tests show that no tested TTIR trips it and that it catches an engine that
 skips an op."""
 
@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tilelens_lsp import accounting, graph, affine, pipeline
+from tilelens_lsp import pipeline
+from tilelens_lsp.engines import accounting, select
+from tilelens_lsp.engines.affine import handlers as affine_handlers
+from tilelens_lsp.engines.enumerate import table as enumerate_table
 from tilelens_lsp.settings import Settings
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -54,10 +57,10 @@ def test_every_memory_op_of_every_tested_launch_is_accounted_for(monkeypatch):
 VECTOR_ADD = ROOT / "samples" / "vector_add.py"
 
 
-@pytest.mark.parametrize("engine, handlers", [("enumerate", graph._HANDLERS), ("auto", affine._HANDLERS)])
+@pytest.mark.parametrize("engine, handlers", [("enumerate", enumerate_table.HANDLERS), ("auto", affine_handlers.HANDLERS)])
 def test_an_engine_that_skips_a_store_makes_the_launch_refused_as_unvisited(monkeypatch, engine, handlers):
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.setenv(affine.ENGINE_ENV, engine)
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
     monkeypatch.setitem(handlers, "tt.store", lambda g, op, env, ctx: [])   # a bug: the store is dropped
     pipeline.clear_cache()
     result = pipeline.analyze_path(VECTOR_ADD, VECTOR_ADD.parent, Settings())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tilelens_lsp import affine
+from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
 
 from oracle_runner import run_oracle_files
@@ -92,7 +92,7 @@ def fuzz_files(tmp_path_factory) -> list[Path]:
 
 def test_control_flow_footprints_match_the_interpreter(fuzz_files, monkeypatch):
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.setenv(affine.ENGINE_ENV, "compare")
+    monkeypatch.setenv(select.ENGINE_ENV, "compare")
     oracle = run_oracle_files(fuzz_files, jobs=2, use_cache=False)
     problems: list[str] = []
     compared = refused = 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tilelens_lsp import affine
+from tilelens_lsp.engines import select
 from tilelens_lsp.directives import parse_directives
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.pipeline import analyze_path
@@ -90,19 +90,19 @@ ENGINES_BY_FILE: dict[Path, Counter] = {}   # which engine answered each launch 
 def _analyze(path: Path) -> FileResult | str:
     # both engines answer every launch the affine summary covers and must agree (a disagreement is a
     # TL050 on the launch); the interpreter then checks whichever answered
-    saved = os.environ.get(affine.ENGINE_ENV)
-    os.environ[affine.ENGINE_ENV] = "compare"
-    before = Counter(affine.ENGINES)
+    saved = os.environ.get(select.ENGINE_ENV)
+    os.environ[select.ENGINE_ENV] = "compare"
+    before = Counter(select.ENGINES)
     try:
         return analyze_path(path, workspace_root=REPO_ROOT)
     except Exception:  # a product crash fails every launch of the file, with its traceback's tail
         return traceback.format_exc(limit=-6)
     finally:
-        ENGINES_BY_FILE[path] = Counter(affine.ENGINES) - before
+        ENGINES_BY_FILE[path] = Counter(select.ENGINES) - before
         if saved is None:
-            os.environ.pop(affine.ENGINE_ENV, None)
+            os.environ.pop(select.ENGINE_ENV, None)
         else:
-            os.environ[affine.ENGINE_ENV] = saved
+            os.environ[select.ENGINE_ENV] = saved
 
 
 def expected_refusals(path: Path) -> set[str]:

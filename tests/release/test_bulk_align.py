@@ -59,7 +59,7 @@ def test_goldens_and_samples_align(bulk_align, tmp_path):
 
 def test_misalignment_is_reported(bulk_align, tmp_path):
     """A text whose printed ops disagree with the bindings' walk is counted misaligned, not aligned."""
-    from tilelens_lsp import ttir
+    from tilelens_lsp.ttir import reader as ttir
     from tilelens_lsp.refusal import Refusal
 
     goldens = sorted((REPO_ROOT / "tests" / "golden" / _release()).glob("add_kernel__*.ttir"))

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tilelens_lsp import affine
-from tilelens_lsp.affine import _box_image, _factor, _unique_rows
-from tilelens_lsp.graph import merge_intervals
+from tilelens_lsp.engines import select
+from tilelens_lsp.engines.affine import handlers
+from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
+from tilelens_lsp.engines.values import merge_intervals
 from tilelens_lsp.pipeline import analyze_path
 
 
@@ -29,7 +30,7 @@ def brute(rows, coef, ext, C) -> set[int]:
 
 
 def image_set(rows, coef, ext, C) -> set[int]:
-    s, e = _box_image(np.array(rows, dtype=np.int64), np.array(coef, dtype=np.int64),
+    s, e = box_image(np.array(rows, dtype=np.int64), np.array(coef, dtype=np.int64),
                       np.array(ext, dtype=np.int64), np.array(C, dtype=np.int64).reshape(len(C), len(coef)),
                       lambda n: None)
     if s.size == 0:
@@ -40,14 +41,14 @@ def image_set(rows, coef, ext, C) -> set[int]:
 
 def test_a_masked_tail_of_fused_program_and_lane_is_one_interval():
     # 97 programs × 64 lanes, mask pid*64 + lane < 6200: [0, 6200)
-    s, e = _box_image(np.array([[0, 6199]]), np.array([64, 1]), np.array([97, 64]), np.array([[-64, -1]]),
+    s, e = box_image(np.array([[0, 6199]]), np.array([64, 1]), np.array([97, 64]), np.array([[-64, -1]]),
                       lambda n: None)
     assert (s.tolist(), e.tolist()) == ([0], [6200])
 
 
 def test_rows_of_a_tile_become_one_interval_each():
     # a 4 × 8 tile of a matrix with 100 columns: 4 runs of 8
-    s, e = _box_image(np.array([[10]]), np.array([100, 1]), np.array([4, 8]), np.zeros((0, 2), dtype=np.int64),
+    s, e = box_image(np.array([[10]]), np.array([100, 1]), np.array([4, 8]), np.zeros((0, 2), dtype=np.int64),
                       lambda n: None)
     assert sorted(zip(s.tolist(), e.tolist())) == [(10, 18), (110, 118), (210, 218), (310, 318)]
 
@@ -76,17 +77,17 @@ def test_box_image_equals_brute_force(data):
 def test_program_constants_on_a_full_lattice_factor_into_box_variables():
     pm, pn = np.meshgrid(np.arange(3), np.arange(4), indexing="ij")
     rows = np.stack([pm.ravel() * 1000 + pn.ravel() * 10, 99 - pm.ravel() * 8], axis=1)
-    rows = _unique_rows(rows[np.random.default_rng(0).permutation(len(rows))])
-    x0, atoms = _factor(rows)
+    rows = unique_rows(rows[np.random.default_rng(0).permutation(len(rows))])
+    x0, atoms = factor(rows)
     assert x0.tolist() == [0, 99]
     assert sorted((d.tolist(), n) for d, n in atoms) == [([10, 0], 4), ([1000, -8], 3)]
 
 
 def test_program_constants_off_a_lattice_are_not_factored():
-    assert _factor(_unique_rows(np.array([[0], [1], [3]]))) is None
-    assert _factor(_unique_rows(np.array([[0, 0], [1, 0], [2, 5]]))) is None
+    assert factor(unique_rows(np.array([[0], [1], [3]]))) is None
+    assert factor(unique_rows(np.array([[0, 0], [1, 0], [2, 5]]))) is None
     # the first run is regular, a later block is not: every block must be checked
-    assert _factor(_unique_rows(np.array([[0], [1], [2], [10], [11], [13]]))) is None
+    assert factor(unique_rows(np.array([[0], [1], [2], [10], [11], [13]]))) is None
 
 
 BENCH_MATMUL = Path(__file__).resolve().parents[1] / "bench" / "kernels" / "matmul.py"   # tutorial 03
@@ -105,11 +106,11 @@ def _matmul(tmp_path: Path, size: int, engine: str, monkeypatch, edit=lambda tex
     path = tmp_path / engine / f"mm{size}.py"
     path.parent.mkdir(exist_ok=True, parents=True)
     path.write_text(matmul_source(size, edit))
-    monkeypatch.setenv(affine.ENGINE_ENV, engine)
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    before = dict(affine.ENGINES)
+    before = dict(select.ENGINES)
     (launch,) = analyze_path(path, workspace_root=path.parent).launches
-    used = {k: affine.ENGINES[k] - before.get(k, 0) for k in ("summary", "enumeration")}
+    used = {k: select.ENGINES[k] - before.get(k, 0) for k in ("summary", "enumeration")}
     return launch, used
 
 
@@ -151,7 +152,7 @@ def test_an_out_of_bounds_launch_gets_the_enumerations_witness(tmp_path, monkeyp
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
     results = {}
     for engine in ("auto", "enumerate"):
-        monkeypatch.setenv(affine.ENGINE_ENV, engine)
+        monkeypatch.setenv(select.ENGINE_ENV, engine)
         (results[engine],) = analyze_path(path, workspace_root=tmp_path).launches
     assert [d.code for d in results["auto"].diagnostics] == ["TL001"]
     assert results["auto"].diagnostics == results["enumerate"].diagnostics
@@ -190,10 +191,10 @@ def test_witnesses_from_one_program_agree_with_the_enumeration(path, tmp_path, m
     out-of-bounds access) on the bug corpus: the same diagnostics at the same lines, every witness a
     real out-of-bounds element of a real program, the same footprints."""
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.setenv(affine.ENGINE_ENV, "enumerate")
+    monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
     theirs = analyze_path(path, workspace_root=path.parent)
-    monkeypatch.setenv(affine.ENGINE_ENV, "auto")
-    monkeypatch.setattr(affine, "WITNESS_SHARE", 1 << 62)     # the enumeration trial never fits
+    monkeypatch.setenv(select.ENGINE_ENV, "auto")
+    monkeypatch.setattr(select, "WITNESS_SHARE", 1 << 62)     # the enumeration trial never fits
     ours = analyze_path(path, workspace_root=path.parent)
     for a, b in zip(ours.launches, theirs.launches, strict=True):
         assert sorted((d.code, d.line) for d in a.diagnostics) == sorted((d.code, d.line) for d in b.diagnostics)
@@ -240,9 +241,9 @@ def test_grids_past_per_program_arrays_take_program_ids_as_variables(tmp_path, m
     path = tmp_path / "huge.py"
     path.write_text(textwrap.dedent(HUGE))
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    before = dict(affine.ENGINES)
+    before = dict(select.ENGINES)
     clean, short = analyze_path(path, workspace_root=tmp_path).launches
-    assert affine.ENGINES["summary"] - before.get("summary", 0) == 1
+    assert select.ENGINES["summary"] - before.get("summary", 0) == 1
     assert clean.status == "analyzed" and not clean.diagnostics
     assert {(a.pointer, a.elements, a.exact) for a in clean.accesses} == {
         ("x_ptr", ((0, 2**33),), True), ("y_ptr", ((0, 2**33),), True)}
@@ -257,11 +258,11 @@ def test_a_crash_in_the_summary_falls_back_to_the_enumeration(tmp_path, monkeypa
     def broken(*args, **kwargs):
         raise RuntimeError("a bug in the summary")
 
-    monkeypatch.setitem(affine._HANDLERS, "tt.make_range", broken)
-    monkeypatch.setenv(affine.ENGINE_ENV, "auto")
+    monkeypatch.setitem(handlers.HANDLERS, "tt.make_range", broken)
+    monkeypatch.setenv(select.ENGINE_ENV, "auto")
     (launch,) = analyze_path(path, workspace_root=tmp_path).launches
     assert [d.code for d in launch.diagnostics] == ["TL001"]          # the enumeration's verdict
-    monkeypatch.setenv(affine.ENGINE_ENV, "compare")                   # tests see the bug
+    monkeypatch.setenv(select.ENGINE_ENV, "compare")                   # tests see the bug
     (launch,) = analyze_path(path, workspace_root=tmp_path).launches
     assert [d.code for d in launch.diagnostics] == ["TL050"]
 
@@ -291,12 +292,12 @@ def test_lane_varying_min_max_and_select_become_exact_pieces(tmp_path, monkeypat
     path = tmp_path / "clamps.py"
     path.write_text(textwrap.dedent(CLAMPS))
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.setenv(affine.ENGINE_ENV, "auto")
-    before = affine.ENGINES["summary"]
+    monkeypatch.setenv(select.ENGINE_ENV, "auto")
+    before = select.ENGINES["summary"]
     (launch,) = analyze_path(path, workspace_root=tmp_path).launches
     # the two programs' clamped stores overlap (program 0 writes y[40], program 1 y[7 + ...]): a race,
     # and the only verdict
-    assert affine.ENGINES["summary"] == before + 1 and [d.code for d in launch.diagnostics] == ["TL005"]
+    assert select.ENGINES["summary"] == before + 1 and [d.code for d in launch.diagnostics] == ["TL005"]
     r = np.arange(32)
     want_a = {int(v) for p in range(2) for v in p * 7 + np.minimum(r * 3, 40)}
     want_b = {int(v) for p in range(2) for v in np.maximum(r * 2, 50) - p * 7}

@@ -13,7 +13,8 @@ import textwrap
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tilelens_lsp import affine
+from tilelens_lsp.engines import select
+from tilelens_lsp.engines.affine import summary
 from tilelens_lsp.pipeline import analyze_path
 
 PIDS = ["pid * {S}", "pid * {S} + {C}", "(pid % {G}) * {S} + (pid // {G}) * {S2}", "(pid // {G}) * {S}",
@@ -84,20 +85,20 @@ def kernels(draw) -> str:
 @given(kernels())
 def test_both_engines_agree_on_random_kernels(tmp_path_factory, monkeypatch, programs, source):
     """`programs`: per-program constants as arrays (the usual), or program ids as box variables (what
-    grids past MAX_PROGRAMS get), forced here on small grids so the enumeration can check it."""
+    grids past SUMMARY_ARRAY_PROGRAMS get), forced here on small grids so the enumeration can check it."""
     if programs == "variables":
-        monkeypatch.setattr(affine, "MAX_PROGRAMS", 0)
+        monkeypatch.setattr(summary, "SUMMARY_ARRAY_PROGRAMS", 0)
     folder = tmp_path_factory.mktemp("affine-fuzz", numbered=True)
     path = folder / f"k{next(_files)}.py"
     path.write_text(source)
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.setenv(affine.ENGINE_ENV, "compare")
-    before = affine.ENGINES["summary"]
+    monkeypatch.setenv(select.ENGINE_ENV, "compare")
+    before = select.ENGINES["summary"]
     result = analyze_path(path, workspace_root=folder)
     crashes = [d.message for d in result.all_diagnostics() if d.code in ("TL050", "TL020", "TL010")]
     assert not crashes, f"{crashes}\n{source}"
     _stats["examples"] += 1
-    _stats["summarized"] += affine.ENGINES["summary"] - before
+    _stats["summarized"] += select.ENGINES["summary"] - before
 
 
 def test_the_fuzzer_mostly_reaches_the_summary():

@@ -1,11 +1,11 @@
 """Function bodies as control-flow graphs: the reader keeps blocks and branches, the walk order and
-reachability of tilelens_lsp.cfg, and the verdicts both engines give behind early returns."""
+reachability of tilelens_lsp.ttir.cfg, and the verdicts both engines give behind early returns."""
 
 from __future__ import annotations
 
 import pytest
 
-from tilelens_lsp import cfg, ttir
+from tilelens_lsp.ttir import cfg, reader as ttir
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.refusal import Refusal
 from unithelp import compile_file

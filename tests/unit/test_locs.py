@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import triton
 
-from tilelens_lsp.locs import LocTable, PathMapper, default_mapper, portable_stack, portable_ttir
+from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack, portable_ttir
 from tilelens_lsp.model import Frame
 from tilelens_lsp.pipeline import analyze_path
 from unithelp import FIXTURES, launch_at, line_of, only

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tilelens_lsp import directives, ranges
-from tilelens_lsp.graph import IntV, _tdiv, _trem
+from tilelens_lsp import directives
+from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.values import IntV, tdiv, trem
 
 
 def _spec(text: str):
@@ -35,8 +36,8 @@ def test_a_bad_range_is_a_precise_directive_error(text, message):
 
 
 OPS = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
-       "arith.divsi": lambda a, b: _tdiv(np.array(a), np.array(b), 64), "arith.floordivsi": lambda a, b: a // b,
-       "arith.remsi": lambda a, b: _trem(np.array(a), np.array(b), 64), "arith.shli": lambda a, b: a << b,
+       "arith.divsi": lambda a, b: tdiv(np.array(a), np.array(b), 64), "arith.floordivsi": lambda a, b: a // b,
+       "arith.remsi": lambda a, b: trem(np.array(a), np.array(b), 64), "arith.shli": lambda a, b: a << b,
        "arith.shrsi": lambda a, b: a >> b, "arith.minsi": min, "arith.maxsi": max,
        "arith.andi": lambda a, b: a & b}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tilelens_lsp import ttir
+from tilelens_lsp.ttir import reader as ttir
 from tilelens_lsp.refusal import Refusal
 from unithelp import FIXTURES, SAMPLES, REPO, compile_file
 

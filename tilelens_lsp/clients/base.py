@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tilelens_lsp.graph import ArgInfo, Obligation, SiteResult
+from tilelens_lsp.engines.values import ArgInfo, Obligation, SiteResult
 from tilelens_lsp.model import Access, Diagnostic, Frame, TensorSpec
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tilelens_lsp.graph import merge_intervals
+from tilelens_lsp.engines.values import merge_intervals
 from tilelens_lsp.clients.base import ClientOutput, IRClient, LaunchAnalysis, frame_fields
 from tilelens_lsp.model import Access
 

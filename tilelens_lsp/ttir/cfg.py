@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tilelens_lsp.refusal import Refusal
-from tilelens_lsp.ttir import Block, Op, Region
+from tilelens_lsp.ttir.reader import Block, Op, Region
 
 BRANCHES = ("cf.br", "cf.cond_br")
 

@@ -9,38 +9,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tilelens_lsp.refusal import Refusal
+from tilelens_lsp.ttir import attrs
+from tilelens_lsp.ttir.types import Type, parse_type, split_top, symbol_name
+
+__all__ = ["Block", "Func", "Module", "Op", "Region", "Successor", "Type", "check_alignment", "parse_module",
+           "parse_type", "split_top", "symbol_name", "walk", "walk_region"]
 
 _RESULTS = re.compile(r"^((?:%[\w$.\-]+(?::\d+)?)(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=\s*")
 _SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
 _SUCCESSOR = re.compile(r"\^([\w$.\-]+)")
 _FUNC = re.compile(r'^tt\.func\s+(?:public\s+|private\s+|nested\s+)?@([\w$.\-]+|"(?:[^"\\]|\\.)*")\((.*)\)\s*(?:->\s*(.*?))?\s*'
                    r"(?:attributes\s*\{(.*)\})?\s*\{$")
-
-
-@dataclass(frozen=True)
-class Type:
-    """`shape` is () for scalars; `elem` is `i32`, `f16`, `ptr<f16>`, `bptr<f16>` (block pointer), ..."""
-
-    shape: tuple[int, ...]
-    elem: str
-
-    @property
-    def is_int(self) -> bool:
-        return self.elem[:1] == "i" and self.elem[1:].isdigit()
-
-    @property
-    def bits(self) -> int:
-        return int(self.elem[1:]) if self.is_int else 0
-
-    @property
-    def is_ptr(self) -> bool:
-        return self.elem.startswith("ptr<")
-
-    @property
-    def pointee(self) -> str:
-        return self.elem[4:-1] if self.elem.startswith("ptr<") else ""
 
 
 @dataclass
@@ -55,6 +37,48 @@ class Op:
     line_no: int = 0              # line in the printed module, for messages
     tail: str = ""                # text after a region-closing brace (generic form types)
     successors: list["Successor"] = field(default_factory=list)   # `cf.br` / `cf.cond_br` targets
+
+    # typed attributes, each parsed from `text` on first use (see `attrs`)
+
+    @cached_property
+    def int_constant(self) -> attrs.IntConstant | None:
+        """`arith.constant`: its integer value(s); None for a float constant."""
+        return attrs.int_constant(self.text, self.result_types[0])
+
+    @cached_property
+    def range_bounds(self) -> tuple[int, int]:
+        """`tt.make_range`: (start, end)."""
+        return attrs.range_bounds(self.text)
+
+    @cached_property
+    def predicate(self) -> str:
+        """`arith.cmpi`: `eq`, `slt`, `ult`, ..."""
+        return attrs.predicate(self.text)
+
+    @cached_property
+    def program_axis(self) -> int:
+        """`tt.get_program_id` / `tt.get_num_programs`: 0, 1 or 2 for x, y, z."""
+        return attrs.program_axis(self.text)
+
+    @cached_property
+    def axis(self) -> int:
+        """`tt.expand_dims`: the new axis."""
+        return attrs.axis(self.text)
+
+    @cached_property
+    def order(self) -> tuple[int, ...] | None:
+        """`tt.trans`: the permutation; None when none is printed (the reverse of the axes)."""
+        return attrs.order(self.text)
+
+    @cached_property
+    def for_header(self) -> attrs.ForHeader:
+        """`scf.for`: the induction variable and the iter_args the body binds."""
+        return attrs.for_header(self.text)
+
+    @cached_property
+    def callee(self) -> str:
+        """`tt.call`: the called function's name."""
+        return attrs.callee(self.text)
 
 
 @dataclass(frozen=True)
@@ -101,63 +125,6 @@ class Module:
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def split_top(text: str, sep: str) -> list[str]:
-    """Split on `sep` at bracket depth 0 (`([{<`; the `>` of `->` closes nothing). Jumps from one
-    bracket or separator to the next (a hot path of the reader: every op's types go through it)."""
-    pattern = _SPLITTERS.get(sep)
-    if pattern is None:
-        pattern = _SPLITTERS[sep] = re.compile(r"[(\[{<)\]}>]|" + re.escape(sep))
-    parts, depth, start = [], 0, 0
-    for m in pattern.finditer(text):
-        tok = m.group()
-        if tok == sep:
-            if depth == 0:
-                parts.append(text[start:m.start()])
-                start = m.end()
-        elif tok in "([{<":
-            depth += 1
-        elif not (tok == ">" and m.start() > 0 and text[m.start() - 1] == "-"):
-            depth -= 1
-    parts.append(text[start:])
-    return parts
-
-
-_SPLITTERS: dict[str, re.Pattern] = {}
-
-
-def symbol_name(text: str) -> str:
-    """`@name` or `@"quoted name"` (Triton 3.6 quotes mangled noinline names) without `@` and quotes."""
-    text = text.strip().lstrip("@")
-    if text.startswith('"') and text.endswith('"') and len(text) >= 2:
-        return text[1:-1]
-    return text
-
-
-def parse_type(text: str) -> Type:
-    t = text.strip()
-    if t.startswith("tensor<") and t.endswith(">"):
-        inner = t[7:-1]
-        # dims are leading `NxMx` groups; the element type is the rest
-        dims: list[int] = []
-        rest = inner
-        while True:
-            m = re.match(r"^(\d+)x", rest)
-            if not m:
-                break
-            dims.append(int(m.group(1)))
-            rest = rest[m.end():]
-        elem = parse_type(rest.split(",")[0]).elem  # drop encodings
-        return Type(tuple(dims), elem)
-    if t.startswith("!tt.ptr<") and t.endswith(">"):
-        inner = t[8:-1].split(",")[0].strip()
-        if inner.startswith("tensor<"):
-            return Type((), "bptr<" + inner + ">")
-        return Type((), "ptr<" + parse_type(inner).elem + ">")
-    if t.startswith("!tt.tensordesc<"):
-        return Type((), "tdesc<" + t[15:-1] + ">")
-    return Type((), t)
 
 
 def _strip_loc(line: str) -> tuple[str, str]:

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from typing import Iterator
 
-from tilelens_lsp.ttir import Block, Module, Op, Region, symbol_name
+from tilelens_lsp.ttir.reader import Block, Module, Op, Region
 
 MEMORY_OP = re.compile(r"load|store|atomic|descriptor|gather|scatter|async|tma|copy|prefetch")
 REGISTER_OPS = ("tt.gather", "tt.histogram")  # names that sound like memory but stay in registers
@@ -27,11 +27,6 @@ def is_memory_op(op: Op) -> bool:
     return bool(MEMORY_OP.search(op.name)) and op.name not in REGISTER_OPS
 
 
-def callee(op: Op) -> str:
-    m = re.match(r'@([\w$.\-]+|"(?:[^"\\]|\\.)*")', op.text.strip())
-    return symbol_name(m.group(1)) if m else ""
-
-
 def contexts_in_ops(ops: Iterator[Op], module: Module, stack: tuple[str, ...],
                     depth: int = 0) -> Iterator[tuple[Op, tuple[str, ...]]]:
     """(memory op, call stack) for the ops given and everything they reach through calls."""
@@ -39,7 +34,7 @@ def contexts_in_ops(ops: Iterator[Op], module: Module, stack: tuple[str, ...],
         if is_memory_op(op):
             yield op, stack
         if op.name == "tt.call" and depth <= 32:
-            func = module.funcs.get(callee(op))
+            func = module.funcs.get(op.callee)
             if func is not None:
                 yield from contexts_in_ops(region_ops(func.body), module, stack + (op.loc,), depth + 1)
 

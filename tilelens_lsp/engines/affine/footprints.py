@@ -1,0 +1,175 @@
+"""Footprints of the affine summary's accesses: recording, per-program tags for races, witnesses.
+
+A mixin of `AffineGraph`: an access becomes a box problem (`_problem`), solved by `box.box_image`; an
+out-of-bounds site keeps the lowest program that shows it, and `fill_witnesses` enumerates just that
+program (`AccessGraph.run_programs`) for the lane, iteration and element the enumeration would report.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from tilelens_lsp.engines import views
+from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
+from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Ptr, parts_of
+from tilelens_lsp.engines.enumerate import AccessGraph
+from tilelens_lsp.engines.values import ArgInfo, SiteResult
+from tilelens_lsp.refusal import Refusal
+from tilelens_lsp.ttir.reader import Op
+
+if TYPE_CHECKING:
+    from tilelens_lsp.engines.values import LaunchModel
+
+RACE_SHARE = 8                   # per-program footprints for the race check get budget / this
+
+
+def kind_is_atomic(op: str) -> bool:
+    return op == "atomic"
+
+
+
+class SummaryFootprints:
+    """The access-recording half of `AffineGraph`."""
+
+    m: "LaunchModel"
+    P: int
+    sites: dict[tuple, SiteResult]
+    pending: dict[tuple, int]
+    symbolic_programs: bool
+    probing: int
+    _images: dict[tuple, tuple[np.ndarray, np.ndarray]]
+    spend: Callable[[int], None]
+
+    # -- accesses
+
+    def record(self, op: Op, kind: str, ptr: Any, mask: Any, ctx: Ctx) -> None:
+        if not isinstance(ptr, Ptr):
+            raise NotAffine("an address outside the affine fragment")
+        if mask is not None and not isinstance(mask, Cond):
+            raise NotAffine("a mask outside the affine fragment")
+        if self.probing:
+            return
+        key = (id(op), ctx.stack, ptr.arg)
+        site = self.sites.get(key)
+        if site is None:
+            site = self.sites[key] = SiteResult(kind, ptr.arg, op.loc, ctx.stack)
+        info = self.m.args[ptr.arg]
+        pred = np.broadcast_to(ctx.pred, (self.P,))
+        if mask is not None:
+            pred = pred & np.broadcast_to(mask.pred, (self.P,))
+        for guard, off in parts_of(ptr.off):     # a piecewise address: each region on its own
+            cons = list(ctx.cons) + list(guard) + list(off.side)
+            if mask is not None:
+                cons += list(mask.cons) + [f for f in mask.side if all(f is not g for g in off.side)]
+            starts, ends = self.image(off, cons, pred, info)
+            if starts.size:
+                site.add_intervals(starts, ends)
+                if (starts.min() < info.lo or ends.max() > info.hi) and key not in self.pending:
+                    self.pending[key] = self.witness_program(off, cons, pred, info)
+                if info.view is not None and views.first_outside(starts, ends, info.view, info.lo, info.hi) is not None:
+                    raise NotAffine("an access leaves its declared view: the enumeration finds its witness")
+            self._tag(site, off, cons, pred, info)
+
+    def _tag(self, site: SiteResult, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> None:
+        """Per-program intervals for the race check: the image of each program's own row, within a
+        budget of its own (past it, or over symbolic programs, races stay undecided)."""
+        if site.tagged is None or kind_is_atomic(site.op):
+            return
+        if self.symbolic_programs:
+            site.tagged = None
+            return
+        spent = [0]
+
+        def spend(work: int) -> None:
+            spent[0] += int(work)
+            if spent[0] > self.m.budget // RACE_SHARE:
+                raise NotAffine("per-program footprints past the race budget")
+        if not pred.any():
+            return
+        try:
+            rows, programs, coef, ext, C = self._problem(off, cons, pred, info)
+            starts, ends, progs = box_image(rows, coef, ext, C, spend, tags=programs, with_tags=True)
+        except NotAffine:
+            site.tagged = None
+            return
+        site.add_tagged(starts, ends, progs)
+
+    def _problem(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo):
+        """The access as a box problem in elements: per-program rows [base, constraint constants...],
+        the programs they belong to, and the variables' strides, extents and constraint coefficients."""
+        size = info.elem_size
+        names = sorted(set(off.k) | {v for f in cons for v in f.k})
+        ext = np.array([self.var_extent(v, off.shape) for v in names], dtype=np.int64)
+        coef = np.array([off.k.get(v, 0) for v in names], dtype=np.int64)
+        base = np.broadcast_to(off.c, (self.P,))[pred]
+        if (coef % size).any() or (base % size).any():
+            raise NotAffine("an address that is not a whole number of elements")
+        cols = [base // size] + [np.broadcast_to(f.c, (self.P,))[pred] for f in cons]
+        C = np.array([[f.k.get(v, 0) for v in names] for f in cons], dtype=np.int64).reshape(len(cons), len(names))
+        return np.stack(cols, axis=1), np.flatnonzero(pred), coef // size, ext, C
+
+    def image(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Element intervals {off / size} over every program in `pred`, every point of the box of the
+        variables, within the constraints."""
+        empty = np.zeros(0, dtype=np.int64)
+        if not pred.any():
+            return empty, empty
+        rows, _, coef, ext, C = self._problem(off, cons, pred, info)
+        key = (rows.shape, rows.tobytes(), coef.tobytes(), ext.tobytes(), C.shape, C.tobytes())
+        hit = self._images.get(key)      # loads and stores of one tile share their problem
+        if hit is not None:
+            return hit
+        self._images[key] = out = self._solve(rows, coef, ext, C)
+        return out
+
+    def _solve(self, rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        rows = unique_rows(rows)
+        self.spend(rows.size)
+        lattice = factor(rows)
+        if lattice is not None:
+            x0, atoms = lattice
+            rows = x0[None, :]
+            for d, n in atoms:
+                ext = np.append(ext, n)
+                coef = np.append(coef, d[0])
+                C = np.concatenate((C, d[1:, None]), axis=1)
+        return box_image(rows, coef, ext, C, self.spend)
+
+    def witness_program(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> int:
+        """The lowest program index whose part of this access leaves the argument's storage."""
+        if self.symbolic_programs:
+            raise NotAffine("an out-of-bounds access among symbolic programs: enumeration finds its witness")
+        rows, programs, coef, ext, C = self._problem(off, cons, pred, info)
+        order = np.lexsort(rows.T[::-1])          # stable: equal rows keep ascending programs
+        rows, programs = rows[order], programs[order]
+        first = np.ones(len(rows), dtype=bool)
+        first[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        self.spend(rows.size)
+        lo, hi, tags = box_image(rows[first], coef, ext, C, self.spend, tags=programs[first], extremes=True)
+        bad = (lo < info.lo) | (hi >= info.hi)
+        if not bad.any():
+            raise NotAffine("no program found for an out-of-bounds footprint")
+        return int(tags[bad].min())
+
+    def fill_witnesses(self) -> None:
+        """Witnesses for the out-of-bounds sites: each from enumerating the one program found for it
+        (lane, loop iteration and element exactly as the enumeration reports them)."""
+        by_program: dict[int, list[tuple]] = {}
+        for key, program in self.pending.items():
+            by_program.setdefault(program, []).append(key)
+        for program, keys in sorted(by_program.items()):
+            one = AccessGraph(self.m)
+            try:
+                one.run_programs(program, 1)
+            except Refusal as refusal:
+                raise NotAffine(f"enumerating the witness program failed: {refusal}") from None
+            for key in keys:
+                site = one.sites.get(key)
+                if site is None or site.oob is None:
+                    raise NotAffine("the witness program does not reproduce the out-of-bounds access")
+                self.sites[key].oob = site.oob
+        self.pending.clear()

@@ -1,0 +1,93 @@
+"""Enumeration handlers of pointer arithmetic and memory ops: addresses are built here, recorded by `recording`.
+
+A load of an argument with a declared value range yields a `ranges.RangeV` (what an index may be);
+every other load or atomic yields opaque data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.enumerate.table import handles
+from tilelens_lsp.engines.ranges import PtrSpan, RangeV
+from tilelens_lsp.engines.values import IntV, Opaque, PtrChoice, PtrV, Value
+from tilelens_lsp.ttir.reader import Op
+
+if TYPE_CHECKING:
+    from tilelens_lsp.engines.enumerate.graph import AccessGraph
+
+
+@handles("tt.addptr")
+def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    p, off = (g.get(env, o) for o in op.operands[:2])
+    if isinstance(p, Opaque):
+        return [p]
+    if isinstance(off, RangeV) and isinstance(p, (PtrV, PtrSpan)):
+        # an address from a declared-range index: per lane, the hull of what it may touch
+        lo, hi = off.lo * p.pointee, off.hi * p.pointee
+        if isinstance(p, PtrV):
+            return [PtrSpan(p.arg, p.boff + lo, p.boff + hi, p.pointee, off.undef, off.src)]
+        return [p.plus(lo, hi, off.undef, keep_src=False)]
+    if isinstance(p, PtrSpan) and isinstance(off, IntV):
+        shift = off.a.astype(np.int64, copy=False) * p.pointee
+        return [p.plus(shift, shift)]
+    if not isinstance(p, (PtrV, PtrChoice)):
+        if isinstance(p, PtrSpan):
+            return [Opaque("data", "an address computed from loaded data", op.loc)]
+        return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
+    if isinstance(off, Opaque):
+        why = "data" if off.why == "data" else off.why
+        return [Opaque(why, "an offset computed from loaded data" if why == "data" else off.message, op.loc)]
+    if not isinstance(off, IntV):
+        return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
+    if isinstance(p, PtrChoice):
+        return [PtrChoice(tuple((c.plus(off.a.astype(np.int64, copy=False) * c.pointee), w) for c, w in p.options))]
+    return [p.plus(off.a.astype(np.int64, copy=False) * p.pointee)]
+
+
+@handles("tt.int_to_ptr", "tt.ptr_to_int")
+def _int_ptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    return [Opaque("pointer-provenance", f"{op.name} loses the pointer's provenance", op.loc)]
+
+
+@handles("tt.load")
+def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    ptr = g.get(env, op.operands[0])
+    mask = g.get(env, op.operands[1]) if len(op.operands) > 1 else None
+    g.record(op, "load", ptr, mask, ctx)
+    ty = op.result_types[0] if op.result_types else None
+    info = g.m.args.get(getattr(ptr, "arg", ""))
+    if info is not None and info.values and ty is not None and ty.is_int and ty.bits > 1 \
+            and isinstance(ptr, (PtrV, PtrSpan)) and (mask is None or isinstance(mask, IntV)):
+        other = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+        if other is None or isinstance(other, IntV):
+            shape = np.broadcast_shapes(ptr.shape() if isinstance(ptr, PtrV) else ptr.lo.shape,
+                                        *([mask.a.shape] if mask is not None else []))
+            return [ranges.loaded(info.values[0], info.values[1], shape, ty.bits, info.name,
+                                  None if mask is None else mask.a, None if other is None else other.a)]
+    return [Opaque("data", "loaded data", op.loc)]
+
+
+@handles("tt.store")
+def _store(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    ptr = g.get(env, op.operands[0])
+    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    g.record(op, "store", ptr, mask, ctx)
+    return []
+
+
+@handles("tt.atomic_rmw")
+def _atomic_rmw(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    ptr = g.get(env, op.operands[0])
+    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    g.record(op, "atomic", ptr, mask, ctx)
+    return [Opaque("data", "an atomic's old value", op.loc)]
+
+
+@handles("tt.atomic_cas")
+def _atomic_cas(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    g.record(op, "atomic", g.get(env, op.operands[0]), None, ctx)
+    return [Opaque("data", "an atomic's old value", op.loc)]

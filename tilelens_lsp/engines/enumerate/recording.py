@@ -1,0 +1,238 @@
+"""Recording accesses: the elements a load, store or atomic touches, as intervals, with witnesses.
+
+A mixin of `AccessGraph` (it reads the graph's programs, budget and argument storage): per access the
+masked lanes of running programs become element intervals; the first lane out of the storage or out
+of the declared view becomes the site's witness. Contiguous rows are read off the pointer's terms
+without materializing the tile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tilelens_lsp.engines import views
+from tilelens_lsp.engines.enumerate.table import Ctx, mask_and
+from tilelens_lsp.engines.ranges import PtrSpan
+from tilelens_lsp.engines.values import ArgInfo, IntV, Opaque, PtrChoice, PtrV, SiteResult, Value
+from tilelens_lsp.refusal import Refusal
+from tilelens_lsp.ttir.reader import Op
+
+if TYPE_CHECKING:
+    from tilelens_lsp.engines.values import LaunchModel
+
+
+def _tagged_runs(elems: np.ndarray, progs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Element indices with the program that touched each → runs of consecutive elements per program."""
+    order = np.lexsort((elems, progs))
+    e, p = elems[order], progs[order]
+    brk = np.ones(e.size, dtype=bool)
+    brk[1:] = (np.diff(e) != 1) | (p[1:] != p[:-1])
+    first = np.flatnonzero(brk)
+    last = np.concatenate((first[1:] - 1, [e.size - 1]))
+    return e[first], e[last] + 1, p[first]
+
+
+
+class SiteRecorder:
+    """The access-recording half of `AccessGraph`."""
+
+    m: "LaunchModel"
+    P: int
+    pid_base: int
+    sites: dict[tuple, SiteResult]
+    _steps: dict[tuple[int, int], tuple[np.ndarray, int | None]]
+    _current_loc: str
+
+    def record(self, op: Op, kind: str, ptr: Value, mask: Value, ctx: Ctx) -> None:
+        """Record the elements that mask-true lanes of running programs touch."""
+        if isinstance(ptr, PtrChoice):
+            # each candidate is checked against its own storage, on the lanes where it is chosen
+            for cand, when in ptr.options:
+                if when is None:
+                    bound = mask if isinstance(mask, IntV) else mask.bound if isinstance(mask, Opaque) else None
+                    sub = Opaque("data", "a pointer chosen by loaded data", op.loc, bound)
+                else:
+                    sub = mask_and(mask, IntV(when, 1)) if mask is not None else IntV(when, 1)
+                self.record(op, kind, cand, sub, ctx)
+            return
+        if isinstance(ptr, PtrSpan):
+            self._record_span(op, kind, ptr, mask, ctx)
+            return
+        if isinstance(ptr, Opaque):
+            site = self._site(op, kind, "?", ctx)
+            if site.refusal is None:
+                k = {"data": "indirect-address", "float": "out-of-vocabulary"}.get(ptr.why, ptr.why)
+                site.refusal = Refusal(k, f"the address of this {kind} depends on {ptr.message or ptr.why}",
+                                       op.loc)
+            return
+        if not isinstance(ptr, PtrV):
+            raise Refusal("out-of-vocabulary", f"{kind} through a value the model does not follow", op.loc)
+        site = self._site(op, kind, ptr.arg, ctx)
+        exact = ctx.exact
+        if isinstance(mask, Opaque):
+            exact = False
+            mask = mask.bound
+        if not exact:
+            site.exact = False
+        lanes = ptr.shape()[1:]
+        if isinstance(mask, IntV):
+            lanes = np.broadcast_shapes(lanes, mask.a.shape[1:])
+        shape = (self.P,) + tuple(lanes)
+        pred = self.pred_like(ctx, len(shape) - 1)
+        lane_mask = mask.a if isinstance(mask, IntV) else np.ones((1,) * len(shape), dtype=bool)
+        info = self.m.args[ptr.arg]
+        self._current_loc = op.loc
+        if self._record_rows(site, ptr, lane_mask, pred, shape, info, ctx, exact):
+            return
+        m_small = pred & lane_mask
+        boff = np.broadcast_to(ptr.boff, shape)
+        m = np.broadcast_to(m_small, shape)
+        elems = boff[m] // info.elem_size
+        if elems.size:
+            site.add_elements(elems)
+            if site.tagged is not None and site.exact:
+                starts, ends, progs = _tagged_runs(elems, np.nonzero(m)[0] + self.pid_base)
+                site.add_tagged(starts, ends, progs)
+            if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):
+                self._witness(site, boff, m, info, ctx, exact)
+            if info.view is not None and site.view_out is None:
+                self._check_view(site, site.starts[-1], site.ends[-1], boff, m, info, ctx, exact)
+        self._spend(int(np.prod(shape, dtype=np.int64)), op)
+
+    def _record_span(self, op: Op, kind: str, ptr: PtrSpan, mask: Value, ctx: Ctx) -> None:
+        """An address from a declared-range index: per lane the hull [lo, hi] of the elements it may
+        touch, a proven bound; a lane that may leave the storage is a possible out-of-bounds (TL002)
+        whose witness names the declared index value that takes it there."""
+        site = self._site(op, kind, ptr.arg, ctx)
+        site.exact = False
+        site.tagged = None          # which elements each program touches is not known
+        if isinstance(mask, Opaque):
+            mask = mask.bound
+        shape = (self.P,) + tuple(np.broadcast_shapes(ptr.lo.shape, ptr.hi.shape,
+                                                      *([mask.a.shape] if isinstance(mask, IntV) else []))[1:])
+        m = np.broadcast_to(self.pred_like(ctx, len(shape) - 1), shape)
+        if isinstance(mask, IntV):
+            m = m & np.broadcast_to(mask.a, shape)
+        if ptr.undef is not None and (np.broadcast_to(ptr.undef, shape) & m).any():
+            if site.refusal is None:
+                site.refusal = Refusal("indirect-address", f"the address of this {kind} uses an index loaded by a "
+                                       "masked-off lane without `other` (its value is undefined)", op.loc)
+            return
+        info = self.m.args[ptr.arg]
+        lo = np.broadcast_to(ptr.lo, shape)[m] // info.elem_size
+        hi = np.broadcast_to(ptr.hi, shape)[m] // info.elem_size
+        self._spend(int(np.prod(shape, dtype=np.int64)), op)
+        if not lo.size:
+            return
+        site.add_intervals(lo, hi + 1)
+        if site.oob is None and (lo.min() < info.lo or hi.max() >= info.hi):
+            full_lo, full_hi = np.broadcast_to(ptr.lo, shape) // info.elem_size, np.broadcast_to(ptr.hi, shape) // info.elem_size
+            low = m & (full_lo < info.lo)
+            bad = low | (m & (full_hi >= info.hi))
+            where = np.unravel_index(int(np.argmax(bad.reshape(-1))), bad.shape)
+            at_low = bool(low[where])
+            element = int((full_lo if at_low else full_hi)[where])
+            value = None
+            if ptr.src is not None:
+                value = int(np.broadcast_to(ptr.src[0 if at_low else 1], shape)[where])
+            site.oob = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
+                        "iteration": ctx.iters or None, "element": element, "exact": False,
+                        "value": value, "index": ptr.src[2] if ptr.src is not None else None}
+
+    def _record_rows(self, site: SiteResult, ptr: PtrV, lane_mask: np.ndarray, pred: np.ndarray,
+                     shape: tuple[int, ...], info: ArgInfo, ctx: Ctx, exact: bool) -> bool:
+        """Fast path: lines along a lane axis that are contiguous in memory and whose mask is a prefix
+        become one interval each (row-major tiles along the last axis, transposed ones along another).
+        Read off the pointer's terms and the minimal mask, without materializing the whole tile."""
+        size = info.elem_size
+        for axis in range(len(shape) - 1, 0, -1):
+            n = shape[axis]
+            if n < 2:
+                continue
+            steps = [self._axis_step(t, axis) for t in ptr.terms]
+            if any(st is None for st in steps) or sum(steps) != size:
+                continue
+            # the program predicate is constant along lanes: the mask alone decides prefixes and counts
+            first = (slice(None),) * axis + (0,)
+            if lane_mask.shape[axis] > 1:
+                line = np.moveaxis(lane_mask, axis, -1)
+                if not (line[..., 1:] <= line[..., :-1]).all():
+                    return False
+                counts = line.sum(axis=-1)
+            else:
+                counts = lane_mask[first].astype(np.int64) * n
+            counts = counts * pred[first]
+            head = None
+            for term in ptr.terms:
+                h = term[first]                 # a view: no copy of the term
+                head = h if head is None else head + h
+            reduced = shape[:axis] + shape[axis + 1:]
+            head = np.broadcast_to(head, reduced)
+            counts = np.broadcast_to(counts, reduced)
+            live = counts > 0
+            # the work is one row head each; spent after recording, so what was found is kept
+            if not live.any():
+                self._spend(int(np.prod(reduced, dtype=np.int64)), None)
+                return True
+            starts = head[live]
+            if (starts % size).any():
+                return False
+            starts = starts // size
+            ends = starts + counts[live]
+            site.add_intervals(starts, ends)
+            if site.tagged is not None and site.exact:
+                site.add_tagged(starts, ends, np.nonzero(live)[0] + self.pid_base)
+            if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):
+                self._witness(site, np.broadcast_to(ptr.boff, shape), np.broadcast_to(pred & lane_mask, shape),
+                              info, ctx, exact)
+            if info.view is not None and site.view_out is None:
+                self._check_view(site, starts, ends, np.broadcast_to(ptr.boff, shape),
+                                 np.broadcast_to(pred & lane_mask, shape), info, ctx, exact)
+            self._spend(int(np.prod(reduced, dtype=np.int64)), None)
+            return True
+        return False
+
+    def _axis_step(self, term: np.ndarray, axis: int) -> int | None:
+        """The uniform step of `term` along `axis` (0 when constant), None when it is not uniform."""
+        if term.ndim <= axis or term.shape[axis] == 1 or term.strides[axis] == 0:
+            return 0
+        key = (id(term), axis)
+        hit = self._steps.get(key)
+        if hit is not None and hit[0] is term:
+            return hit[1]
+        d = np.diff(term, axis=axis)
+        first = int(d.reshape(-1)[0])
+        step = first if (d == first).all() else None
+        if len(self._steps) > 512:
+            self._steps.clear()
+        self._steps[key] = (term, step)
+        return step
+
+    def _check_view(self, site: SiteResult, starts: np.ndarray, ends: np.ndarray, boff: np.ndarray,
+                    m: np.ndarray, info: ArgInfo, ctx: Ctx, exact: bool) -> None:
+        """The first element this access touches inside the storage but outside the declared view."""
+        element = views.first_outside(starts, ends, info.view, info.lo, info.hi)
+        if element is None:
+            return
+        bad = m & (boff // info.elem_size == element)
+        where = np.unravel_index(int(np.argmax(bad.reshape(-1))), bad.shape)
+        site.view_out = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
+                         "iteration": ctx.iters or None, "element": element, "exact": exact}
+
+    def _witness(self, site: SiteResult, boff: np.ndarray, m: np.ndarray, info: ArgInfo, ctx: Ctx,
+                 exact: bool) -> None:
+        full = boff // info.elem_size
+        bad = m & ((full < info.lo) | (full >= info.hi))
+        flat = int(np.argmax(bad.reshape(-1)))
+        where = np.unravel_index(flat, bad.shape)
+        site.oob = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
+                    "iteration": ctx.iters or None, "element": int(full[where]), "exact": exact}
+
+    def _site(self, op: Op, kind: str, arg: str, ctx: Ctx) -> SiteResult:
+        key = (id(op), ctx.stack, arg)
+        site = self.sites.get(key)
+        if site is None:
+            site = self.sites[key] = SiteResult(kind, arg, op.loc, ctx.stack)
+        return site

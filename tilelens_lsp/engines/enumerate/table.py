@@ -1,0 +1,115 @@
+"""The enumeration's handler table and the helpers its handler modules share.
+
+Each handler module (`arith`, `memory`, `control`) registers its ops here with `@handles`; the
+evaluator (`graph.AccessGraph`) looks every op up in `HANDLERS`. The helpers combine values the way
+several handlers need: masks with unknown parts, per-program blends, pointer choices.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.ranges import PtrSpan, RangeV
+from tilelens_lsp.engines.values import IntV, Opaque, PtrChoice, PtrV, Value
+from tilelens_lsp.ttir.reader import Op
+
+if TYPE_CHECKING:
+    from tilelens_lsp.engines.enumerate.graph import AccessGraph
+
+
+class Ctx:
+    """Where code runs: for which programs, in which loop iterations, exactly or not, under which calls."""
+
+    def __init__(self, pred: np.ndarray, iters: tuple[int, ...], exact: bool, stack: tuple[str, ...]):
+        self.pred = pred          # (P,) bool: programs for which this code runs
+        self.iters = iters
+        self.exact = exact
+        self.stack = stack        # call-site locs, innermost last
+
+
+HANDLERS: dict[str, Callable[[AccessGraph, Op, dict, Ctx], list[Value]]] = {}
+
+
+def handles(*names: str):
+    def deco(fn):
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+    return deco
+
+
+def mask_and(a: Value, b: Value) -> Value:
+    """Conjunction of masks; with an unknown side, the known side still bounds the result."""
+    if isinstance(a, IntV) and isinstance(b, IntV):
+        return IntV(a.a & b.a, 1)
+    unknown = a if isinstance(a, Opaque) else b
+    bounds = [v for v in (a, b) if isinstance(v, IntV)]
+    bounds += [v.bound for v in (a, b) if isinstance(v, Opaque) and v.bound is not None]
+    bound = None
+    for v in bounds:
+        bound = v if bound is None else IntV(bound.a & v.a, 1)
+    return Opaque(unknown.why, unknown.message, unknown.loc, bound)
+
+
+def mask_or(a: Value, b: Value) -> Value:
+    """Disjunction of masks, one side unknown: bounded where both sides are."""
+    unknown = a if isinstance(a, Opaque) else b
+    ba = a if isinstance(a, IntV) else a.bound
+    bb = b if isinstance(b, IntV) else b.bound
+    bound = IntV(ba.a | bb.a, 1) if ba is not None and bb is not None else None
+    return Opaque(unknown.why, unknown.message, unknown.loc, bound)
+
+
+def opaque_of(*values: Value) -> Opaque:
+    for v in values:
+        if isinstance(v, Opaque) and v.why == "data":
+            return v
+        if isinstance(v, (RangeV, PtrSpan)):
+            return Opaque("data", "a value computed from a loaded index")
+    for v in values:
+        if isinstance(v, Opaque):
+            return v
+    return Opaque("out-of-vocabulary", "an unmodelled operand")
+
+
+def blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
+    """Per-program select between a loop's (or branch's) new and old value."""
+    if cond.all() and type(new) is type(old) and not isinstance(new, Opaque):
+        if not isinstance(new, PtrV) or new.arg == old.arg:
+            return new
+    if isinstance(new, IntV) and isinstance(old, IntV):
+        c = cond.reshape(cond.shape + (1,) * (max(new.a.ndim, old.a.ndim) - 1))
+        return IntV(np.where(c, new.a, old.a), new.bits)
+    if isinstance(new, (IntV, RangeV)) and isinstance(old, (IntV, RangeV)):
+        nd = max(ranges.bounds(new)[0].ndim, ranges.bounds(old)[0].ndim)
+        return ranges.choose(cond.reshape(cond.shape + (1,) * (nd - 1)), new, old, new.bits)
+    if isinstance(new, (PtrV, PtrChoice)) and isinstance(old, (PtrV, PtrChoice)) and not (
+            isinstance(new, PtrV) and isinstance(old, PtrV) and new.arg == old.arg):
+        return choose(cond, new, old)
+    if isinstance(new, PtrV) and isinstance(old, PtrV):
+        c = cond.reshape(cond.shape + (1,) * (max(new.boff.ndim, old.boff.ndim) - 1))
+        return PtrV(new.arg, np.where(c, new.boff, old.boff), new.pointee)
+    if isinstance(new, Opaque):
+        return new
+    if isinstance(old, Opaque):
+        return old
+    return Opaque("out-of-vocabulary", "a loop-carried value of changing kind", op.loc)
+
+
+def choose(cond: np.ndarray | None, a: "PtrV | PtrChoice", b: "PtrV | PtrChoice") -> PtrChoice:
+    """`cond ? a : b` between pointers of different arguments: both stay candidates, each with the
+    programs/lanes that pick it (`cond` is (P or 1, *lanes) or (P,); None: loaded data decides)."""
+    out = []
+    for side, pick in ((a, True), (b, False)):
+        for cand, when in (side.options if isinstance(side, PtrChoice) else ((side, None),)):
+            if cond is None or (when is None and isinstance(side, PtrChoice)):
+                out.append((cand, None))       # chosen by loaded data: it may be any lane's
+                continue
+            ndim = len(cand.shape())
+            c = cond.astype(bool).reshape(cond.shape + (1,) * (ndim - cond.ndim))
+            c = c if pick else ~c
+            out.append((cand, c if when is None else when & c))
+    return PtrChoice(tuple(out))

@@ -1,0 +1,312 @@
+"""The value model both engines share: the launch model they read and the site results they write.
+
+In: nothing above `ttir/` and `refusal`. Integer and pointer values (`IntV`, `PtrV`, `PtrChoice`,
+`Opaque`), the records of a launch (`LaunchModel`, `ArgInfo`) and of what it touched (`SiteResult`,
+`Obligation`), and the integer semantics of `arith` ops (`BINARY_OPS`, `COMPARISONS`, `wrap`,
+`unsigned`) that the enumeration evaluates and the affine summary folds constants with. No evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from tilelens_lsp.refusal import Refusal
+from tilelens_lsp.ttir.reader import Module
+
+DTYPE_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4,
+               "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "f8E4M3B11FNUZ": 1,
+               "tf32": 4}
+
+
+# ---------------------------------------------------------------- values
+
+
+@dataclass
+class IntV:
+    a: np.ndarray   # (P or 1, *shape); bool for i1, int64 otherwise (wrapped to `bits`)
+    bits: int
+
+
+class PtrV:
+    """A pointer value: provenance plus byte offsets kept as a short sum of broadcastable terms.
+
+    `base + row * stride + cols` stays (P,1) + (1,C) instead of a (P, C) array until something needs
+    the sum; `record` reads contiguity and row heads off the terms, so the common access costs
+    O(programs × rows) instead of O(programs × lanes)."""
+
+    __slots__ = ("arg", "terms", "pointee", "_sum")
+    MAX_TERMS = 4
+
+    def __init__(self, arg: str, boff: np.ndarray | None = None, pointee: int = 1,
+                 terms: tuple[np.ndarray, ...] | None = None) -> None:
+        self.arg = arg                   # kernel parameter the address derives from
+        self.pointee = pointee           # bytes per element of the pointee type
+        self.terms = tuple(terms) if terms is not None else (boff,)
+        self._sum = boff if terms is None else None
+
+    @property
+    def boff(self) -> np.ndarray:
+        """Byte offsets from the parameter's address, (P or 1, *shape)."""
+        if self._sum is None:
+            total = self.terms[0]
+            for t in self.terms[1:]:
+                total = total + t
+            self._sum = total
+        return self._sum
+
+    def shape(self) -> tuple[int, ...]:
+        return np.broadcast_shapes(*(t.shape for t in self.terms))
+
+    def plus(self, offset: np.ndarray) -> "PtrV":
+        terms = list(self.terms)
+        for i, t in enumerate(terms):
+            if t.shape == offset.shape or t.size == 1 and offset.size == 1:
+                terms[i] = t + offset
+                break
+        else:
+            terms.append(offset)
+        if len(terms) > self.MAX_TERMS:
+            return PtrV(self.arg, PtrV(self.arg, terms=tuple(terms)).boff, self.pointee)
+        return PtrV(self.arg, pointee=self.pointee, terms=tuple(terms))
+
+    def map(self, fn: Callable[[np.ndarray], np.ndarray], pointee: int | None = None) -> "PtrV":
+        return PtrV(self.arg, pointee=self.pointee if pointee is None else pointee,
+                    terms=tuple(fn(t) for t in self.terms))
+
+    def __repr__(self) -> str:
+        return f"PtrV({self.arg}, {len(self.terms)} terms, shape {self.shape()})"
+
+
+@dataclass
+class PtrChoice:
+    """A pointer that is one of several arguments' pointers, chosen per program or per lane
+    (`p = a_ptr if pid % 2 == 0 else b_ptr`, `tl.where(c, a_ptr + offs, b_ptr + offs)`): each
+    candidate with the lanes where it is the one (`when`, a bool array broadcastable to the pointer's
+    shape; None where loaded data decides, so the candidate may be any lane's)."""
+
+    options: tuple[tuple[PtrV, "np.ndarray | None"], ...]
+
+    def map(self, fn: Callable[[np.ndarray], np.ndarray], pointee: int | None = None) -> "PtrChoice":
+        return PtrChoice(tuple((p.map(fn, pointee), None if w is None else fn(w)) for p, w in self.options))
+
+
+@dataclass
+class Opaque:
+    """A value the model does not compute: loaded data (`why='data'`) or an unmodelled op."""
+
+    why: str          # data | float | out-of-vocabulary | inline-asm
+    message: str = ""
+    loc: str = ""
+    bound: "IntV | None" = None   # for an unknown mask: lanes where it may be true (None: any lane)
+
+
+Value = Any
+
+
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """np.unique for int64 element indices, by one sort (numpy's hash-based unique is far slower here)."""
+    if a.size == 0:
+        return a
+    a = np.sort(a, kind="stable" if a.size < 64 else None)
+    keep = np.empty(a.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+def wrap(a: np.ndarray, bits: int) -> np.ndarray:
+    if bits >= 64:
+        return a
+    if bits == 1:
+        return a.astype(bool)
+    half = 1 << (bits - 1)
+    return ((a + half) & ((1 << bits) - 1)) - half
+
+
+def unsigned(a: np.ndarray, bits: int) -> np.ndarray:
+    if bits >= 64:
+        return a.astype(np.uint64)
+    return a.astype(np.int64) & ((1 << bits) - 1)
+
+
+def elem_bytes(elem: str) -> int:
+    if elem.startswith("ptr<"):
+        return 8
+    return DTYPE_BYTES.get(elem, 4)
+
+
+# ---------------------------------------------------------------- results of evaluation
+
+
+@dataclass
+class SiteResult:
+    """What one access site touched over the whole launch."""
+
+    op: str
+    arg: str
+    loc: str
+    call_stack: tuple[str, ...]
+    starts: list[np.ndarray] = field(default_factory=list)   # half-open element intervals touched
+    ends: list[np.ndarray] = field(default_factory=list)
+    exact: bool = True
+    oob: dict[str, Any] | None = None        # first out-of-bounds lane, in evaluation order
+    refusal: Refusal | None = None
+    view_out: dict[str, Any] | None = None   # first lane inside the storage but outside the view
+    # (starts, ends, program index) per program, for races; None when the engine cannot give them
+    tagged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
+
+    def add_tagged(self, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
+        if self.tagged is None:
+            return
+        last = self.tagged[-1] if self.tagged else None
+        if last is not None and last[1].shape == starts.shape and np.array_equal(last[1], starts) \
+                and np.array_equal(last[2], progs):
+            self.tagged[-1] = (last[0], ends, progs)    # a row continued by the next loop iteration
+            return
+        self.tagged.append((starts, ends, progs))
+
+    def add_elements(self, elems: np.ndarray) -> None:
+        """Element indices → runs of consecutive elements (one interval each)."""
+        elems = sorted_unique(elems)
+        if elems.size == 0:
+            return
+        breaks = np.flatnonzero(np.diff(elems) != 1)
+        self.starts.append(np.concatenate((elems[:1], elems[breaks + 1])))
+        self.ends.append(np.concatenate((elems[breaks], elems[-1:])) + 1)
+
+    def add_intervals(self, starts: np.ndarray, ends: np.ndarray) -> None:
+        starts, ends = starts.reshape(-1), ends.reshape(-1)
+        last = self.ends[-1] if self.ends else None
+        if last is not None and last.shape == starts.shape and np.array_equal(last, starts):
+            # a loop walking along its rows continues each row where the previous iteration ended
+            self.ends[-1] = ends
+            return
+        self.starts.append(starts)
+        self.ends.append(ends)
+
+    def intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted, disjoint, merged half-open intervals."""
+        return merge_intervals(self.starts, self.ends)
+
+
+def merge_intervals(starts: list[np.ndarray], ends: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    if not starts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    s = np.concatenate(starts).astype(np.int64, copy=False)
+    e = np.concatenate(ends).astype(np.int64, copy=False)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    reach = np.maximum.accumulate(e)
+    new = np.ones(s.size, dtype=bool)
+    new[1:] = s[1:] > reach[:-1]          # adjacent intervals merge too
+    first = np.flatnonzero(new)
+    last = np.concatenate((first[1:] - 1, [s.size - 1]))
+    return s[first], reach[last]
+
+
+@dataclass
+class Obligation:
+    """An integer op in address arithmetic whose result must fit its width."""
+
+    op: str
+    loc: str
+    call_stack: tuple[str, ...]
+    bits: int
+    violation: dict[str, Any] | None = None
+
+
+@dataclass
+class ArgInfo:
+    name: str
+    elem_size: int
+    lo: int          # lowest valid element index relative to the argument's address
+    hi: int          # one past the highest
+    values: tuple[int, int] | None = None   # declared range [LO, HI) of the tensor's elements
+    view: tuple[np.ndarray, np.ndarray] | None = None   # runs the declared view covers, when it does
+    # not cover its whole storage (element indices relative to the argument's address)
+
+
+@dataclass
+class LaunchModel:
+    module: Module
+    arg_values: dict[str, Any]       # entry func arg SSA name → value (scalar ints, ptrs, opaque)
+    args: dict[str, ArgInfo]         # pointer parameters by name
+    grid: tuple[int, int, int]
+    budget: int
+
+
+# ---------------------------------------------------------------- integer semantics of arith ops
+
+
+def tdiv(a, b, bits):
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe)
+    return np.where(b == 0, 0, np.where((a < 0) != (safe < 0), -q, q))
+
+
+def trem(a, b, bits):
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, a - tdiv(a, safe, bits) * safe)
+
+
+def udiv(a, b, bits):
+    ua, ub = unsigned(a, bits), unsigned(b, bits)
+    one = ub.dtype.type(1)
+    return np.where(ub == 0, ub.dtype.type(0), ua // np.where(ub == 0, one, ub)).astype(np.int64)
+
+
+def urem(a, b, bits):
+    ua, ub = unsigned(a, bits), unsigned(b, bits)
+    one = ub.dtype.type(1)
+    return np.where(ub == 0, ub.dtype.type(0), ua % np.where(ub == 0, one, ub)).astype(np.int64)
+
+
+def shrui(a, b, bits):
+    shift = np.clip(b, 0, 63)
+    if bits >= 64:
+        return (a.astype(np.uint64) >> shift.astype(np.uint64)).astype(np.int64)
+    return unsigned(a, bits) >> shift
+
+
+def floordiv(a, b, bits):
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, a // safe)
+
+
+def ceildiv(a, b, bits):
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, -((-a) // safe))
+
+
+# op → (fn(a, b, bits) on int64 arrays, whether the result carries a width obligation)
+BINARY_OPS = {
+    "arith.addi": (lambda a, b, w: a + b, True),
+    "arith.subi": (lambda a, b, w: a - b, True),
+    "arith.muli": (lambda a, b, w: a * b, True),
+    "arith.shli": (lambda a, b, w: np.where((b >= 0) & (b < w), a << np.clip(b, 0, 63), 0), True),
+    "arith.shrsi": (lambda a, b, w: a >> np.clip(b, 0, 63), False),
+    "arith.shrui": (shrui, False),
+    "arith.divsi": (tdiv, False),
+    "arith.remsi": (trem, False),
+    "arith.divui": (udiv, False),
+    "arith.remui": (urem, False),
+    "arith.floordivsi": (floordiv, False),
+    "arith.ceildivsi": (ceildiv, False),
+    "arith.minsi": (lambda a, b, w: np.minimum(a, b), False),
+    "arith.maxsi": (lambda a, b, w: np.maximum(a, b), False),
+    "arith.minui": (lambda a, b, w: np.where(unsigned(a, w) <= unsigned(b, w), a, b), False),
+    "arith.maxui": (lambda a, b, w: np.where(unsigned(a, w) >= unsigned(b, w), a, b), False),
+    "arith.andi": (lambda a, b, w: a & b, False),
+    "arith.ori": (lambda a, b, w: a | b, False),
+    "arith.xori": (lambda a, b, w: a ^ b, False),
+}
+
+
+COMPARISONS = {
+    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
+    "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal,
+}
