@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("capture needs a command to run: tilelens-lsp capture -- python my_script.py")
         if args.per_kernel < 1:
             parser.error("--per-kernel must be at least 1")
-        from tilelens_lsp import capture
+        from tilelens_lsp.capture import runner as capture
         return capture.run(command, args.out, args.merge, args.per_kernel)
     prestarted = _prestart_worker()
     from tilelens_lsp.server import serve   # pygls and lsprotocol take most of a second to import
