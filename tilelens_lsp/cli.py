@@ -44,7 +44,7 @@ def has_launch(path: Path) -> bool:
 def declared_in_toml(path: Path, root: Path, tables: dict[Path, set[Path]]) -> bool:
     """Whether the toml that applies to `path` (tilelens.toml at `root`, else the nearest pyproject.toml
     with [tool.tilelens]) has a launch table naming it; `tables` caches each toml's files."""
-    from tilelens_lsp.launchconfig import ConfigError, files_in_config, find_config
+    from tilelens_lsp.launches.toml import ConfigError, files_in_config, find_config
     found = find_config(path, root)
     if found is None:
         return False
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("capture needs a command to run: tilelens-lsp capture -- python my_script.py")
         if args.per_kernel < 1:
             parser.error("--per-kernel must be at least 1")
-        from tilelens_lsp import capture
+        from tilelens_lsp.capture import runner as capture
         return capture.run(command, args.out, args.merge, args.per_kernel)
     prestarted = _prestart_worker()
     from tilelens_lsp.server import serve   # pygls and lsprotocol take most of a second to import
@@ -228,7 +228,7 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
             print(f"tilelens-lsp: no such config file: {args.config}", file=sys.stderr)
             return 2
         try:
-            from tilelens_lsp.launchconfig import files_in_config, read_target
+            from tilelens_lsp.launches.toml import files_in_config, read_target
             config_files = [Path(f).resolve() for f in files_in_config(config, settings.interpreter)]
             read_target(config)
         except Exception as exc:  # noqa: BLE001 - a broken toml is a configuration error
@@ -289,7 +289,7 @@ def exit_code(results: list[FileResult]) -> int:
 
 def _declared_only(files: list[Path], config: Path | None) -> list[Path]:
     """The files that declare a launch (a comment, or a table of the toml that applies to them)."""
-    from tilelens_lsp.launchconfig import files_in_config
+    from tilelens_lsp.launches.toml import files_in_config
     in_config = {Path(f).resolve() for f in files_in_config(config)} if config else set()
     tables: dict[Path, set[Path]] = {}
     return [f for f in files if has_launch(f) or f in in_config or declared_in_toml(f, find_root(f.parent), tables)]
@@ -312,7 +312,7 @@ def _suppressed(results: list[FileResult], files: list[Path], select: tuple[str,
 def _toml_target(files: list[Path], root: Path, config: Path | None) -> tuple[str | None, str | None]:
     """The one target the tomls that apply to `files` ask for (the default where none sets one), or
     why there is no one target."""
-    from tilelens_lsp.launchconfig import find_config, read_target
+    from tilelens_lsp.launches.toml import find_config, read_target
     seen: dict[str, str] = {}
     for f in files:
         found = find_config(f, root, config)
@@ -329,7 +329,7 @@ def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | 
 
     A broken config is a configuration error (exit 2), like a bad `--config` file: its launches
     would otherwise be silently missing from the verdicts."""
-    from tilelens_lsp.launchconfig import ConfigError, find_config, read_target
+    from tilelens_lsp.launches.toml import ConfigError, find_config, read_target
     checked: set[Path] = set()
     for f in files:
         found = find_config(f, root, config)

@@ -11,7 +11,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from tilelens_lsp.directives import find_kernels
+from tilelens_lsp.launches.kernels import find_kernels
 from tilelens_lsp.model import FileResult, LaunchResult
 
 SHOW = "tilelens.showLaunches"

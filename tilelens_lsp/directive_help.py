@@ -13,10 +13,12 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from tilelens_lsp.directives import DTYPE_ALIASES, DTYPES, canonical_dtype, directive_blocks, find_kernels
+from tilelens_lsp.launches.kernels import find_kernels
+from tilelens_lsp.launches.scanner import directive_blocks
+from tilelens_lsp.launches.specs import DTYPE_ALIASES, DTYPES, canonical_dtype
 from tilelens_lsp.model import CODE_TITLES
 
-# What a directive may call (directives.FUNCTIONS), with what completion and signature help show.
+# What a directive may call (launches.specs.FUNCTIONS), with what completion and signature help show.
 FUNCTION_HELP = {
     "cdiv": ("cdiv(a, b)", "ceiling division: the number of blocks of size b that cover a"),
     "min": ("min(a, b, ...)", "the smallest value"),

@@ -18,7 +18,7 @@ import re
 import sys
 import traceback
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +28,14 @@ from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
 from tilelens_lsp.engines import accounting, select, views as view_runs
 from tilelens_lsp.engines.affine import AffineGraph
 from tilelens_lsp.engines.values import ArgInfo, IntV, LaunchModel, Opaque, PtrV, elem_bytes
-from tilelens_lsp.hostcompile import (FakeTensor, HostCompiler, LaunchBindingError, bind, element_size,
-                                      expand_configs, grid_of, unwrap)
+from tilelens_lsp.compile.binding import FakeTensor, LaunchBindingError, element_size
+from tilelens_lsp.compile.compiler import (CompiledConfig, HostCompiler, compile_error_stack, compile_launch,
+                                           compiler_for)
+from tilelens_lsp.launches.kernels import find_kernels
+from tilelens_lsp.launches.scanner import parse_directives
+from tilelens_lsp.launches.toml import launches_for_file
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
-from tilelens_lsp.model import (Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, ScalarSpec,
-                                TensorSpec)
+from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, TensorSpec
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir import reader as ttir_reader
@@ -55,16 +58,13 @@ class Stats:
 
 @dataclass
 class Engine:
-    """Keeps Triton warm: one host compiler per target, a result cache, counters."""
+    """What a warm worker keeps: a result cache and counters (the host compilers: `compiler_for`)."""
 
-    compilers: dict[str, HostCompiler] = field(default_factory=dict)
     cache: ResultCache = field(default_factory=ResultCache)
     stats: Stats = field(default_factory=Stats)
 
     def compiler(self, target: str) -> HostCompiler:
-        if target not in self.compilers:
-            self.compilers[target] = HostCompiler(target)
-        return self.compilers[target]
+        return compiler_for(target)
 
 
 _ENGINE = Engine()
@@ -227,36 +227,6 @@ def _import_message(exc: BaseException) -> str:
     return f"importing this module failed: {type(exc).__name__}: {exc}"
 
 
-# ---------------------------------------------------------------- compile errors
-
-
-def compile_error_stack(exc: BaseException, mapper: PathMapper) -> tuple[tuple[Frame, ...], str]:
-    """Frames (innermost first) of Triton's code generators at the error, and the message."""
-    from triton.compiler.code_generator import CodeGenerator
-
-    # An error inside an inlined @jit helper is re-raised at the call site `from` the helper's error:
-    # follow the chain of causes to reach the helper's generator (and its message).
-    chain: list[BaseException] = []
-    e: BaseException | None = exc
-    while e is not None and all(e is not c for c in chain):
-        chain.append(e)
-        e = e.__cause__
-    frames: list[Frame] = []
-    seen: set[int] = set()
-    for e in chain:  # outermost first; each traceback walks outermost frame first
-        for frame, _ in traceback.walk_tb(e.__traceback__):
-            gen = frame.f_locals.get("self")
-            if isinstance(gen, CodeGenerator) and id(gen) not in seen and gen.cur_node is not None:
-                seen.add(id(gen))
-                node = gen.cur_node
-                frames.append(Frame(mapper.portable(gen.file_name), gen.begin_line + getattr(node, "lineno", 1),
-                                    gen.begin_col + getattr(node, "col_offset", 0)))
-    message = next((m for m in (getattr(c, "error_message", None) for c in reversed(chain)) if m), None)
-    if message is None:
-        message = str(exc).strip().splitlines()[-1]
-    return tuple(reversed(frames)), str(message)
-
-
 # ---------------------------------------------------------------- one launch
 
 
@@ -371,55 +341,61 @@ def dependency_values(jit) -> str:
 def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: PathMapper,
                    source_hash: str) -> list[LaunchResult]:
     """Every config of one declared launch, deduplicated by the specialization it compiles to."""
-    try:
-        chain = unwrap(kernel_obj)
-        configs = expand_configs(chain, launch)
-    except LaunchBindingError as exc:
-        return [_directive_error(launch, str(exc))]
-    except Exception as exc:  # heuristics are user code
-        return [_directive_error(launch, f"evaluating the launch's configs failed: {type(exc).__name__}: {exc}")]
-    compiler = _ENGINE.compiler(settings.target)
-    forced = {n for n, a in list(zip([p.name for p in chain.jit.params], launch.args)) + list(launch.kwargs)
-              if isinstance(a, ScalarSpec) and a.kind == "i64"}
     results: list[LaunchResult] = []
     seen: set[str] = set()
-    try:
-        depends = dependency_values(chain.jit)
-    except Exception as exc:  # noqa: BLE001 - no key we can trust: never reuse a cached verdict
-        depends = f"uncacheable {os.urandom(8).hex()} {exc}"
-    for binding in configs:
-        constexpr_names = {p.name for p in chain.jit.params if p.is_constexpr}
-        config = {k: _plain(v) for k, v in binding.arguments.items() if k in constexpr_names}
-        config.update({k: _plain(v) for k, v in binding.config.items()})
-        try:
-            bound = bind(chain.jit, binding, compiler.backend, forced)
-            grid = grid_of(launch, bound.arguments)
-        except LaunchBindingError as exc:
-            results.append(_directive_error(launch, str(exc), config))
+    known: dict[int, tuple[str, LaunchResult | None]] = {}   # id(config) -> (result key, cached result)
+    depends: list[str] = []
+
+    def verdict_known(c: CompiledConfig) -> bool:
+        """Asked before each compile: a config whose result key was seen or is cached is not compiled."""
+        if not depends:
+            depends.append(_dependencies(c.jit))
+        key = _result_key(c, depends[0], settings, mapper, source_hash)
+        cached = None if key in seen else _ENGINE.cache.get(key)
+        known[id(c)] = (key, cached)
+        return key in seen or cached is not None
+
+    for c in compile_launch(kernel_obj, launch, settings.target, skip=verdict_known):
+        if c.failed_at in ("configs", "bind", "grid"):
+            results.append(_binding_error(launch, c))
             continue
-        except Exception as exc:  # noqa: BLE001 - the binder runs user-visible checks
-            results.append(_directive_error(launch, f"binding the launch failed: {type(exc).__name__}: {exc}",
-                                            config))
-            continue
-        # the mapper and the kernel's file decide the portable paths a result holds
-        key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{chain.jit.cache_key}|{depends}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
-                             f"{mapper}|{getattr(getattr(chain.jit.fn, '__code__', None), 'co_filename', '')}|"
-                             f"{settings.clients}|{settings.enumeration_budget}|{select.engine_mode()}|"
-                             f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()
-        # the specialization key compiles alike, but the verdict depends on every scalar's value too
-        key = hashlib.sha256(f"{key}|{_scalar_values(bound.arguments)}".encode()).hexdigest()
+        key, cached = known[id(c)]
         if key in seen:
             continue
         seen.add(key)
-        cached = _ENGINE.cache.get(key)
         if cached is not None:
             _ENGINE.stats.cache_hits += 1
-            results.append(_relabel(cached, launch, config))
+            results.append(_relabel(cached, launch, c.config))
             continue
-        result = _compile_and_analyze(launch, chain.jit, bound, grid, config, settings, mapper, compiler)
+        result = _compile_and_analyze(launch, c, settings, mapper)
         _ENGINE.cache.put(key, result)
         results.append(result)
     return results
+
+
+def _binding_error(launch: LaunchSpec, c: CompiledConfig) -> LaunchResult:
+    if isinstance(c.error, LaunchBindingError):
+        return _directive_error(launch, str(c.error), c.config)
+    what = "evaluating the launch's configs" if c.failed_at == "configs" else "binding the launch"
+    return _directive_error(launch, f"{what} failed: {type(c.error).__name__}: {c.error}", c.config)
+
+
+def _dependencies(jit) -> str:
+    try:
+        return dependency_values(jit)
+    except Exception as exc:  # noqa: BLE001 - no key we can trust: never reuse a cached verdict
+        return f"uncacheable {os.urandom(8).hex()} {exc}"
+
+
+def _result_key(c: CompiledConfig, depends: str, settings: Settings, mapper: PathMapper, source_hash: str) -> str:
+    jit, bound, grid = c.jit, c.bound, c.grid
+    # the mapper and the kernel's file decide the portable paths a result holds
+    key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{jit.cache_key}|{depends}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
+                         f"{mapper}|{getattr(getattr(jit.fn, '__code__', None), 'co_filename', '')}|"
+                         f"{settings.clients}|{settings.enumeration_budget}|{select.engine_mode()}|"
+                         f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()
+    # the specialization key compiles alike, but the verdict depends on every scalar's value too
+    return hashlib.sha256(f"{key}|{_scalar_values(bound.arguments)}".encode()).hexdigest()
 
 
 def _scalar_values(arguments: dict[str, Any]) -> str:
@@ -427,18 +403,7 @@ def _scalar_values(arguments: dict[str, Any]) -> str:
 
 
 def _relabel(result: LaunchResult, launch: LaunchSpec, config: dict) -> LaunchResult:
-    from dataclasses import replace
     return replace(result, kernel=launch.kernel, line=launch.line, config=config)
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, FakeTensor):
-        return repr(v)
-    if isinstance(v, ScalarSpec):
-        return v.value
-    if isinstance(v, (int, float, str, bool)) or v is None:
-        return v
-    return str(v)
 
 
 def _directive_error(launch: LaunchSpec, message: str, config: dict | None = None) -> LaunchResult:
@@ -450,13 +415,14 @@ def _directive_error(launch: LaunchSpec, message: str, config: dict | None = Non
     return LaunchResult(launch.kernel, launch.line, config or {}, "directive-error", diagnostics=(diag,))
 
 
-def _compile_and_analyze(launch, jit, bound, grid, config, settings, mapper, compiler) -> LaunchResult:
+def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settings,
+                         mapper: PathMapper) -> LaunchResult:
+    """The verdicts of one compiled config (`c.module`, or the compile error as TL010)."""
     _ENGINE.stats.compiles += 1
-    base = dict(kernel=launch.kernel, line=launch.line, config=config, grid=grid)
-    try:
-        mlir_module, _ctx = compiler.compile_ttir(jit, bound)
-    except Exception as exc:  # noqa: BLE001 - CompilationError and whatever Triton raises
-        stack, message = compile_error_stack(exc, mapper)
+    bound, grid, mlir_module = c.bound, c.grid, c.module
+    base = dict(kernel=launch.kernel, line=launch.line, config=c.config, grid=grid)
+    if c.failed_at == "compile":   # CompilationError and whatever Triton raises
+        stack, message = compile_error_stack(c.error, mapper)
         line, col = (stack[0].line, stack[0].column) if stack else (launch.line, 1)
         diag = Diagnostic("TL010", f"Triton compile error: {message}", line, col, stack=stack)
         return LaunchResult(status="compile-error", diagnostics=(diag,), **base)
@@ -547,8 +513,6 @@ def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec) -> Diagnostic:
 def analyze_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
                  config_file: Path | None = None, extra_launches: list[LaunchSpec] | None = None) -> FileResult:
     """Analyse every declared launch of one file."""
-    from tilelens_lsp import directives, launchconfig
-
     path = Path(path).resolve()
     root = Path(workspace_root).resolve() if workspace_root else None
     settings = settings or Settings()
@@ -559,12 +523,11 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
     except (OSError, UnicodeDecodeError) as exc:
         return FileResult(portable, (), (Diagnostic("TL010", f"cannot read this file: {exc}", 1, 1),))
     file_diags: list[Diagnostic] = []
-    kernels = directives.find_kernels(text)
+    kernels = find_kernels(text)
     known = {k.name for k in kernels}
-    launches, errors = directives.parse_directives(text, known or None)
-    toml = launchconfig.launches_for_file(path, root, config_file, known or None)
+    launches, errors = parse_directives(text, known or None)
+    toml = launches_for_file(path, root, config_file, known or None)
     if toml.target and not settings.target_pinned and settings.target == Settings().target:
-        from dataclasses import replace
         settings = replace(settings, target=toml.target)
     launches = list(launches) + list(toml.launches) + list(extra_launches or [])
     for err in errors:

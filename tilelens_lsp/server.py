@@ -758,7 +758,7 @@ class Session:
                     best = base
         if best is not None:
             return best
-        from tilelens_lsp.launchconfig import declared_by_folder
+        from tilelens_lsp.launches.toml import declared_by_folder
         for folder in self._folders():   # an installed module that a workspace toml names (`module =`)
             if declared_by_folder(folder, real, self.settings.interpreter):
                 return folder

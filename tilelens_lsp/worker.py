@@ -129,19 +129,17 @@ def handle(request: dict) -> dict:
     return {"error": f"unknown method {method!r}"}
 
 
-def _warm_up(pipeline, target: str) -> None:
+def _warm_up(target: str) -> None:
     """Compile a tiny kernel through the whole host path (backend, binder, passes)."""
     from tilelens_lsp import _warmup
-    from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
+    from tilelens_lsp.compile.compiler import compile_launch
     from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 
-    compiler = pipeline._ENGINE.compiler(target)
     try:
-        chain = unwrap(_warmup.warmup_kernel)
         launch = LaunchSpec("warmup_kernel", 1, (TensorSpec("fp32", (64,), (1,), 0, 64), ScalarSpec("int", 64)),
                             (("BLOCK", ScalarSpec("int", 64)),), grid=(1,))
-        for binding in expand_configs(chain, launch):
-            compiler.compile_ttir(chain.jit, bind(chain.jit, binding, compiler.backend, set()))
+        for _config in compile_launch(_warmup.warmup_kernel, launch, target):
+            pass   # a failed config is a value here: warming never raises
     except Exception:  # noqa: BLE001 - warming is an optimisation, never a reason not to serve
         pass
 
@@ -153,10 +151,10 @@ def main() -> int:
     _import_roots()
     try:
         import triton
-        from tilelens_lsp import pipeline
+        from tilelens_lsp import pipeline  # noqa: F401 - loaded now, not on the first request
         from tilelens_lsp.settings import Settings
         target = os.environ.get("TILELENS_WORKER_TARGET") or Settings().target
-        _warm_up(pipeline, target)  # the first compile in a process costs ~0.3 s more: pay it now
+        _warm_up(target)  # the first compile in a process costs ~0.3 s more: pay it now
         hello = {"ready": True, "triton": triton.__version__, "python": sys.executable}
     except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then exit
         out.write(json.dumps({"ready": False, "error": f"{type(exc).__name__}: {exc}"}) + "\n")

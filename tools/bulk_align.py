@@ -74,7 +74,7 @@ def _bindings():
     ctx = ir.context()
     ir.load_dialects(ctx)
     try:
-        from tilelens_lsp.hostcompile import parse_target
+        from tilelens_lsp.compile.driver import parse_target
         from triton.compiler.compiler import make_backend
 
         make_backend(parse_target("cuda:89")).load_dialects(ctx)

@@ -7,7 +7,7 @@ by `tools/corpus_env.sh` (never copied here), swept by the product itself.
 
 `synth` imports each package's kernel modules, finds every kernel (through any wrapper: autotuners,
 heuristics, FlagGems' LibEntry) and writes, per package, a toml of `module =` launch tables: one
-synthesized launch per kernel, verified by compiling it (tilelens_lsp/synth.py), and a manifest of
+synthesized launch per kernel, verified by compiling it (tilelens_lsp/compile/synth.py), and a manifest of
 what was discovered. Hand-written launches for kernels whose shapes matter are in tests/corpus/hand.toml.
 `sweep` runs `tilelens-lsp check --config ... --python .venv-corpus/bin/python --format json` on those
 tomls and prints a table by package and outcome, and last the corpus line. FlagGems imports on a host
@@ -91,7 +91,7 @@ def _modules(pkg: Package) -> list[str]:
 def _launched_and_called(files: list[Path]) -> tuple[set[str], set[str]]:
     """Names launched somewhere (`name[grid](...)`) and names called inside @jit functions."""
     import ast
-    from tilelens_lsp.directives import _is_jit
+    from tilelens_lsp.launches.kernels import is_jit
     launched: set[str] = set()
     called: set[str] = set()
     for f in files:
@@ -103,7 +103,7 @@ def _launched_and_called(files: list[Path]) -> tuple[set[str], set[str]]:
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript):
                 v = n.func.value
                 launched.add(v.attr if isinstance(v, ast.Attribute) else getattr(v, "id", ""))
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_jit(n):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_jit(n):
                 for c in ast.walk(n):   # called, or passed on (a combine_fn of tl.reduce / associative_scan)
                     if isinstance(c, ast.Call) and not isinstance(c.func, ast.Subscript):
                         f_ = c.func
@@ -120,7 +120,7 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int, i
     counted once however many names or wrappers lead to it. A @jit function that other @jit
     functions call and that nothing launches is a helper (it takes values, not pointers): skipped."""
     from triton.runtime.jit import JITFunction
-    from tilelens_lsp.hostcompile import LaunchBindingError, unwrap
+    from tilelens_lsp.compile.binding import LaunchBindingError, unwrap
 
     kernels: dict[str, list[str]] = {}
     failed: dict[str, str] = {}
@@ -167,7 +167,7 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int, i
 
 
 def synth(args) -> int:
-    from tilelens_lsp import synth as synthesis
+    from tilelens_lsp.compile import synth as synthesis
     import triton
 
     SYNTH.mkdir(parents=True, exist_ok=True)
@@ -460,17 +460,14 @@ def conform(args) -> int:
     os.environ["TRITON_INTERPRET"] = "1"
     sys.path.insert(0, str(REPO / "tests" / "conformance"))
     import oracle  # noqa: E402 - the interpreter oracle of tests/conformance
-    from tilelens_lsp.launchconfig import ConfigLaunches, _evaluate_table, _load
+    from tilelens_lsp.launches.toml import launches_by_table
 
     ours = _check(HAND, 1, args.timeout)
     order = list(dict.fromkeys(re.findall(r'^module = "([^"]+)"', HAND.read_text(), re.M)))
     by_module = dict(zip(order, ours["files"]))
-    cfg = _load(HAND, "config")
     counts = collections.Counter()
-    for table in cfg.tables:
-        out = ConfigLaunches()
-        _evaluate_table(cfg, table, None, out)
-        launch, module = out.launches[0], table.data["module"]
+    for data, out in launches_by_table(HAND, "config"):
+        launch, module = out.launches[0], data["module"]
         mine = [x for x in by_module[module]["launches"] if x["kernel"] == launch.kernel and x["line"] == launch.line]
         try:
             kernel = getattr(importlib.import_module(module), launch.kernel)

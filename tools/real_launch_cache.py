@@ -41,14 +41,16 @@ def run_file(path: Path) -> int:
     import torch
     import triton
 
-    from tilelens_lsp import directives
+    from tilelens_lsp.launches.evaluator import eval_grid
+    from tilelens_lsp.launches.kernels import find_kernels
+    from tilelens_lsp.launches.scanner import parse_directives
     from tilelens_lsp.model import ScalarSpec, TensorSpec
     from tilelens_lsp.pipeline import import_module
 
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     text = path.read_text(encoding="utf-8")
-    known = {k.name for k in directives.find_kernels(text)}
-    launches, _errors = directives.parse_directives(text, known or None)
+    known = {k.name for k in find_kernels(text)}
+    launches, _errors = parse_directives(text, known or None)
     if not launches:
         return 0
     module = import_module(path.resolve(), REPO_ROOT)
@@ -69,7 +71,7 @@ def run_file(path: Path) -> int:
                 grid = tuple(launch.grid)
             else:
                 expr, env = launch.grid_expr or "", dict(launch.grid_env)
-                grid = (lambda meta, expr=expr, env=env: directives.eval_grid(expr, env, meta))
+                grid = (lambda meta, expr=expr, env=env: eval_grid(expr, env, meta))
             getattr(module, launch.kernel)[grid](*args, **kwargs)
             torch.cuda.synchronize()
             print(f"ok     {label}", flush=True)

@@ -2,8 +2,8 @@
 
 Shared by `tests/golden/generate.py` (golden TTIR per release) and `tools/bulk_align.py
 --compile-corpus` (a folder of TTIR texts for the reader's alignment check). The path is the one the
-worker takes: `pipeline.import_module` (never `__main__`), `directives.parse_directives`,
-`hostcompile.unwrap` / `expand_configs` / `bind` and `HostCompiler.compile_ttir`; the text is
+worker takes: `pipeline.import_module` (never `__main__`), `launches.scanner.parse_directives` and
+`compile.compiler.compile_launch` (the pipeline's own entry); the text is
 `module.str()` with every loc path made portable (`locs.portable_ttir`).
 """
 
@@ -34,30 +34,19 @@ def file_releases(text: str) -> set[str] | None:
     return None
 
 
-_COMPILERS: dict[str, object] = {}
-
-
-def _compiler(target: str):
-    from tilelens_lsp.hostcompile import HostCompiler
-
-    if target not in _COMPILERS:
-        _COMPILERS[target] = HostCompiler(target)
-    return _COMPILERS[target]
-
-
 def compile_file(path: Path, root: Path, target: str = DEFAULT_TARGET) -> list[CompiledLaunch]:
     """Every launch × config of one file; failures are entries with `error`, never exceptions."""
-    from tilelens_lsp import directives
-    from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
+    from tilelens_lsp.compile.compiler import compile_launch
+    from tilelens_lsp.launches.kernels import find_kernels
+    from tilelens_lsp.launches.scanner import parse_directives
     from tilelens_lsp.ttir.locs import default_mapper, portable_ttir
-    from tilelens_lsp.model import ScalarSpec
     from tilelens_lsp.pipeline import ImportFailure, import_module
 
     path = Path(path).resolve()
     root = Path(root).resolve()
     text = path.read_text(encoding="utf-8")
-    known = {k.name for k in directives.find_kernels(text)}
-    launches, errors = directives.parse_directives(text, known or None)
+    known = {k.name for k in find_kernels(text)}
+    launches, errors = parse_directives(text, known or None)
     out: list[CompiledLaunch] = [CompiledLaunch(f"{e.kernel or 'directive'}__line{e.line}", None,
                                                 f"directive error: {e.message}") for e in errors]
     if not launches:
@@ -66,30 +55,30 @@ def compile_file(path: Path, root: Path, target: str = DEFAULT_TARGET) -> list[C
         module = import_module(path, root)
     except ImportFailure as exc:
         return out + [CompiledLaunch("import", None, f"import failed: {exc.message}")]
-    compiler = _compiler(target)
     mapper = default_mapper(root)
     counts: dict[str, int] = {}
     for launch in launches:
         counts[launch.kernel] = counts.get(launch.kernel, 0) + 1
         label = f"{launch.kernel}__l{counts[launch.kernel]}"
         try:
-            chain = unwrap(getattr(module, launch.kernel))
-            configs = expand_configs(chain, launch)
+            kernel_obj = getattr(module, launch.kernel)
         except Exception as exc:  # noqa: BLE001 - reported per launch
             out.append(CompiledLaunch(label, None, f"binding failed: {type(exc).__name__}: {exc}"))
             continue
-        forced = {n for n, a in list(zip([p.name for p in chain.jit.params], launch.args)) + list(launch.kwargs)
-                  if isinstance(a, ScalarSpec) and a.kind == "i64"}
-        for k, binding in enumerate(configs):
-            name = label if len(configs) == 1 else f"{label}-c{k}"
-            try:
-                bound = bind(chain.jit, binding, compiler.backend, forced)
-                mlir_module, _ctx = compiler.compile_ttir(chain.jit, bound)
-            except Exception as exc:  # noqa: BLE001 - a compile error is an entry, not a crash
-                message = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
-                out.append(CompiledLaunch(name, None, f"compile failed: {type(exc).__name__}: {message}"))
+        # each config's text (or error) as it compiles, so one MLIR module is alive at a time
+        compiled: list[tuple[str | None, Exception | None]] = []
+        for c in compile_launch(kernel_obj, launch, target):
+            if c.failed_at == "configs":
+                out.append(CompiledLaunch(label, None, f"binding failed: {type(c.error).__name__}: {c.error}"))
+                break
+            compiled.append((None, c.error) if c.error is not None else (portable_ttir(c.module.str(), mapper), None))
+        for k, (ttir_text, error) in enumerate(compiled):
+            name = label if len(compiled) == 1 else f"{label}-c{k}"
+            if error is not None:   # a binding or compile error is an entry, not a crash
+                message = str(error).strip().splitlines()[-1] if str(error).strip() else ""
+                out.append(CompiledLaunch(name, None, f"compile failed: {type(error).__name__}: {message}"))
                 continue
-            out.append(CompiledLaunch(name, portable_ttir(mlir_module.str(), mapper)))
+            out.append(CompiledLaunch(name, ttir_text))
     return out
 
 

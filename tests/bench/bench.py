@@ -7,7 +7,7 @@
 Metrics (medians; every ratio compares two things measured in this same run):
   a. save   save → publishDiagnostics latency in a warm server over stdio (a comment changes on every
             save, so every result cache misses) against the bare host compile of the same launch to
-            TTIR in a warm process (hostcompile: unwrap / expand_configs / bind / compile_ttir).
+            TTIR in a warm process (compile.compiler.compile_launch: unwrap / configs / bind / compile_ttir).
   b. open   process start → publishDiagnostics of the first didOpen, in a fresh server.
   c. check  `tilelens-lsp check` on a matmul at 256³ and at 16384³ (4096× the programs): time ratio,
             identical verdicts, exact footprints.
@@ -340,10 +340,11 @@ def matmul_variant(size: int) -> str:
 
 
 def load_launch(path: Path):
-    from tilelens_lsp import directives
+    from tilelens_lsp.launches.kernels import find_kernels
+    from tilelens_lsp.launches.scanner import parse_directives
     text = path.read_text()
-    known = {k.name for k in directives.find_kernels(text)}
-    launches, errors = directives.parse_directives(text, known)
+    known = {k.name for k in find_kernels(text)}
+    launches, errors = parse_directives(text, known)
     if errors or not launches:
         raise RuntimeError(f"{path.name}: bad directives: {errors}")
     return launches[0]
@@ -358,32 +359,20 @@ def import_path(path: Path, name: str):
     return module
 
 
-_COMPILER = None
-
-
-def host_compiler():
-    global _COMPILER
-    if _COMPILER is None:
-        from tilelens_lsp.hostcompile import HostCompiler
-        from tilelens_lsp.settings import Settings
-        _COMPILER = HostCompiler(Settings().target)
-    return _COMPILER
-
-
 def bare_compiler(path: Path) -> Callable[[], float]:
     """A function timing one host compile alone (bind + TTIR) of the file's first launch, warm."""
-    from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
-    compiler = host_compiler()
+    from tilelens_lsp.compile.compiler import compile_launch
+    from tilelens_lsp.settings import Settings
+    target = Settings().target
     launch = load_launch(path)
     module = import_path(path, "tilelens_bench_" + path.stem)
     kernel = getattr(module, launch.kernel)
 
     def once() -> float:
         t0 = time.perf_counter()
-        chain = unwrap(kernel)
-        binding = expand_configs(chain, launch)[0]
-        bound = bind(chain.jit, binding, compiler.backend, set())
-        compiler.compile_ttir(chain.jit, bound)
+        first = next(compile_launch(kernel, launch, target))   # the first config only
+        if first.error is not None:
+            raise first.error
         return time.perf_counter() - t0
 
     once()  # warm: first compile of this kernel in this process
@@ -564,7 +553,7 @@ class Bench:
                     if f'module = "{module}"' in block:
                         tables[module].append("[[launch]]" + block.split("\n# ---")[0])
         root = self.workspace("corpus", {"tilelens.toml": "".join(sum(tables.values(), []))})
-        from tilelens_lsp.launchconfig import module_file
+        from tilelens_lsp.launches.toml import module_file
         path = module_file(CORPUS_MODULE, root, str(python))
         second = module_file(CORPUS_SECOND, root, str(python))
         env = child_env(GEMS_VENDOR="nvidia", FLAGGEMS_DB_URL="sqlite://")
@@ -921,10 +910,10 @@ def run_timed(cmd: list[str], cwd: Path) -> tuple[float, int, str, str, int]:
 
 # (label, file suffix, function name): cumulative times read from one cProfile run of analyze_path
 _PHASES = (
-    ("directives", "tilelens_lsp/directives.py", "parse_directives"),
+    ("directives", "tilelens_lsp/launches/scanner.py", "parse_directives"),
     ("import module", "tilelens_lsp/pipeline.py", "import_module"),
-    ("bind", "tilelens_lsp/hostcompile.py", "bind"),
-    ("TTIR compile", "tilelens_lsp/hostcompile.py", "compile_ttir"),
+    ("bind", "tilelens_lsp/compile/binding.py", "bind"),
+    ("TTIR compile", "tilelens_lsp/compile/compiler.py", "compile_ttir"),
     ("TTIR read", "tilelens_lsp/ttir/reader.py", "parse_module"),
     ("TTIR check", "tilelens_lsp/ttir/reader.py", "check_alignment"),
     ("graph.run", "tilelens_lsp/engines/enumerate/graph.py", "run"),

@@ -34,7 +34,7 @@ class NumpyTensor:
     """What the interpreter reads from a torch tensor: `dtype` and `data_ptr()`, plus shape helpers."""
 
     def __init__(self, name: str, spec) -> None:
-        from tilelens_lsp.hostcompile import triton_dtype
+        from tilelens_lsp.compile.binding import triton_dtype
 
         self.name = name
         self.spec = spec
@@ -143,13 +143,15 @@ def main() -> int:
     ap.add_argument("--record", action="store_true", help="also record the footprint (one more run)")
     args = ap.parse_args()
 
-    from tilelens_lsp import directives
+    from tilelens_lsp.launches.evaluator import eval_grid
+    from tilelens_lsp.launches.kernels import find_kernels
+    from tilelens_lsp.launches.scanner import parse_directives
     from tilelens_lsp.model import TensorSpec
 
     path = Path(args.file).resolve()
     text = path.read_text()
-    known = {k.name for k in directives.find_kernels(text)}
-    launches, errors = directives.parse_directives(text, known)
+    known = {k.name for k in find_kernels(text)}
+    launches, errors = parse_directives(text, known)
     if errors or not launches:
         print(json.dumps({"error": f"directives: {errors or 'no launch'}"}))
         return 1
@@ -172,7 +174,7 @@ def main() -> int:
     if launch.grid is not None:
         grid = tuple(launch.grid)
     else:
-        grid = tuple(directives.eval_grid(launch.grid_expr, dict(launch.grid_env), call))
+        grid = tuple(eval_grid(launch.grid_expr, dict(launch.grid_env), call))
     fn.run(grid=grid, warmup=False, **call)  # warm-up: the interpreter rewrites the kernel's AST once
     times = []
     for _ in range(args.repeat):

@@ -333,7 +333,7 @@ def _eval_grid(launch, meta: dict) -> tuple[int, ...]:
     if launch.grid is not None:
         return tuple(int(g) for g in launch.grid)
     try:
-        from tilelens_lsp.directives import eval_grid  # the product's whitelist evaluator
+        from tilelens_lsp.launches.evaluator import eval_grid  # the product's whitelist evaluator
     except ImportError:
         from _directives_fallback import eval_grid  # type: ignore[no-redef]
     grid = eval_grid(launch.grid_expr, launch.grid_env, meta)
@@ -415,7 +415,7 @@ def run_launch(kernel, launch, config: dict | None = None, *, seed: int = 0,
 def parse_launches(text: str):
     """The product's directive parser; the test-only fallback only while the product lacks one."""
     try:
-        from tilelens_lsp.directives import parse_directives
+        from tilelens_lsp.launches.scanner import parse_directives
     except ImportError:
         sys.path.insert(0, str(HERE))
         from _directives_fallback import parse_directives  # type: ignore[no-redef]

@@ -39,9 +39,12 @@ def _cache_key(path: Path, versions: str) -> str:
         if dep.exists():
             h.update(dep.name.encode())
             h.update(dep.read_bytes())
-    for name in ("directives.py", "model.py"):  # the product's parser decides what the launches are
+    package = REPO_ROOT / "tilelens_lsp"
+    # the product's parser (launches/) decides what the launches are
+    for dep in [*sorted((package / "launches").glob("*.py")), package / "model.py"]:
         try:
-            h.update((REPO_ROOT / "tilelens_lsp" / name).read_bytes())
+            h.update(dep.name.encode())
+            h.update(dep.read_bytes())
         except OSError:
             pass
     return h.hexdigest()[:24]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tilelens_lsp.engines import select
-from tilelens_lsp.directives import parse_directives
+from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.pipeline import analyze_path
 

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tilelens_lsp.directives import (DTYPES, EvalError, KernelDef, eval_grid, find_kernels,
-                                     parse_directives)
+from tilelens_lsp.launches.evaluator import eval_grid
+from tilelens_lsp.launches.kernels import KernelDef, find_kernels
+from tilelens_lsp.launches.scanner import parse_directives
+from tilelens_lsp.launches.specs import DTYPES, EvalError
 from tilelens_lsp.model import DirectiveError, LaunchSpec, ScalarSpec, TensorSpec
 
 KERNELS = {"add_kernel", "matmul_kernel", "k"}

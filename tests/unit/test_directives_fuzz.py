@@ -8,8 +8,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tilelens_lsp.directives import (DTYPES, EvalError, contiguous_strides, eval_grid,
-                                     find_kernels, parse_directives)
+from tilelens_lsp.launches.evaluator import eval_grid
+from tilelens_lsp.launches.kernels import find_kernels
+from tilelens_lsp.launches.scanner import parse_directives
+from tilelens_lsp.launches.specs import DTYPES, EvalError, contiguous_strides
 from tilelens_lsp.model import DirectiveError, LaunchSpec, ScalarSpec, TensorSpec
 
 FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,7 +6,8 @@ import re
 import tomllib
 from pathlib import Path
 
-from tilelens_lsp.directives import parse_directives, run_statements
+from tilelens_lsp.launches.scanner import parse_directives
+from tilelens_lsp.launches.statements import run_statements
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "directives.md"
 

@@ -13,9 +13,10 @@ import triton.language as tl
 
 from tilelens_lsp import pipeline
 from tilelens_lsp.cache import ResultCache
-from tilelens_lsp.directives import DTYPES
-from tilelens_lsp.hostcompile import (DeviceAccessError, FakeTensor, HostDriver, LaunchBindingError, bind,
-                                      element_size, expand_configs, grid_of, parse_target, triton_dtype, unwrap)
+from tilelens_lsp.launches.specs import DTYPES
+from tilelens_lsp.compile.binding import (FakeTensor, LaunchBindingError, bind, element_size, expand_configs,
+                                          grid_of, triton_dtype, unwrap)
+from tilelens_lsp.compile.driver import DeviceAccessError, HostDriver, parse_target
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
@@ -111,8 +112,8 @@ NO_DRIVER = textwrap.dedent("""
             touched.append("stand-in." + name)
             raise RuntimeError("stand-in touched: " + name)
 
-    import tilelens_lsp.hostcompile as hostcompile
-    hostcompile.HostDriver = lambda target: RaisingDriver()
+    import tilelens_lsp.compile.driver as stand_in
+    stand_in.HostDriver = lambda target: RaisingDriver()
     from tilelens_lsp.pipeline import analyze_path
     statuses = []
     for path in sys.argv[2:]:

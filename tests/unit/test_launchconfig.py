@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tilelens_lsp.launchconfig import (ConfigError, config_errors, files_in_config, find_config,
+from tilelens_lsp.launches.toml import (ConfigError, config_errors, files_in_config, find_config,
                                        launches_for_file, read_target)
 from tilelens_lsp.model import ScalarSpec, TensorSpec
 
@@ -275,7 +275,7 @@ def test_file_and_module_together_are_refused(tmp_path: Path, monkeypatch):
 def test_module_key_is_resolved_in_the_workers_interpreter_when_it_is_another_one(tmp_path: Path):
     # every venv's python is a link to one binary: another path is another interpreter, asked by subprocess
     import sys
-    from tilelens_lsp.launchconfig import module_file
+    from tilelens_lsp.launches.toml import module_file
     other = tmp_path / "bin" / "python"
     other.parent.mkdir()
     other.symlink_to(sys.executable)
@@ -287,7 +287,7 @@ def test_module_key_is_resolved_in_the_workers_interpreter_when_it_is_another_on
 
 
 def test_a_workspace_whose_toml_names_an_installed_module_owns_that_file(tmp_path: Path, monkeypatch):
-    from tilelens_lsp.launchconfig import declared_by_folder
+    from tilelens_lsp.launches.toml import declared_by_folder
     root, _ = workspace(tmp_path)
     kernel = installed_package(tmp_path, monkeypatch)
     assert not declared_by_folder(root, kernel)
@@ -298,7 +298,7 @@ def test_a_workspace_whose_toml_names_an_installed_module_owns_that_file(tmp_pat
 def test_a_module_inside_a_namespace_package_is_found_without_importing_anything(tmp_path):
     # liger_kernel.ops.experimental has no __init__.py: importlib's PathFinder needs its parent
     # imported and raises KeyError otherwise (which crashed the worker); the lookup must not
-    from tilelens_lsp.launchconfig import module_file
+    from tilelens_lsp.launches.toml import module_file
     pkg = tmp_path / "site" / "pkg"
     (pkg / "ops" / "experimental").mkdir(parents=True)
     (pkg / "__init__.py").write_text("raise RuntimeError('never run')\n")

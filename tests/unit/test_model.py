@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tilelens_lsp.directives import parse_directives
+from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import (Access, DirectiveError, Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec,
                                 ScalarSpec, TensorSpec, Witness, arg_from_json, arg_to_json)
 from tilelens_lsp.pipeline import analyze_path

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tilelens_lsp.directives import DTYPES
+from tilelens_lsp.launches.specs import DTYPES
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
 from unithelp import FIXTURES, access, codes, launch_at, launches_at, line_of, only

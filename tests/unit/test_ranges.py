@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tilelens_lsp import directives
 from tilelens_lsp.engines import ranges
 from tilelens_lsp.engines.values import IntV, tdiv, trem
+from tilelens_lsp.launches.scanner import parse_directives
 
 
 def _spec(text: str):
-    launches, errors = directives.parse_directives(text)
+    launches, errors = parse_directives(text)
     assert not errors, errors
     return launches[0].args[0]
 
@@ -31,7 +31,7 @@ def test_the_short_and_long_forms_declare_the_same_range():
     ("# tilelens: k[(1,)](tensor(i32, (8,), values=7))", "must be a pair"),
 ])
 def test_a_bad_range_is_a_precise_directive_error(text, message):
-    _, errors = directives.parse_directives(text)
+    _, errors = parse_directives(text)
     assert len(errors) == 1 and message in errors[0].message
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from tilelens_lsp import suppress
-from tilelens_lsp.directives import parse_directives
+from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult
 
 SOURCE = textwrap.dedent('''\

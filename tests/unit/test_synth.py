@@ -1,4 +1,4 @@
-"""Launch synthesis (tilelens_lsp/synth.py): pointers found through locals and helpers, indices that
+"""Launch synthesis (tilelens_lsp/compile/synth.py): pointers found through locals and helpers, indices that
 feed addresses are integer tensors, heuristics' optional pointers passed as None, constexprs from
 defaults, compared literals and names; every synthesized launch compiles before it is offered."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from tilelens_lsp import synth
-from tilelens_lsp.hostcompile import unwrap
+from tilelens_lsp.compile import synth
+from tilelens_lsp.compile.binding import unwrap
 
 
 @triton.jit

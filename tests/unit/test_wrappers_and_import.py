@@ -10,7 +10,7 @@ import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 
 from tilelens_lsp import pipeline
-from tilelens_lsp.hostcompile import LaunchBindingError, expand_configs, unwrap
+from tilelens_lsp.compile.binding import LaunchBindingError, expand_configs, unwrap
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.pipeline import analyze_path
 from unithelp import FIXTURES
@@ -78,7 +78,7 @@ def test_the_stand_in_driver_is_gone_after_a_compile():
     compiler = pipeline._ENGINE.compiler("cuda:89")
     saved = driver.__dict__.get("_active")
     chain = unwrap(_body)
-    from tilelens_lsp.hostcompile import bind
+    from tilelens_lsp.compile.binding import bind
     binding = expand_configs(chain, LaunchSpec("_body", 1, _launch("_body").args,
                                                (("BLOCK", ScalarSpec("int", 16)), ("EVEN", ScalarSpec("bool", True))),
                                                grid=(1,)))[0]

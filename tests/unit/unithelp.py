@@ -63,23 +63,19 @@ class Compiled:
 
 
 def compile_file(path: Path, root: Path | None = None, target: str = "cuda:89") -> list[Compiled]:
-    """Every declared launch and config of `path`, compiled to TTIR in this process."""
-    from tilelens_lsp import directives, pipeline
-    from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
+    """Every declared launch and config of `path`, compiled to TTIR in this process; any failure raises."""
+    from tilelens_lsp import pipeline
+    from tilelens_lsp.compile.compiler import compile_launch
+    from tilelens_lsp.launches.scanner import parse_directives
 
     text = path.read_text()
-    launches, errors = directives.parse_directives(text)
+    launches, errors = parse_directives(text)
     assert not errors, errors
     module = pipeline.import_module(path.resolve(), root)
-    compiler = pipeline._ENGINE.compiler(target)
     out = []
     for launch in launches:
-        chain = unwrap(getattr(module, launch.kernel))
-        forced = {n for n, a in zip([p.name for p in chain.jit.params], launch.args)
-                  if getattr(a, "kind", None) == "i64"}
-        forced |= {n for n, a in launch.kwargs if getattr(a, "kind", None) == "i64"}
-        for binding in expand_configs(chain, launch):
-            bound = bind(chain.jit, binding, compiler.backend, forced)
-            mlir_module, ctx = compiler.compile_ttir(chain.jit, bound)
-            out.append(Compiled(launch, bound, mlir_module, ctx))
+        for c in compile_launch(getattr(module, launch.kernel), launch, target):
+            if c.error is not None:
+                raise c.error
+            out.append(Compiled(launch, c.bound, c.module, c.context))
     return out

@@ -1,6 +1,6 @@
 """`tilelens-lsp capture -- COMMAND`: launches recorded from a real run, written as toml launch tables.
 
-Runs COMMAND (a test suite, a training step) with `capture_hook` loaded into its Python processes,
+Runs COMMAND (a test suite, a training step) with `capture/hook.py` loaded into its Python processes,
 then turns the launches they recorded into `[[launch]]` tables of a `tilelens.toml`: every tensor as
 its exact view (dtype, shape, strides, storage offset and size), integer tensors with the value range
 the run saw (`.values(LO, HI)`), scalars as launched, the grid as launched (an autotuned kernel keeps
@@ -57,7 +57,7 @@ def run(command: list[str], out: Path, merge: bool, per_kernel: int) -> int:
         hook_dir, records = work / "hook", work / "records"
         hook_dir.mkdir()
         records.mkdir()
-        shutil.copy(Path(__file__).with_name("capture_hook.py"), hook_dir / f"{HOOK_MODULE}.py")
+        shutil.copy(Path(__file__).with_name("hook.py"), hook_dir / f"{HOOK_MODULE}.py")
         (hook_dir / "sitecustomize.py").write_text(SITECUSTOMIZE)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(hook_dir)] + [p for p in [env.get("PYTHONPATH", "")] if p])

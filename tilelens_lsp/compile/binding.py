@@ -1,153 +1,31 @@
-"""Host compile: declared launch → JIT binder → TTIR for a target, with no driver or device.
+"""Binding a declared launch the way a real launch binds: fake tensors, autotune configs, the JIT's binder.
 
-Binding goes through the JIT's own binder and `_pack_args`, so divisibility, 32/64-bit ints and
-constexprs are what a real launch would compile. A host-only stand-in is installed as Triton's
-active driver: it answers target queries for the configured target and raises on anything else.
+`unwrap` finds the JITFunction behind a kernel object, `expand_configs` gives every autotune config ×
+heuristics with the declared arguments, `bind` runs the JIT's own binder and `_pack_args` (so
+divisibility, 32/64-bit ints and constexprs are what a real launch compiles), `grid_of` evaluates the
+grid. No compiling and no driver here; Triton's runtime modules are imported lazily (start-up cost).
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from tilelens_lsp.launches.evaluator import eval_grid
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 
-ALIGN = 1 << 12          # base address alignment of fake allocations
 ADDRESS_GAP = 1 << 40    # fake allocations are far apart, so no address is ambiguous
-
-
-class DeviceAccessError(RuntimeError):
-    """Raised by the host driver stand-in for any query that would need a GPU."""
 
 
 class LaunchBindingError(ValueError):
     """The declared arguments do not fit the kernel's signature (TL020 on the directive)."""
 
 
-def parse_target(target: str):
-    from triton.backends.compiler import GPUTarget
-
-    backend, _, arch = target.partition(":")
-    if backend == "cuda":
-        return GPUTarget("cuda", int(arch), 32)
-    if backend == "hip":
-        return GPUTarget("hip", arch, 64)
-    raise ValueError(f"unknown target backend {backend!r} (expected cuda:NN or hip:gfxNNN)")
-
-
-class _HostUtils:
-    def __getattr__(self, name: str):
-        raise DeviceAccessError(f"device query '{name}' is not available on the host compile path")
-
-
-class HostDriver:
-    """Answers `get_current_target()` for the configured target; every other query raises."""
-
-    def __init__(self, target) -> None:
-        self._target = target
-        self.utils = _HostUtils()
-
-    def get_current_target(self):
-        return self._target
-
-    def __getattr__(self, name: str):
-        raise DeviceAccessError(f"driver call '{name}' is not available on the host compile path")
-
-
-def install_host_driver(target) -> None:
-    from triton.runtime import driver
-
-    driver.set_active(HostDriver(target))
-
-
-@contextlib.contextmanager
-def host_driver(target):
-    """The stand-in is Triton's active driver only for the duration of one compile: import-time code
-    of the user's modules (which asks `driver.active` to choose a device, and torch.cuda what it is)
-    must see exactly what a plain import on this host sees (DESIGN §3 "Import fidelity")."""
-    from triton.runtime import driver
-
-    saved = driver.__dict__.get("_active")   # never the `active` property: it would create a driver
-    install_host_driver(target)
-    try:
-        yield
-    finally:
-        driver._active = saved
-
-
-def fix_codegen_locations() -> None:
-    """Triton 3.6 and 3.7's code generator gives an op the loc of the last sub-expression it visited
-    (a `tl.store(p,\n v)` lands on `v`'s line and column) and prints 0-based columns; from 3.8 on it
-    restores the caller's loc after each visit and prints `begin_col + col_offset` (1-based). Make the
-    older ones behave like 3.8, so verdicts land on the same line and column under every tested release.
-    A no-op on releases whose generator has `begin_col`."""
-    import ast
-    import inspect
-    import warnings
-
-    from triton.compiler import code_generator as cg
-
-    gen = cg.CodeGenerator
-    if getattr(gen, "_tilelens_locations", False) or "begin_col" in inspect.signature(gen.__init__).parameters:
-        return
-
-    def visit(self, node):
-        if node is None:
-            return None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            warnings.simplefilter("ignore", PendingDeprecationWarning)
-            last_node = self.cur_node
-            last_loc = self.builder.get_loc()
-            self.cur_node = node
-            if hasattr(node, "lineno") and hasattr(node, "col_offset"):
-                here = self.builder.create_loc(self.file_name, self.begin_line + node.lineno,
-                                               self.begin_col + node.col_offset)
-                if self.name_loc_as_prefix is not None:
-                    here = self.builder.create_name_loc(self.name_loc_as_prefix, here)
-                self.builder.set_loc(here)
-            try:
-                ret = ast.NodeVisitor.visit(self, node)
-            except cg.CompilationError:
-                raise
-            except Exception as e:  # noqa: BLE001 - as Triton's own visit does
-                if cg.knobs.compilation.front_end_debugging:
-                    raise
-                raise cg.CompilationError(self.jit_fn.src, self.cur_node, repr(e)) from None
-            if last_loc:
-                self.cur_node = last_node
-                self.builder.set_loc(last_loc)
-            return ret
-
-    gen.begin_col = 1
-    gen.visit = visit
-    gen._tilelens_locations = True
-
-
-def fix_hip_binder_without_torch() -> None:
-    """Triton 3.6/3.7's AMD binder imports torch for every tensor argument (`HIPBackend.is_within_2gb`);
-    from 3.8 on it answers False when torch is missing. Answer as 3.8 does for our fake tensors."""
-    try:
-        from triton.backends.amd.compiler import HIPBackend
-    except ImportError:
-        return
-    if hasattr(HIPBackend, "_torch_available") or getattr(HIPBackend, "_tilelens_no_torch", False):
-        return
-    original = HIPBackend.is_within_2gb
-
-    def is_within_2gb(arg):
-        return False if isinstance(arg, FakeTensor) else original(arg)
-
-    HIPBackend.is_within_2gb = staticmethod(is_within_2gb)
-    HIPBackend._tilelens_no_torch = True
-
-
 # ---------------------------------------------------------------- fake arguments
 
 
 def triton_dtype(name: str):
-    import triton.language as tl
+    import triton.language as tl  # lazy: Triton start-up cost
 
     aliases = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
                "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16", "fp16": "float16",
@@ -225,7 +103,7 @@ def unwrap(obj) -> KernelChain:
     """Follow the `.fn` chain to the JITFunction: autotuners and heuristics (their subclasses too, such
     as FlagGems' LibTuner or fla's CachedAutotuner) are layers whose configs are expanded; any other
     wrapper with a `.fn` (FlagGems' `LibEntry`, launch caches, custom KernelInterfaces) is transparent."""
-    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.autotuner import Autotuner, Heuristics  # lazy: Triton start-up cost
     from triton.runtime.jit import JITFunction
 
     layers = []
@@ -259,7 +137,7 @@ _OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding]:
     """Every autotune config × heuristics, with the declared arguments bound by name."""
-    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.autotuner import Autotuner  # lazy: Triton start-up cost
 
     jit = chain.jit
     names = [p.name for p in jit.params]
@@ -306,7 +184,7 @@ def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding
     return expand(0, base, {}, options)
 
 
-# ---------------------------------------------------------------- binding and compile
+# ---------------------------------------------------------------- binding
 
 
 @dataclass
@@ -321,7 +199,7 @@ class BoundLaunch:
 
 def bind(jit, binding: ConfigBinding, backend, forced_i64: set[str]) -> BoundLaunch:
     """Bind through the JIT's own binder, as `JITFunction.run` does."""
-    from triton.runtime.jit import create_function_from_signature
+    from triton.runtime.jit import create_function_from_signature  # lazy: Triton start-up cost
 
     names = [p.name for p in jit.params]
     kwargs = dict(binding.options)
@@ -352,51 +230,12 @@ def _binding_message(jit, exc: TypeError) -> str:
     return f"{text} (signature: {signature})"
 
 
-@dataclass
-class HostCompiler:
-    """Keeps the backend and MLIR context for one target across compiles (a warm process)."""
-
-    target_name: str
-
-    def __post_init__(self) -> None:
-        from triton.compiler.compiler import make_backend
-
-        self.target = parse_target(self.target_name)
-        fix_codegen_locations()
-        fix_hip_binder_without_torch()
-        self.backend = make_backend(self.target)
-
-    def compile_ttir(self, jit, bound: BoundLaunch):
-        """The TTIR module of a bound launch, passes run up to `ttir` only."""
-        # target queries (`tl.target_info`) during this compile answer for this compiler's target;
-        # outside a compile Triton's driver is what it would be without us
-        with host_driver(self.target):
-            return self._compile_ttir(jit, bound)
-
-    def _compile_ttir(self, jit, bound: BoundLaunch):
-        from triton._C.libtriton import ir
-        from triton.compiler import ASTSource
-
-        src = ASTSource(jit, bound.signature, bound.constexprs, bound.attrs)
-        ctx = ir.context()
-        ir.load_dialects(ctx)
-        self.backend.load_dialects(ctx)
-        codegen = self.backend.get_codegen_implementation(bound.options)
-        module = src.make_ir(self.target, bound.options, codegen, self.backend.get_module_map(), ctx)
-        stages: dict[str, Any] = {}
-        self.backend.add_stages(stages, bound.options, src.language)
-        metadata: dict[str, Any] = {}
-        module = stages["ttir"](module, metadata)
-        return module, ctx
-
 
 def grid_of(launch: LaunchSpec, arguments: dict[str, Any]) -> tuple[int, int, int]:
     """The launch grid as three ints; a lambda grid reads `meta[...]` from every bound argument."""
     if launch.grid is not None:
         grid = tuple(launch.grid)
     else:
-        from tilelens_lsp.directives import eval_grid
-
         meta = {k: (v.value if isinstance(v, ScalarSpec) else v) for k, v in arguments.items()}
         grid = tuple(eval_grid(launch.grid_expr or "", dict(launch.grid_env), meta))
     if not 1 <= len(grid) <= 3:

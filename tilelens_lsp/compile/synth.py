@@ -8,7 +8,8 @@ compares it with, a flag as False, a power of two otherwise); a pointer that a h
 is first passed as None. Candidates are tried in order until one compiles to TTIR on the host. The
 shapes mean nothing: a synthesized launch says that the kernel compiles and that the analysis reaches
 every access, not that a real launch is in bounds. Used by tools/corpus.py; not (yet) by TL100's hint,
-whose compile attempts would cost an editor too much on open.
+whose compile attempts would cost an editor too much on open. It sits in compile/, above
+`compile_launch`, because every candidate is verified by compiling it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ import re
 import textwrap
 from dataclasses import dataclass
 from typing import Callable
+
+from tilelens_lsp.compile.binding import LaunchBindingError, unwrap
+from tilelens_lsp.compile.compiler import compile_launch, compiler_for
+from tilelens_lsp.launches.statements import run_statements
 
 SIZE = 1 << 22           # elements of every synthesized tensor
 INT_VALUE = 128          # every integer scalar
@@ -197,7 +202,7 @@ def pointer_params(jit) -> set[str]:
 
 def _flow(jit, seen: dict) -> tuple[set[str], set[str]]:
     """(every name of `jit` used as an address base, the parameters whose value it returns)."""
-    from triton.runtime.jit import JITFunction
+    from triton.runtime.jit import JITFunction  # lazy: Triton start-up cost
 
     if id(jit) in seen:
         return seen[id(jit)]
@@ -272,7 +277,7 @@ def _flow(jit, seen: dict) -> tuple[set[str], set[str]]:
 
 def _supplied(layers) -> set[str]:
     """Constexprs that an autotuner's configs or a heuristic supply: a launch must leave them out."""
-    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.autotuner import Autotuner, Heuristics  # lazy: Triton start-up cost
 
     out: set[str] = set()
     for layer in layers:
@@ -287,7 +292,7 @@ def _supplied(layers) -> set[str]:
 def _optional(layers) -> set[str]:
     """Pointers that a heuristic tests for None (`args["cu_seqlens"] is not None`): optional inputs whose
     absence is the common launch (fixed-length batches, no initial state)."""
-    from triton.runtime.autotuner import Heuristics
+    from triton.runtime.autotuner import Heuristics  # lazy: Triton start-up cost
 
     out: set[str] = set()
     for layer in layers:
@@ -357,8 +362,6 @@ def candidates(jit, layers, name: str) -> list[str]:
 
 def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None]) -> Synthesized:
     """The first candidate for which `compiles(directive)` returns None (no error)."""
-    from tilelens_lsp.hostcompile import LaunchBindingError, unwrap
-
     try:
         chain = unwrap(kernel_obj)
     except LaunchBindingError as exc:
@@ -382,11 +385,7 @@ def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None]) -> 
 
 def compile_check(module, target: str = "cuda:89") -> Callable[[str], str | None]:
     """A `compiles` for `synthesize`: bind and compile the launch's first config to TTIR."""
-    from tilelens_lsp import pipeline
-    from tilelens_lsp.directives import run_statements
-    from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
-
-    compiler = pipeline._ENGINE.compiler(target)
+    compiler_for(target)   # warm before the first candidate, as the compiles that follow use it
 
     def compiles(text: str) -> str | None:
         launches, errors = run_statements(text, {}, locate=lambda line, col: (line, col), end_line=1,
@@ -395,9 +394,9 @@ def compile_check(module, target: str = "cuda:89") -> Callable[[str], str | None
             return f"directive: {errors[0].message if errors else 'no launch'}"
         launch = launches[0]
         try:
-            chain = unwrap(getattr(module, launch.kernel))
-            binding = expand_configs(chain, launch)[0]
-            compiler.compile_ttir(chain.jit, bind(chain.jit, binding, compiler.backend, set()))
+            first = next(compile_launch(getattr(module, launch.kernel), launch, target))
+            if first.error is not None:
+                raise first.error
         except Exception as exc:  # noqa: BLE001 - any failure means: try the next candidate
             inner = exc   # an error inside an inlined helper is re-raised at the call `from` the helper's
             while inner.__cause__ is not None and inner.__cause__ is not inner:

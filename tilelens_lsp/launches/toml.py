@@ -6,7 +6,7 @@ installed package, by `module = "pkg.mod"`: found on the worker interpreter's `s
 toml's folder) the way `import` would find it, without running any of the package's code.
 
 The strings are evaluated by the same whitelist evaluator as the comment form
-(`directives.run_statements`); errors point at the toml line that holds the bad string.
+(`launches.statements.run_statements`); errors point at the toml line that holds the bad string.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .directives import run_statements
-from .model import LaunchSpec
-from .settings import check_target
+from tilelens_lsp.launches.statements import run_statements
+from tilelens_lsp.model import LaunchSpec
+from tilelens_lsp.settings import check_target
 
 TABLE_KEYS = ("file", "module", "let", "launch")
 
@@ -241,7 +241,7 @@ def _find_module(name: str, path: list[str]) -> str | None:
     modules, then namespace packages) but by directory listing alone: no package's `__init__` runs and
     nothing is imported (importlib's PathFinder needs a namespace package's parent imported, and raises
     KeyError otherwise). Self-contained: it also runs in the worker's interpreter as a script."""
-    import os
+    import os   # here, not at the top: this function's source is the script it runs
     parts = name.split(".")
     if not all(p.isidentifier() for p in parts):
         return None
@@ -323,6 +323,17 @@ def _evaluate_table(cfg: _Config, table: _Table, known_kernels: set[str] | None,
         out.launches.extend(launches)
         out.errors.extend(TomlError(cfg.path, e.line, f"`{key}`: {e.message}", e.column, e.kernel)
                           for e in errors)
+
+
+def launches_by_table(config_file: Path, origin: str = "config") -> list[tuple[dict[str, Any], ConfigLaunches]]:
+    """Each table of a toml file (its raw keys) with the launches it declares, evaluated on its own."""
+    cfg = _load(config_file, origin)
+    out = []
+    for table in cfg.tables:
+        found = ConfigLaunches()
+        _evaluate_table(cfg, table, None, found)
+        out.append((table.data, found))
+    return out
 
 
 def launches_for_file(path: Path, workspace_root: Path | None, config_file: Path | None = None,
