@@ -17,20 +17,11 @@ from pathlib import Path
 
 from tilelens_lsp import __version__, releases
 from tilelens_lsp.model import Diagnostic, FileResult
+from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, check_target, from_environment, merge
 from tilelens_lsp.workers import Worker, WorkerUnavailable
 
-_ROOT_MARKERS = ("tilelens.toml", "pyproject.toml", ".git")
 MAX_FILE_BYTES = 8 * 1024 * 1024   # a larger file is not read: a TL010 says so
-
-
-def find_root(start: Path) -> Path:
-    """The nearest folder at or above `start` holding a root marker, else `start`."""
-    start = start.resolve()
-    for folder in [start, *start.parents]:
-        if any((folder / m).exists() for m in _ROOT_MARKERS):
-            return folder
-    return start
 
 
 def has_launch(path: Path) -> bool:

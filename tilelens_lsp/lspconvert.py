@@ -19,8 +19,7 @@ from typing import Any
 from lsprotocol import types
 
 from tilelens_lsp.linemap import split_lines
-from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult
-from tilelens_lsp.report import code_url
+from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, code_url
 
 SOURCE = "tilelens"
 

@@ -35,7 +35,7 @@ from tilelens_lsp.model import (Diagnostic, FileResult, Frame, LaunchResult, Lau
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.settings import Settings
 from tilelens_lsp import ttir as ttir_reader
-from tilelens_lsp.worker import stdlib_end
+from tilelens_lsp.paths import stdlib_end
 
 
 @dataclass

@@ -6,14 +6,7 @@ import json
 from typing import Any
 
 from tilelens_lsp import __version__
-from tilelens_lsp.model import CODE_TITLES, SEVERITY, Diagnostic, FileResult
-
-README_URL = "https://github.com/tilelens/tilelens-lsp/blob/main/README.md"
-
-
-def code_url(code: str) -> str:
-    return f"{README_URL}#{code.lower()}"
-
+from tilelens_lsp.model import CODE_TITLES, README_URL, SEVERITY, Diagnostic, FileResult, code_url
 
 def diagnostic_path(result: FileResult, diag: Diagnostic) -> str:
     """The file `diag.line` refers to: its innermost frame's (a helper in another file), else the result's."""

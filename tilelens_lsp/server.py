@@ -31,6 +31,7 @@ from pygls.protocol.language_server import lsp_method
 from tilelens_lsp import (__version__, codeactions, codelens, directive_help, hover, linemap, lspconvert, releases,
                           suppress)
 from tilelens_lsp.model import Diagnostic, FileResult
+from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, from_environment, merge
 from tilelens_lsp.workers import Worker, WorkerUnavailable, remove_neutral_dir
 
@@ -763,7 +764,6 @@ class Session:
             if declared_by_folder(folder, real, self.settings.interpreter):
                 return folder
         if self.settings.allow_outside_workspace:
-            from tilelens_lsp.cli import find_root
             return find_root(real.parent)
         return None
 

@@ -14,6 +14,8 @@ import sys
 import threading
 import traceback
 
+from tilelens_lsp.paths import stdlib_end
+
 
 def _protocol_stream():
     """Move fd 1 to a private fd for the protocol and point fd 1 (and sys.stdout) at stderr."""
@@ -42,20 +44,6 @@ def _limit_memory(mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ImportError, ValueError, OSError):
         pass
-
-
-def stdlib_end(entries: list[str]) -> int:
-    """The index just past the standard library's folders in `entries`: the user's folders go there,
-    so a file of theirs named like a stdlib module (`traceback.py`) never shadows it."""
-    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)}
-    end = 0
-    for i, entry in enumerate(entries):
-        real = os.path.realpath(entry or os.curdir)
-        if "site-packages" in real or "dist-packages" in real:
-            continue
-        if any(real == p or real.startswith(p + os.sep) for p in prefixes):
-            end = i + 1
-    return end
 
 
 def _import_roots() -> None:
