@@ -19,7 +19,7 @@ from tilelens_lsp import __version__, releases
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, check_target, from_environment, merge
-from tilelens_lsp.workers import Worker, WorkerUnavailable
+from tilelens_lsp.worker.process import Worker, WorkerUnavailable
 
 MAX_FILE_BYTES = 8 * 1024 * 1024   # a larger file is not read: a TL010 says so
 

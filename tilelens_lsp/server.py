@@ -33,7 +33,7 @@ from tilelens_lsp import (__version__, codeactions, codelens, directive_help, ho
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, from_environment, merge
-from tilelens_lsp.workers import Worker, WorkerUnavailable, remove_neutral_dir
+from tilelens_lsp.worker.process import Worker, WorkerUnavailable, remove_neutral_dir
 
 log = logging.getLogger("tilelens_lsp.server")
 

@@ -422,7 +422,7 @@ def test_a_gigabyte_on_stderr_without_a_newline_costs_the_parent_no_memory(tmp_p
     script = src(f"""
         import json, resource, sys
         from tilelens_lsp.settings import Settings
-        from tilelens_lsp.workers import Worker
+        from tilelens_lsp.worker.process import Worker
         w = Worker(Settings(timeout=240, memory_limit_mb=8192))
         w.start()
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

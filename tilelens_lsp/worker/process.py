@@ -26,13 +26,13 @@ from typing import Any
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.settings import Settings
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])   # the folder holding tilelens_lsp/
 STDERR_TAIL_BYTES = 64 * 1024   # the worker's stderr kept for a TL050 message; the rest is read and dropped
 
 # `-I`: neither the working directory nor user site-packages nor PYTHON* variables shape sys.path;
 # `-B`: importing the user's modules writes no __pycache__ into their tree. The package is imported
 # from PACKAGE_PARENT, which then leaves sys.path again (its submodules resolve through the package).
-_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); import tilelens_lsp.worker as w; "
+_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); import tilelens_lsp.worker.main as w; "
               "sys.path.remove(sys.argv[1]); sys.exit(w.main())")
 
 _neutral: str | None = None
@@ -68,7 +68,7 @@ def _libc_prctl():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
+        import ctypes   # only where PR_SET_PDEATHSIG exists (Linux)
         return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None

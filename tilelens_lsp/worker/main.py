@@ -12,9 +12,12 @@ import json
 import os
 import sys
 import threading
+import time
 import traceback
 
+from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.paths import stdlib_end
+from tilelens_lsp.settings import Settings, merge
 
 
 def _protocol_stream():
@@ -39,7 +42,7 @@ def _limit_memory(mb: int) -> None:
     if mb <= 0:
         return
     try:
-        import resource
+        import resource   # POSIX only: elsewhere the worker runs without a memory limit
         limit = mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ImportError, ValueError, OSError):
@@ -92,9 +95,7 @@ def leftovers(threads_before: set[threading.Thread]) -> str | None:
 
 
 def handle(request: dict) -> dict:
-    from tilelens_lsp import pipeline
-    from tilelens_lsp.model import LaunchSpec
-    from tilelens_lsp.settings import Settings, merge
+    from tilelens_lsp import pipeline   # lazy: imports Triton, after main() set the memory limit and sys.path
 
     method = request.get("method")
     params = request.get("params") or {}
@@ -109,7 +110,6 @@ def handle(request: dict) -> dict:
     if method == "ping":
         return {"result": "pong"}
     if method == "sleep":  # for tests of timeouts and cancellation
-        import time
         time.sleep(float(params.get("seconds", 1)))
         return {"result": "slept"}
     if method == "crash":  # for tests of crash recovery
@@ -119,9 +119,9 @@ def handle(request: dict) -> dict:
 
 def _warm_up(pipeline, target: str) -> None:
     """Compile a tiny kernel through the whole host path (backend, binder, passes)."""
+    # lazy: both import Triton, after main() set the memory limit and sys.path
     from tilelens_lsp import _warmup
     from tilelens_lsp.hostcompile import bind, expand_configs, unwrap
-    from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 
     compiler = pipeline._ENGINE.compiler(target)
     try:
@@ -140,9 +140,9 @@ def main() -> int:
     _limit_memory(int(os.environ.get("TILELENS_WORKER_MEMORY_MB", "0")))
     _import_roots()
     try:
+        # lazy: Triton and the pipeline load only now, under the memory limit, with the user's sys.path
         import triton
         from tilelens_lsp import pipeline
-        from tilelens_lsp.settings import Settings
         target = os.environ.get("TILELENS_WORKER_TARGET") or Settings().target
         _warm_up(pipeline, target)  # the first compile in a process costs ~0.3 s more: pay it now
         hello = {"ready": True, "triton": triton.__version__, "python": sys.executable}
