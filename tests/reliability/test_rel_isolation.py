@@ -362,7 +362,7 @@ def test_check_dir_reads_regular_files_only_and_stays_inside_the_folder(tmp_path
 
 
 def test_a_file_above_the_size_limit_is_not_read_and_says_so(tmp_path):
-    from tilelens_lsp.cli import MAX_FILE_BYTES
+    from tilelens_lsp.cli.files import MAX_FILE_BYTES
     (tmp_path / "pyproject.toml").touch()
     big = tmp_path / "big.py"
     with open(big, "w") as f:
@@ -447,7 +447,7 @@ def test_a_gigabyte_on_stderr_without_a_newline_costs_the_parent_no_memory(tmp_p
 
 
 _UNTESTED_SERVER = ("import sys; import tilelens_lsp.releases as r; r.TESTED_RELEASES = (); "
-                    "from tilelens_lsp.cli import main; sys.exit(main([]))")
+                    "from tilelens_lsp.cli.main import main; sys.exit(main([]))")
 
 
 # Before: the gate was set when the worker's handshake arrived; a file opened right after
