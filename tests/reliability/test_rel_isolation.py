@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 import relfig
-from lsphelp import REPO
-from test_process import RawClient, wait_gone
+from lsp.lsphelp import REPO
+from lsp.test_process import RawClient, wait_gone
 
 TIMEOUT = 300   # a safety limit for one subprocess, never an assertion about speed
 

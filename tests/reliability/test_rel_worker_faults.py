@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import relfig
-from lsphelp import CLEAN, kernel
+from lsp.lsphelp import CLEAN, kernel
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.worker.process import Worker
 
