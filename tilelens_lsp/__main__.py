@@ -9,7 +9,7 @@ import sys
 if not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
 
-from tilelens_lsp.cli import main  # noqa: E402
+from tilelens_lsp.cli.main import main  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -41,6 +41,13 @@ CODE_TITLES = {
     "TL100": "kernel without a declared launch",
 }
 
+README_URL = "https://github.com/tilelens/tilelens-lsp/blob/main/README.md"
+
+
+def code_url(code: str) -> str:
+    """The documentation of `code` (the CLI's SARIF and the server's `codeDescription` link to it)."""
+    return f"{README_URL}#{code.lower()}"
+
 
 def _to_json(value: Any) -> Any:
     if is_dataclass(value):

@@ -39,7 +39,7 @@ from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, Laun
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir import reader as ttir_reader
-from tilelens_lsp.worker import stdlib_end
+from tilelens_lsp.paths import stdlib_end
 
 
 @dataclass

@@ -12,7 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import pytest_lsp
 from lsprotocol import types
@@ -178,6 +178,29 @@ class Workspace:
 
     async def stats(self) -> dict[str, Any]:
         return plain(await self.client.protocol.send_request_async("tilelens/stats", {}))
+
+
+def client_fixture(name: str | None = None, editors: Sequence[str] = ("visual-studio-code", "neovim"),
+                   options: dict[str, Any] | None = None):
+    """The one client fixture of the LSP tests: a real server per module (and per editor snapshot, when
+    more than one is given) in a workspace folder of its own, initialised with `options`.
+
+    `client = client_fixture(...)` in a module overrides the default of tests/lsp/conftest.py; the
+    folder is named after `name`, else after the module.
+    """
+    parametrized = {"params": list(editors)} if len(editors) > 1 else {}
+
+    @pytest_lsp.fixture(config=SERVER, scope="module", **parametrized)
+    async def client(lsp_client: LanguageClient, request, tmp_path_factory):
+        editor = getattr(request, "param", editors[0])
+        folder = name or request.module.__name__.rpartition(".")[2].removeprefix("test_")
+        root = tmp_path_factory.mktemp(f"{folder}-{editor}" if parametrized else folder)
+        lsp_client.ws = await start_session(lsp_client, root, editor, options)
+        lsp_client.editor = editor
+        yield
+        await lsp_client.shutdown_session()
+
+    return client
 
 
 async def start_session(client: LanguageClient, root: Path, capabilities: str = "visual-studio-code",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from lsphelp import ADD_BUGGY, ADD_FIXED, UNMASKED_LINE, Workspace, codes, kernel
+from .lsphelp import ADD_BUGGY, ADD_FIXED, UNMASKED_LINE, Workspace, codes, kernel
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

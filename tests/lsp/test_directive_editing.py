@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from lsphelp import ADD_BUGGY, UNMASKED_LINE, Workspace, kernel
+from .lsphelp import ADD_BUGGY, UNMASKED_LINE, Workspace, kernel
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

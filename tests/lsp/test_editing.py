@@ -10,11 +10,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 
-from lsphelp import ADD_BUGGY, CLEAN, SERVER, UNMASKED_LINE, Workspace, codes, kernel, plain, start_session
+from .lsphelp import ADD_BUGGY, CLEAN, UNMASKED_LINE, Workspace, codes, kernel, plain
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -77,19 +75,6 @@ INDIRECT = kernel("""
         idx = tl.load(idx_ptr + offs)
         tl.store(out_ptr + offs, tl.load(x_ptr + idx))
 """)
-
-
-@pytest_lsp.fixture(config=SERVER, scope="module", params=["visual-studio-code", "neovim"])
-async def client(lsp_client: LanguageClient, request, tmp_path_factory):
-    root = tmp_path_factory.mktemp(f"edit-{request.param}")
-    lsp_client.ws = await start_session(lsp_client, root, request.param)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def ws(client) -> Workspace:
-    return client.ws
 
 
 async def quick_fixes(ws: Workspace, uri: str, diags: list[types.Diagnostic]) -> list[types.CodeAction]:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import pytest
 
-from lsphelp import HUNG, REPO, SERVER
+from .lsphelp import HUNG, REPO, SERVER
 
 ENV = SERVER.server_env
 

@@ -11,28 +11,16 @@ import signal
 import time
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from lsphelp import (ADD_BUGGY, ADD_FIXED, CLEAN, HUNG, SERVER, UNMASKED_LINE, Workspace, codes,
-                     start_session)
+from .lsphelp import ADD_BUGGY, ADD_FIXED, CLEAN, HUNG, UNMASKED_LINE, Workspace, client_fixture, codes
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(config=SERVER, scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory):
-    root = tmp_path_factory.mktemp("ws-runs")
-    lsp_client.ws = await start_session(lsp_client, root, "visual-studio-code", {"workerTimeout": 3})
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def ws(client) -> Workspace:
-    return client.ws
+client = client_fixture("ws-runs", editors=("visual-studio-code",), options={"workerTimeout": 3})
 
 
 async def _until(predicate, timeout: float = 15.0, step: float = 0.05):

@@ -20,7 +20,7 @@ _UNTESTED = (
     "import sys\n"
     "import tilelens_lsp.releases as releases\n"
     "releases.TESTED_RELEASES = ()\n"
-    "from tilelens_lsp.cli import main\n"
+    "from tilelens_lsp.cli.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 import relfig
-from lsphelp import REPO
-from test_process import RawClient, wait_gone
+from lsp.lsphelp import REPO
+from lsp.test_process import RawClient, wait_gone
 
 TIMEOUT = 300   # a safety limit for one subprocess, never an assertion about speed
 
@@ -362,7 +362,7 @@ def test_check_dir_reads_regular_files_only_and_stays_inside_the_folder(tmp_path
 
 
 def test_a_file_above_the_size_limit_is_not_read_and_says_so(tmp_path):
-    from tilelens_lsp.cli import MAX_FILE_BYTES
+    from tilelens_lsp.cli.files import MAX_FILE_BYTES
     (tmp_path / "pyproject.toml").touch()
     big = tmp_path / "big.py"
     with open(big, "w") as f:
@@ -422,7 +422,7 @@ def test_a_gigabyte_on_stderr_without_a_newline_costs_the_parent_no_memory(tmp_p
     script = src(f"""
         import json, resource, sys
         from tilelens_lsp.settings import Settings
-        from tilelens_lsp.workers import Worker
+        from tilelens_lsp.worker.process import Worker
         w = Worker(Settings(timeout=240, memory_limit_mb=8192))
         w.start()
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -447,7 +447,7 @@ def test_a_gigabyte_on_stderr_without_a_newline_costs_the_parent_no_memory(tmp_p
 
 
 _UNTESTED_SERVER = ("import sys; import tilelens_lsp.releases as r; r.TESTED_RELEASES = (); "
-                    "from tilelens_lsp.cli import main; sys.exit(main([]))")
+                    "from tilelens_lsp.cli.main import main; sys.exit(main([]))")
 
 
 # Before: the gate was set when the worker's handshake arrived; a file opened right after

@@ -17,13 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 
 import relfig
-from lsphelp import REPO, SERVER, Workspace, codes, kernel, start_session
-from test_process import RawClient
+from lsp.lsphelp import SERVER, Workspace, client_fixture, codes, kernel
+from lsp.test_process import RawClient
 
 N_KERNELS = 100
 N_LINES = 10_000
@@ -63,12 +61,7 @@ def big_file() -> tuple[str, list[int]]:
 lsp = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(config=SERVER, scope="module")
-async def client(lsp_client: LanguageClient, tmp_path_factory):
-    root = tmp_path_factory.mktemp("ws-protocol")
-    lsp_client.ws = await start_session(lsp_client, root, "visual-studio-code", {"workerTimeout": 120})
-    yield
-    await lsp_client.shutdown_session()
+client = client_fixture("ws-protocol", editors=("visual-studio-code",), options={"workerTimeout": 120})
 
 
 @pytest.fixture(scope="module")

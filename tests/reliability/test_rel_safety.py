@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import relfig
-from lsphelp import ADD_BUGGY, kernel
+from lsp.lsphelp import ADD_BUGGY, kernel
 from test_rel_workspace import check
 
 PAYLOADS = [

@@ -1,6 +1,6 @@
 """Worker faults: every way the analysis worker can die or hang costs the file a TL050 and nothing else.
 
-Drives `tilelens_lsp.workers.Worker` directly (what the server and `check` use): a module that
+Drives `tilelens_lsp.worker.process.Worker` directly (what the server and `check` use): a module that
 allocates without bound at import, kills itself with a signal, is killed from outside mid-request,
 exits, or hangs in its import, a heuristic or Triton's compile. After each fault the very next
 request, on a clean file, must be answered by a fresh worker.
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 import relfig
-from lsphelp import CLEAN, kernel
+from lsp.lsphelp import CLEAN, kernel
 from tilelens_lsp.settings import Settings
-from tilelens_lsp.workers import Worker
+from tilelens_lsp.worker.process import Worker
 
 MEMORY_LIMIT_MB = 2000
 HANG_TIMEOUT = 3.0        # seconds a hung request may take before the worker is replaced

@@ -24,7 +24,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 import relfig
-from lsphelp import ADD_BUGGY, REPO, SERVER, UNMASKED_LINE, Workspace, codes, kernel, make_client
+from lsp.lsphelp import ADD_BUGGY, REPO, SERVER, UNMASKED_LINE, Workspace, codes, kernel, make_client
 from tilelens_lsp.model import LaunchResult
 
 HELPERS = kernel("""

@@ -159,7 +159,7 @@ def test_github_levels_follow_the_code_severity(github):
 
 def test_github_messages_escape_newlines_and_percent():
     from tilelens_lsp.model import Diagnostic, FileResult
-    from tilelens_lsp.report import github_lines
+    from tilelens_lsp.cli.report import github_lines
     [line] = github_lines([FileResult("a,b:c.py", (), (Diagnostic("TL010", "100% broken\nsecond line", 3, 1),))])
     assert line == "::error file=a%2Cb%3Ac.py,line=3,col=1,title=TL010::100%25 broken%0Asecond line [TL010]"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tilelens_lsp import directive_help as dh
+from tilelens_lsp.lsp import directive_help as dh
 
 SOURCE = textwrap.dedent('''\
     import triton

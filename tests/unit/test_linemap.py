@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from tilelens_lsp import hover, linemap
+from tilelens_lsp.lsp import hover, linemap
 from tilelens_lsp.model import Access, FileResult, LaunchResult
 
 TEXT = "a = 1\nb = 2\nload(x)\nc = 3\n"

@@ -1,19 +1,13 @@
-"""Batch output formats of `tilelens-lsp check`: text, JSON (DESIGN §5) and SARIF 2.1.0."""
+"""Batch output formats of `tilelens-lsp check`: text, JSON (DESIGN §5), SARIF 2.1.0 and GitHub annotations."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 from tilelens_lsp import __version__
-from tilelens_lsp.model import CODE_TITLES, SEVERITY, Diagnostic, FileResult
-
-README_URL = "https://github.com/tilelens/tilelens-lsp/blob/main/README.md"
-
-
-def code_url(code: str) -> str:
-    return f"{README_URL}#{code.lower()}"
-
+from tilelens_lsp.model import CODE_TITLES, README_URL, SEVERITY, Diagnostic, FileResult, code_url
 
 def diagnostic_path(result: FileResult, diag: Diagnostic) -> str:
     """The file `diag.line` refers to: its innermost frame's (a helper in another file), else the result's."""
@@ -116,7 +110,6 @@ def _rule(code: str) -> dict[str, Any]:
 def fingerprint(code: str, path: str, kernel: str | None, message: str) -> str:
     """Stable across edits elsewhere in the file: the finding's code, file, kernel and message (which
     names the witness, not the line), never its line number."""
-    import hashlib
     return hashlib.sha256("\0".join((code, path, kernel or "", message)).encode("utf-8")).hexdigest()[:32]
 
 

@@ -12,7 +12,12 @@ import json
 import os
 import sys
 import threading
+import time
 import traceback
+
+from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
+from tilelens_lsp.paths import stdlib_end
+from tilelens_lsp.settings import Settings, merge
 
 
 def _protocol_stream():
@@ -37,25 +42,11 @@ def _limit_memory(mb: int) -> None:
     if mb <= 0:
         return
     try:
-        import resource
+        import resource   # POSIX only: elsewhere the worker runs without a memory limit
         limit = mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ImportError, ValueError, OSError):
         pass
-
-
-def stdlib_end(entries: list[str]) -> int:
-    """The index just past the standard library's folders in `entries`: the user's folders go there,
-    so a file of theirs named like a stdlib module (`traceback.py`) never shadows it."""
-    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)}
-    end = 0
-    for i, entry in enumerate(entries):
-        real = os.path.realpath(entry or os.curdir)
-        if "site-packages" in real or "dist-packages" in real:
-            continue
-        if any(real == p or real.startswith(p + os.sep) for p in prefixes):
-            end = i + 1
-    return end
 
 
 def _import_roots() -> None:
@@ -104,9 +95,7 @@ def leftovers(threads_before: set[threading.Thread]) -> str | None:
 
 
 def handle(request: dict) -> dict:
-    from tilelens_lsp import pipeline
-    from tilelens_lsp.model import LaunchSpec
-    from tilelens_lsp.settings import Settings, merge
+    from tilelens_lsp import pipeline   # lazy: imports Triton, after main() set the memory limit and sys.path
 
     method = request.get("method")
     params = request.get("params") or {}
@@ -121,7 +110,6 @@ def handle(request: dict) -> dict:
     if method == "ping":
         return {"result": "pong"}
     if method == "sleep":  # for tests of timeouts and cancellation
-        import time
         time.sleep(float(params.get("seconds", 1)))
         return {"result": "slept"}
     if method == "crash":  # for tests of crash recovery
@@ -129,11 +117,11 @@ def handle(request: dict) -> dict:
     return {"error": f"unknown method {method!r}"}
 
 
-def _warm_up(target: str) -> None:
+def _warm_up(pipeline, target: str) -> None:
     """Compile a tiny kernel through the whole host path (backend, binder, passes)."""
+    # lazy: both import Triton, after main() set the memory limit and sys.path
     from tilelens_lsp import _warmup
     from tilelens_lsp.compile.compiler import compile_launch
-    from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 
     try:
         launch = LaunchSpec("warmup_kernel", 1, (TensorSpec("fp32", (64,), (1,), 0, 64), ScalarSpec("int", 64)),
@@ -150,11 +138,11 @@ def main() -> int:
     _limit_memory(int(os.environ.get("TILELENS_WORKER_MEMORY_MB", "0")))
     _import_roots()
     try:
+        # lazy: Triton and the pipeline load only now, under the memory limit, with the user's sys.path
         import triton
-        from tilelens_lsp import pipeline  # noqa: F401 - loaded now, not on the first request
-        from tilelens_lsp.settings import Settings
+        from tilelens_lsp import pipeline
         target = os.environ.get("TILELENS_WORKER_TARGET") or Settings().target
-        _warm_up(target)  # the first compile in a process costs ~0.3 s more: pay it now
+        _warm_up(pipeline, target)  # the first compile in a process costs ~0.3 s more: pay it now
         hello = {"ready": True, "triton": triton.__version__, "python": sys.executable}
     except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then exit
         out.write(json.dumps({"ready": False, "error": f"{type(exc).__name__}: {exc}"}) + "\n")

@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 from lsprotocol import types
 
-from tilelens_lsp import lspconvert, suppress
-from tilelens_lsp.lspconvert import SOURCE, Span, expression_index, to_client_range
+from tilelens_lsp import suppress
+from tilelens_lsp.lsp import convert
+from tilelens_lsp.lsp.convert import SOURCE, Span, expression_index, to_client_range
 
 Units = Callable[[str], int]
 
@@ -28,7 +29,7 @@ _DID_YOU_MEAN = re.compile(r"unknown (?:name|dtype|kernel) '(?P<old>\w+)'.*?did 
 _NOT_SUPPRESSIBLE = frozenset({suppress.UNUSED, "TL040", "TL050"})
 
 
-def code_actions(uri: str, text: str, diagnostics: list[types.Diagnostic], units: Units = lspconvert.utf16_units,
+def code_actions(uri: str, text: str, diagnostics: list[types.Diagnostic], units: Units = convert.utf16_units,
                  only: list[str] | None = None) -> list[types.CodeAction]:
     """The quick fixes for the tilelens diagnostics among `diagnostics` (those the client sent)."""
     if only is not None and not any(types.CodeActionKind.QuickFix.value.startswith(k) for k in only):

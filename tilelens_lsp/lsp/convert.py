@@ -9,6 +9,7 @@ here in the client's position units. Nothing here talks to a client or a worker.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,9 +19,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from tilelens_lsp.linemap import split_lines
-from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult
-from tilelens_lsp.report import code_url
+from tilelens_lsp.lsp.linemap import split_lines
+from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, code_url
 
 SOURCE = "tilelens"
 
@@ -348,7 +348,6 @@ def resolve_portable(portable: str, root: Path | None) -> Path | None:
 
 @lru_cache(maxsize=1)
 def _triton_dir() -> Path | None:
-    import importlib.util
     try:
         spec = importlib.util.find_spec("triton")
     except (ImportError, ValueError):

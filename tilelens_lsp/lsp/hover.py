@@ -9,8 +9,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from tilelens_lsp.linemap import LineMap, split_lines
-from tilelens_lsp.lspconvert import launch_labels
+from tilelens_lsp.lsp.linemap import LineMap, split_lines
+from tilelens_lsp.lsp.convert import launch_labels
 from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, Witness
 
 FULL, SOME, NONE, OUT = "█", "▒", "·", "✗"

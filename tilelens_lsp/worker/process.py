@@ -26,13 +26,13 @@ from typing import Any
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.settings import Settings
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])   # the folder holding tilelens_lsp/
 STDERR_TAIL_BYTES = 64 * 1024   # the worker's stderr kept for a TL050 message; the rest is read and dropped
 
 # `-I`: neither the working directory nor user site-packages nor PYTHON* variables shape sys.path;
 # `-B`: importing the user's modules writes no __pycache__ into their tree. The package is imported
 # from PACKAGE_PARENT, which then leaves sys.path again (its submodules resolve through the package).
-_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); import tilelens_lsp.worker as w; "
+_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); import tilelens_lsp.worker.main as w; "
               "sys.path.remove(sys.argv[1]); sys.exit(w.main())")
 
 _neutral: str | None = None
@@ -68,7 +68,7 @@ def _libc_prctl():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
+        import ctypes   # only where PR_SET_PDEATHSIG exists (Linux)
         return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
@@ -153,7 +153,7 @@ class Worker:
         self._lines = queue.Queue()
         with self._stderr_lock:
             self._stderr = bytearray()
-        threading.Thread(target=self._pump, args=(self.proc, self._lines), daemon=True).start()
+        threading.Thread(target=_pump, args=(self.proc, self._lines), daemon=True).start()
         self._drainer = threading.Thread(target=self._drain, args=(self.proc,), daemon=True)
         self._drainer.start()
 
@@ -204,20 +204,6 @@ class Worker:
         self.stop()
 
     # -- I/O
-
-    @staticmethod
-    def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
-        stream = proc.stdout
-        try:
-            for line in stream:   # the protocol: one JSON document a line, written only by the worker
-                lines.put(line.decode("utf-8", "replace"))
-        except (OSError, ValueError):
-            pass
-        lines.put(None)
-        try:
-            stream.close()
-        except (OSError, ValueError):
-            pass
 
     def _drain(self, proc: subprocess.Popen) -> None:
         """Read the worker's stderr in chunks, keeping only the last STDERR_TAIL_BYTES: a module that
@@ -330,13 +316,7 @@ class Worker:
         if reply.get("cancelled"):
             return failed_result(display, "analysis cancelled")
         if reply.get("crashed"):
-            code = reply.get("code")
-            how = f"signal {-code}" if isinstance(code, int) and code < 0 else f"exit code {code}"
-            detail = reply.get("stderr", "").strip().splitlines()
-            memory = any("MemoryError" in d or "std::bad_alloc" in d for d in detail)
-            reason = "ran out of memory" if memory else f"crashed ({how})"
-            last = f": {detail[-1]}" if detail else ""
-            return failed_result(display, f"the analysis worker {reason}{last}; a fresh worker was started")
+            return failed_result(display, _crash_message(reply))
         if reply.get("kind") == "memory":
             self.stop()   # whatever the module left allocated goes with it; the next request starts fresh
             limit = self.settings.memory_limit_mb
@@ -352,6 +332,32 @@ class Worker:
             self.retired.append(str(reply["retire"]))
             self.stop()
         return FileResult.from_json(reply["result"])
+
+
+def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
+    """Read the worker's stdout into `lines`, one protocol line each; None at EOF."""
+    stream = proc.stdout
+    try:
+        for line in stream:   # the protocol: one JSON document a line, written only by the worker
+            lines.put(line.decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        pass
+    lines.put(None)
+    try:
+        stream.close()
+    except (OSError, ValueError):
+        pass
+
+
+def _crash_message(reply: dict) -> str:
+    """The TL050 message for a worker that died: how, and the last line it wrote to stderr."""
+    code = reply.get("code")
+    how = f"signal {-code}" if isinstance(code, int) and code < 0 else f"exit code {code}"
+    detail = reply.get("stderr", "").strip().splitlines()
+    memory = any("MemoryError" in d or "std::bad_alloc" in d for d in detail)
+    reason = "ran out of memory" if memory else f"crashed ({how})"
+    last = f": {detail[-1]}" if detail else ""
+    return f"the analysis worker {reason}{last}; a fresh worker was started"
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -10,123 +10,18 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
-import stat
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 
-from tilelens_lsp import __version__, releases
+from tilelens_lsp import __version__, releases, suppress
+from tilelens_lsp.cli import report
+from tilelens_lsp.cli.files import collect_files, declared_only, too_large
 from tilelens_lsp.model import Diagnostic, FileResult
+from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, check_target, from_environment, merge
-from tilelens_lsp.workers import Worker, WorkerUnavailable
-
-_ROOT_MARKERS = ("tilelens.toml", "pyproject.toml", ".git")
-MAX_FILE_BYTES = 8 * 1024 * 1024   # a larger file is not read: a TL010 says so
-
-
-def find_root(start: Path) -> Path:
-    """The nearest folder at or above `start` holding a root marker, else `start`."""
-    start = start.resolve()
-    for folder in [start, *start.parents]:
-        if any((folder / m).exists() for m in _ROOT_MARKERS):
-            return folder
-    return start
-
-
-def has_launch(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return b"tilelens:" in f.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return False
-
-
-def declared_in_toml(path: Path, root: Path, tables: dict[Path, set[Path]]) -> bool:
-    """Whether the toml that applies to `path` (tilelens.toml at `root`, else the nearest pyproject.toml
-    with [tool.tilelens]) has a launch table naming it; `tables` caches each toml's files."""
-    from tilelens_lsp.launches.toml import ConfigError, files_in_config, find_config
-    found = find_config(path, root)
-    if found is None:
-        return False
-    if found[0] not in tables:
-        try:
-            tables[found[0]] = set(files_in_config(found[0]))
-        except ConfigError:
-            tables[found[0]] = set()
-    return path.resolve() in tables[found[0]]
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def _regular(path: Path) -> os.stat_result | None:
-    """The stat of the regular file `path` names (after symlinks), else None (FIFO, device, folder, dangling)."""
-    try:
-        st = path.stat()
-    except (OSError, RuntimeError):
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None
-
-
-def _walk(top: Path) -> list[Path]:
-    """The `.py` files under `top`: hidden folders, node_modules and __pycache__ left out, symlinked
-    folders not entered, symlinked files only when they point inside `top`."""
-    real_top = top.resolve()
-    found: list[Path] = []
-    for folder, dirs, names in os.walk(top):   # followlinks=False
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
-        for name in names:
-            if not name.endswith(".py") or name.startswith("."):
-                continue
-            f = Path(folder) / name
-            if f.is_symlink():
-                try:
-                    if not _inside(f.resolve(), real_top):
-                        continue
-                except (OSError, RuntimeError):
-                    continue
-            found.append(f)
-    return sorted(found)
-
-
-def collect_files(paths: list[str], config_files: list[Path]) -> tuple[list[Path], list[str]]:
-    """The files to analyse (regular files only), and usage errors."""
-    files: list[Path] = []
-    errors: list[str] = []
-    tables: dict[Path, set[Path]] = {}
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            root = find_root(p)
-            for f in _walk(p):
-                st = _regular(f)
-                if st is None:
-                    continue
-                if st.st_size > MAX_FILE_BYTES or has_launch(f) or declared_in_toml(f, root, tables):
-                    files.append(f.resolve())
-        elif _regular(p) is not None:
-            files.append(p.resolve())
-        elif p.exists():
-            errors.append(f"not a regular file: {raw}")
-        else:
-            errors.append(f"no such file or folder: {raw}")
-    files.extend(config_files)
-    unique: list[Path] = []
-    for f in files:
-        if f not in unique:
-            unique.append(f)
-    return unique, errors
-
-
-def too_large(path: Path, root: Path) -> FileResult | None:
-    """A TL010 for a file over MAX_FILE_BYTES (or no longer a regular file), which is not read."""
-    st = _regular(path)
-    if st is not None and st.st_size <= MAX_FILE_BYTES:
-        return None
-    why = ("it is no longer a regular file" if st is None else
-           f"it is {st.st_size / 2**20:.1f} MiB, above the {MAX_FILE_BYTES // 2**20} MiB limit")
-    return FileResult(str(path), (), (Diagnostic("TL010", f"cannot read this file: {why}; not analysed", 1, 1),))
+from tilelens_lsp.worker.process import Worker, WorkerUnavailable
 
 
 def _positive_seconds(text: str) -> float:
@@ -184,10 +79,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("capture needs a command to run: tilelens-lsp capture -- python my_script.py")
         if args.per_kernel < 1:
             parser.error("--per-kernel must be at least 1")
-        from tilelens_lsp.capture import runner as capture
+        from tilelens_lsp.capture import runner as capture   # lazy: only this subcommand needs tomli_w and the hook
         return capture.run(command, args.out, args.merge, args.per_kernel)
     prestarted = _prestart_worker()
-    from tilelens_lsp.server import serve   # pygls and lsprotocol take most of a second to import
+    from tilelens_lsp.lsp.server import serve   # lazy: pygls and lsprotocol take most of a second to import
     return serve(args.tcp, prestarted)
 
 
@@ -204,9 +99,8 @@ def _prestart_worker() -> Worker | None:
 
 
 def run_check(args, parser: argparse.ArgumentParser) -> int:
-    from tilelens_lsp.suppress import parse_codes
     try:
-        args.select, args.ignore = parse_codes(args.select), parse_codes(args.ignore)
+        args.select, args.ignore = suppress.parse_codes(args.select), suppress.parse_codes(args.ignore)
     except ValueError as exc:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2
@@ -228,7 +122,7 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
             print(f"tilelens-lsp: no such config file: {args.config}", file=sys.stderr)
             return 2
         try:
-            from tilelens_lsp.launches.toml import files_in_config, read_target
+            from tilelens_lsp.launches.toml import files_in_config, read_target   # lazy: see cli/files.py
             config_files = [Path(f).resolve() for f in files_in_config(config, settings.interpreter)]
             read_target(config)
         except Exception as exc:  # noqa: BLE001 - a broken toml is a configuration error
@@ -242,7 +136,7 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
             print(f"tilelens-lsp: {e}", file=sys.stderr)
         return 2
     if args.declared_only:
-        files = _declared_only(files, config)
+        files = declared_only(files, config)
         if not files:
             return 0   # nothing declares a launch: nothing to import, nothing to report
     root = (args.root.resolve() if args.root else
@@ -287,18 +181,9 @@ def exit_code(results: list[FileResult]) -> int:
     return 0
 
 
-def _declared_only(files: list[Path], config: Path | None) -> list[Path]:
-    """The files that declare a launch (a comment, or a table of the toml that applies to them)."""
-    from tilelens_lsp.launches.toml import files_in_config
-    in_config = {Path(f).resolve() for f in files_in_config(config)} if config else set()
-    tables: dict[Path, set[Path]] = {}
-    return [f for f in files if has_launch(f) or f in in_config or declared_in_toml(f, find_root(f.parent), tables)]
-
-
 def _suppressed(results: list[FileResult], files: list[Path], select: tuple[str, ...] | None,
                 ignore: tuple[str, ...] | None) -> list[FileResult]:
     """Each file's `# tilelens: ignore` comments applied, then `--select`/`--ignore`."""
-    from tilelens_lsp import suppress
     out = []
     for result, path in zip(results, files):
         try:
@@ -312,7 +197,7 @@ def _suppressed(results: list[FileResult], files: list[Path], select: tuple[str,
 def _toml_target(files: list[Path], root: Path, config: Path | None) -> tuple[str | None, str | None]:
     """The one target the tomls that apply to `files` ask for (the default where none sets one), or
     why there is no one target."""
-    from tilelens_lsp.launches.toml import find_config, read_target
+    from tilelens_lsp.launches.toml import find_config, read_target   # lazy: see cli/files.py
     seen: dict[str, str] = {}
     for f in files:
         found = find_config(f, root, config)
@@ -329,7 +214,7 @@ def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | 
 
     A broken config is a configuration error (exit 2), like a bad `--config` file: its launches
     would otherwise be silently missing from the verdicts."""
-    from tilelens_lsp.launches.toml import ConfigError, find_config, read_target
+    from tilelens_lsp.launches.toml import ConfigError, find_config, read_target   # lazy: see cli/files.py
     checked: set[Path] = set()
     for f in files:
         found = find_config(f, root, config)
@@ -349,7 +234,6 @@ def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: P
     if len(workers) == 1:
         return [too_large(f, root) or workers[0].analyze(f, root, cfg) for f in files]
     free: list[Worker] = list(workers)
-    import threading
     lock = threading.Condition()
 
     def one(path: Path) -> FileResult:
@@ -374,7 +258,6 @@ def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: P
 def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
     if result.path and not os.path.isabs(result.path):
         return result
-    from dataclasses import replace
     try:
         rel = path.relative_to(root).as_posix()
     except ValueError:
@@ -401,7 +284,6 @@ def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code:
 
 
 def _emit(fmt: str, results: list[FileResult], triton: str, target: str) -> None:
-    from tilelens_lsp import report
     if fmt == "text":
         lines = report.text_lines(results)
         for line in lines:

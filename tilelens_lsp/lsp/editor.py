@@ -1,0 +1,120 @@
+"""The client as the session sees it: what it can do, the documents it holds, and what we send it.
+
+Everything the session sends to or reads from the editor goes through here (pygls' LanguageServer),
+callable from any thread: messages are handed to the event loop's thread. Nothing here decides what
+to send or when; that is the session's and the scheduler's business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from tilelens_lsp.lsp.state import file_path
+
+CONFIG_GLOB = "**/{pyproject.toml,tilelens.toml}"
+
+
+class Editor:
+    """The pygls server, narrowed to what the session uses."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+
+    # -- capabilities
+
+    def cap(self, path: str, default: Any = None) -> Any:
+        value: Any = self.server.client_capabilities
+        for part in path.split("."):
+            value = getattr(value, part, None)
+            if value is None:
+                return default
+        return value
+
+    @property
+    def related_support(self) -> bool:
+        return bool(self.cap("text_document.publish_diagnostics.related_information", False))
+
+    @property
+    def progress_support(self) -> bool:
+        return bool(self.cap("window.work_done_progress", False))
+
+    # -- documents and folders
+
+    def text(self, uri: str) -> str:
+        try:
+            return self.server.workspace.get_text_document(uri).source
+        except Exception:  # noqa: BLE001 - an unreadable document is analysed from disk anyway
+            return ""
+
+    def units(self, text: str) -> int:
+        return self.server.workspace.position_codec.client_num_units(text)
+
+    def encoding(self) -> str:
+        try:
+            return str(self.server.workspace.position_codec.encoding or "utf-16")
+        except RuntimeError:
+            return "utf-16"
+
+    def folders(self) -> list[Path]:
+        folders: list[Path] = []
+        try:
+            workspace = self.server.workspace
+        except RuntimeError:
+            return folders
+        for folder in workspace.folders.values():
+            path = file_path(folder.uri)
+            if path is not None:
+                folders.append(path)
+        if not folders and workspace.root_uri:
+            path = file_path(workspace.root_uri)
+            if path is not None:
+                folders.append(path)
+        return folders
+
+    # -- what we send
+
+    def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+        self.refresh_lenses()
+
+    def refresh_lenses(self) -> None:
+        if not self.cap("workspace.code_lens.refresh_support", False):
+            return
+        try:
+            self.server.workspace_code_lens_refresh(None, callback=lambda *_: None)
+        except Exception as exc:  # noqa: BLE001 - a client that cannot refresh keeps its old lenses
+            self.log(f"codeLens/refresh failed: {exc}")
+
+    async def register_watchers(self) -> None:
+        try:
+            await self.server.client_register_capability_async(types.RegistrationParams(registrations=[
+                types.Registration(
+                    id="tilelens-config-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                        watchers=[types.FileSystemWatcher(glob_pattern=CONFIG_GLOB)]))]))
+        except Exception as exc:  # noqa: BLE001 - a client that refuses just gets no watcher
+            self.log(f"could not register the config file watcher: {exc}")
+
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        self._call_soon(self.server.window_log_message, types.LogMessageParams(type=kind, message=message))
+
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        self._call_soon(self.server.window_show_message, types.ShowMessageParams(type=kind, message=message))
+
+    def _call_soon(self, fn: Callable[[Any], None], params: Any) -> None:
+        """Send from the event loop thread whichever thread we are on."""
+        loop = self.server.loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None and running is loop:
+            fn(params)
+        elif loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(fn, params)

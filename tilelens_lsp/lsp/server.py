@@ -1,0 +1,168 @@
+"""The language server (pygls 2): analyse on open and save, push diagnostics, answer hovers and help.
+
+Wiring only: the LanguageServer, one thin handler per LSP method that calls into the Session
+(session.py), and `serve`, which installs the hardened transport (transport.py). The analysis runs in
+the worker process and knows nothing of LSP; this package is the only one that imports pygls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from typing import Any
+
+import pygls.server
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from tilelens_lsp import __version__
+from tilelens_lsp.lsp import codelens
+from tilelens_lsp.lsp.session import Session
+from tilelens_lsp.lsp.transport import OneLineDeserializeErrors, TilelensProtocol, robust_run_async
+from tilelens_lsp.worker.process import Worker
+
+STATS_METHOD = "tilelens/stats"
+
+
+class TilelensServer(LanguageServer):
+    """pygls' server with our protocol, one Session, and a shutdown that never waits on stdin."""
+
+    def __init__(self) -> None:
+        super().__init__("tilelens-lsp", __version__, protocol_cls=TilelensProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.session = Session(self)
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def shutdown(self) -> None:
+        # pygls waits for its thread pool here, where a reader thread may block on stdin forever.
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self._thread_pool:
+            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        if self._server:
+            self._server.close()
+        self.session.close()
+
+
+def create_server() -> TilelensServer:
+    """The server with its handlers: each translates one LSP method into one call on the session."""
+    server = TilelensServer()
+    s = server.session
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: TilelensServer, params: types.InitializeParams) -> None:
+        ls.loop = asyncio.get_running_loop()
+        s.initialize(params)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: TilelensServer, params: types.InitializedParams) -> None:
+        ls.loop = asyncio.get_running_loop()
+        s.initialized()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: TilelensServer, params: Any) -> None:
+        s.shutdown_requested = True
+        s.close()
+
+    @server.feature(types.EXIT)
+    def exit_(ls: TilelensServer, params: Any) -> None:
+        s.close()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TilelensServer, params: types.DidOpenTextDocumentParams) -> None:
+        s.open(params.text_document)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TilelensServer, params: types.DidChangeTextDocumentParams) -> None:
+        s.change(params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: TilelensServer, params: types.DidSaveTextDocumentParams) -> None:
+        s.save(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TilelensServer, params: types.DidCloseTextDocumentParams) -> None:
+        s.close_doc(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls: TilelensServer, params: types.HoverParams) -> types.Hover | None:
+        return s.features.hover(params)
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
+                    types.CompletionOptions(trigger_characters=["[", "(", ",", ".", "="]))
+    def completion(ls: TilelensServer, params: types.CompletionParams) -> types.CompletionList | None:
+        return s.features.completion(params)
+
+    @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP,
+                    types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=["="]))
+    def signature_help(ls: TilelensServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
+        return s.features.signature_help(params)
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls: TilelensServer, params: types.DefinitionParams) -> types.Location | None:
+        return s.features.definition(params)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: TilelensServer, params: types.DidChangeConfigurationParams) -> None:
+        await s.change_configuration(params.settings)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: TilelensServer, params: types.DidChangeWatchedFilesParams) -> None:
+        s.watched_files_changed(params)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(ls: TilelensServer, params: types.WorkDoneProgressCancelParams) -> None:
+        s.scheduler.cancel_token(params.token)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    def code_action(ls: TilelensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return s.features.code_actions(params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: TilelensServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        return s.features.code_lenses(params.text_document.uri)
+
+    @server.command(codelens.SHOW)
+    def show_launches(ls: TilelensServer, *args: Any) -> dict[str, Any]:
+        return s.features.show_launches(*args[:2])
+
+    @server.command(codelens.RERUN)
+    def rerun(ls: TilelensServer, *args: Any) -> dict[str, Any]:
+        return s.features.rerun(*args[:1])
+
+    @server.feature(STATS_METHOD)
+    def stats(ls: TilelensServer, params: Any) -> dict[str, Any]:
+        return s.features.stats()
+
+    return server
+
+
+def serve(tcp: str | None = None, prestarted: Worker | None = None) -> int:
+    """Run the server over stdio (default) or TCP (`HOST:PORT`) until the client goes away."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="tilelens-lsp %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(OneLineDeserializeErrors())
+    pygls.server.run_async = robust_run_async   # this process serves one client: ours is the loop
+    server = create_server()
+    server.session.workers.prestarted = prestarted
+    try:
+        if tcp:
+            host, _, port = tcp.rpartition(":")
+            server.start_tcp(host or "127.0.0.1", int(port))
+        else:
+            server.start_io()
+    finally:
+        server.session.close()
+    code = 0 if server.session.shutdown_requested else 1
+    if not tcp:
+        # Threads may still block on stdin or a dead pipe; nothing is left to flush but our streams.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    return code

@@ -1,0 +1,117 @@
+"""What the session remembers: per document its generation, snapshot and published result; per run its inputs.
+
+Plain records plus the small URI helpers they need. The rules for changing them (generations, which
+run is stale) live in scheduling.py; nothing here talks to the client or the worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from tilelens_lsp.lsp import linemap
+from tilelens_lsp.model import FileResult
+from tilelens_lsp.settings import Settings
+
+log = logging.getLogger("tilelens_lsp.server")
+
+CONFIG_FILES = ("pyproject.toml", "tilelens.toml")
+
+
+@dataclass
+class Snapshot:
+    """The text a generation analyses, followed through the unsaved edits since (linemap.py)."""
+
+    generation: int
+    tracked: linemap.Tracked
+    label: str                   # which version, e.g. "version 3, saved at 14:02:11"
+
+
+@dataclass
+class Published:
+    """What the document's diagnostics and hovers currently come from."""
+
+    generation: int
+    result: FileResult
+    text: str
+    rel: str
+    tracked: linemap.Tracked | None = None   # `text` → the document now
+    label: str = "the last save"
+
+
+@dataclass
+class Doc:
+    uri: str
+    path: Path | None
+    version: int | None = None
+    generation: int = 0
+    touched: float = 0.0         # monotonic time of the last open/save
+    pending_since: float = 0.0
+    burst: bool = False          # this save came within DEBOUNCE of the previous one
+    published: Published | None = None
+    snapshot: Snapshot | None = None
+
+
+@dataclass
+class Run:
+    """One analysis of one generation of one document."""
+
+    uri: str
+    generation: int
+    version: int | None
+    text: str
+    path: Path
+    root: Path
+    rel: str
+    settings: Settings
+    started: float = 0.0
+    finished: bool = False
+    cancelled: bool = False
+    token: str | None = None
+
+
+def follow_edits(doc: Doc, changes: Any, current: str, encoding: str) -> None:
+    """Follow unsaved edits, so hovers land on the lines the analysed ones are now."""
+    moved: dict[int, linemap.Tracked] = {}
+    for holder in (doc.snapshot, doc.published):
+        if holder is None or holder.tracked is None:
+            continue
+        key = id(holder.tracked)
+        if key not in moved:
+            try:
+                moved[key] = linemap.advance(holder.tracked, changes, encoding)
+            except Exception:  # noqa: BLE001 - a change we cannot follow: fall back to a line diff
+                log.exception("following a change failed")
+                moved[key] = holder.tracked
+            moved[key] = linemap.resync(moved[key], current)
+        holder.tracked = moved[key]
+
+
+def file_path(uri: str) -> Path | None:
+    try:
+        parsed = urlparse(uri)
+    except ValueError:
+        return None
+    if parsed.scheme != "file":
+        return None
+    path = unquote(parsed.path)
+    if os.name == "nt" and path.startswith("/") and len(path) > 2 and path[2] == ":":
+        path = path[1:]
+    return Path(path)
+
+
+def is_config_file(uri: str) -> bool:
+    path = file_path(uri)
+    return path is not None and path.name in CONFIG_FILES
+
+
+def relative(path: Path, root: Path) -> str:
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    try:
+        return Path(real).relative_to(base).as_posix()
+    except ValueError:
+        return path.name

@@ -1,0 +1,36 @@
+"""Where things are: the workspace root a file belongs to, and where the standard library ends on sys.path.
+
+Below both faces and the worker, so the CLI and the server never import each other for a root, and
+the pipeline never imports the worker for a sys.path position. Pure stdlib; nothing here imports Triton.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT_MARKERS = ("tilelens.toml", "pyproject.toml", ".git")
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above `start` holding a root marker, else `start`."""
+    start = start.resolve()
+    for folder in [start, *start.parents]:
+        if any((folder / m).exists() for m in ROOT_MARKERS):
+            return folder
+    return start
+
+
+def stdlib_end(entries: list[str]) -> int:
+    """The index just past the standard library's folders in `entries`: the user's folders go there,
+    so a file of theirs named like a stdlib module (`traceback.py`) never shadows it."""
+    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)}
+    end = 0
+    for i, entry in enumerate(entries):
+        real = os.path.realpath(entry or os.curdir)
+        if "site-packages" in real or "dist-packages" in real:
+            continue
+        if any(real == p or real.startswith(p + os.sep) for p in prefixes):
+            end = i + 1
+    return end
