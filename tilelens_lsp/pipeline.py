@@ -390,7 +390,8 @@ def _dependencies(jit) -> str:
 def _result_key(c: CompiledConfig, depends: str, settings: Settings, mapper: PathMapper, source_hash: str) -> str:
     jit, bound, grid = c.jit, c.bound, c.grid
     # the mapper and the kernel's file decide the portable paths a result holds
-    key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{jit.cache_key}|{depends}|{bound.key}|{grid}|{settings.target}|{triton_version()}|"
+    key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{jit.cache_key}|{depends}|{bound.key}|{grid}|"
+                         f"{settings.target}|{triton_version()}|"
                          f"{mapper}|{getattr(getattr(jit.fn, '__code__', None), 'co_filename', '')}|"
                          f"{settings.clients}|{settings.enumeration_budget}|{select.engine_mode()}|"
                          f"{sorted(_views(bound.arguments).items())}".encode()).hexdigest()

@@ -25,7 +25,8 @@ class Settings:
     clients: tuple[str, ...] = ALL_CLIENTS
     memory_limit_mb: int = 4096           # address-space limit of a worker
     allow_outside_workspace: bool = False  # import documents outside the workspace folders
-    enumeration_budget: int = 1 << 28      # elements evaluated (values computed, rows or lanes recorded) before a launch is refused as too large
+    # elements evaluated (values computed, rows or lanes recorded) before a launch is refused as too large
+    enumeration_budget: int = 1 << 28
     target_pinned: bool = False            # the caller decided the target: a toml's `target` no longer applies
 
 

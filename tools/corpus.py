@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -197,7 +197,8 @@ def synth(args) -> int:
                 lines += ["[[launch]]"] + note + [f'module = "{module}"', f"launch = {json.dumps(found.launch)}", ""]
         toml_path(dist).write_text("\n".join(lines))
         manifest[dist] = {"version": pkg.version, "triton": triton.__version__, "kernels": count,
-                          "helpers_skipped": helpers, "gluon_skipped": gluon, "modules": {m: n for m, n in sorted(kernels.items())},
+                          "helpers_skipped": helpers, "gluon_skipped": gluon,
+                          "modules": {m: n for m, n in sorted(kernels.items())},
                           "import_failures": failed, "unsynthesized": unsynthesized}
         MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         print(f"synth: {dist}: {count} kernels in {len(kernels)} modules, {len(unsynthesized)} without a "

@@ -71,7 +71,8 @@ def run_file(path: Path) -> int:
                 grid = tuple(launch.grid)
             else:
                 expr, env = launch.grid_expr or "", dict(launch.grid_env)
-                grid = (lambda meta, expr=expr, env=env: eval_grid(expr, env, meta))
+                def grid(meta, expr=expr, env=env):
+                    return eval_grid(expr, env, meta)
             getattr(module, launch.kernel)[grid](*args, **kwargs)
             torch.cuda.synchronize()
             print(f"ok     {label}", flush=True)

@@ -9,7 +9,6 @@ parser lands; the conformance test itself always uses the product's parser.
 from __future__ import annotations
 
 import ast
-import math
 import re
 
 from tilelens_lsp.model import DirectiveError, LaunchSpec, ScalarSpec, TensorSpec

@@ -46,7 +46,8 @@ def main() -> int:
         secs = sum(r.get("seconds", 0) for r in runs)
         status = "FAIL" if errs or not runs else "ok"
         bad += status == "FAIL"
-        print(f"{status:4} {path.relative_to(HERE) if path.is_relative_to(HERE) else path}: {len({r['line'] for r in runs})} launches, "
+        shown = path.relative_to(HERE) if path.is_relative_to(HERE) else path
+        print(f"{status:4} {shown}: {len({r['line'] for r in runs})} launches, "
               f"{len(runs)} runs, {acc} accesses, {secs:.2f}s")
         for e in errs:
             print(f"     {e}")

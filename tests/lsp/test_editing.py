@@ -164,7 +164,8 @@ async def test_the_suppress_fix_silences_a_hint_on_the_def_line(ws: Workspace):
 
 
 async def test_a_suppression_on_the_line_above_silences_the_line_below(ws: Workspace):
-    text = ADD_BUGGY.replace("    x = tl.load(x_ptr + offs)\n", "    # tilelens: ignore[TL001]\n    x = tl.load(x_ptr + offs)\n")
+    text = ADD_BUGGY.replace("    x = tl.load(x_ptr + offs)\n",
+                             "    # tilelens: ignore[TL001]\n    x = tl.load(x_ptr + offs)\n")
     uri = ws.open("above.py", text)
     assert await ws.diagnostics(uri) == []
 

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
 
 import relfig
 from lsp.lsphelp import SERVER, Workspace, client_fixture, codes, kernel

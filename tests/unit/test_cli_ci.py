@@ -21,7 +21,8 @@ from tilelens_lsp.model import SEVERITY
 from unithelp import FIXTURES, SAMPLES, line_of
 
 SCHEMA = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
-TEXT_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<severity>\w+): (?P<message>.*) \[(?P<code>TL\d{3})\]$")
+TEXT_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<severity>\w+): "
+                       r"(?P<message>.*) \[(?P<code>TL\d{3})\]$")
 GITHUB_LINE = re.compile(r"^::(?P<level>error|warning|notice) file=(?P<file>[^,]+),line=(?P<line>\d+),col=(?P<col>\d+)"
                          r"(?:,endLine=\d+)?,title=(?P<title>TL\d{3})::(?P<message>.+)$")
 

@@ -20,7 +20,8 @@ def text_lines(results: list[FileResult]) -> list[str]:
     lines = []
     for result in results:
         for diag in sorted(result.all_diagnostics(), key=lambda d: (d.line, d.column, d.code)):
-            lines.append(f"{diagnostic_path(result, diag)}:{diag.line}:{diag.column}: {diag.severity}: {diag.message} [{diag.code}]")
+            where = f"{diagnostic_path(result, diag)}:{diag.line}:{diag.column}"
+            lines.append(f"{where}: {diag.severity}: {diag.message} [{diag.code}]")
     return lines
 
 

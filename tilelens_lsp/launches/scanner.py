@@ -69,7 +69,7 @@ def _comment_lines(text: str) -> tuple[set[int], float]:
             last = tok.end[0]
             if tok.type == tokenize.COMMENT:
                 found.add(tok.start[0])
-    except Exception:
+    except Exception:  # noqa: BLE001 - tokenize stops at the first broken token: comments so far count
         return found, last
     return found, math.inf
 

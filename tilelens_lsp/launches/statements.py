@@ -233,7 +233,7 @@ def run_statements(text: str, env: dict[str, Any], *, locate: Locate, end_line: 
                 fail_at(error, stmt)
         except (RecursionError, MemoryError):
             fail_at(EvalError("expression too complex"), stmt)
-        except Exception as e:  # never let one directive stop the others
+        except Exception as e:  # noqa: BLE001 - never let one directive stop the others
             fail_at(EvalError(f"internal error reading this directive: {type(e).__name__}: {e}"), stmt)
         else:
             continue

@@ -21,7 +21,8 @@ __all__ = ["Block", "Func", "Module", "Op", "Region", "Successor", "Type", "chec
 _RESULTS = re.compile(r"^((?:%[\w$.\-]+(?::\d+)?)(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=\s*")
 _SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
 _SUCCESSOR = re.compile(r"\^([\w$.\-]+)")
-_FUNC = re.compile(r'^tt\.func\s+(?:public\s+|private\s+|nested\s+)?@([\w$.\-]+|"(?:[^"\\]|\\.)*")\((.*)\)\s*(?:->\s*(.*?))?\s*'
+_FUNC = re.compile(r'^tt\.func\s+(?:public\s+|private\s+|nested\s+)?'
+                   r'@([\w$.\-]+|"(?:[^"\\]|\\.)*")\((.*)\)\s*(?:->\s*(.*?))?\s*'
                    r"(?:attributes\s*\{(.*)\})?\s*\{$")
 
 

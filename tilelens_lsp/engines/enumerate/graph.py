@@ -96,7 +96,8 @@ class AccessGraph(SiteRecorder):
         try:
             if total > ENUMERATION_MAX_PROGRAMS:   # program ids of int64 lanes would wrap
                 raise Refusal("launch-too-large", f"the grid {self.m.grid} has {total:,} programs, more than "
-                              f"the {ENUMERATION_MAX_PROGRAMS:,} this analysis enumerates; declare a smaller launch to check it")
+                              f"the {ENUMERATION_MAX_PROGRAMS:,} this analysis enumerates; "
+                              "declare a smaller launch to check it")
             for i in order:
                 start = i * chunk
                 count = min(chunk, total - start)

@@ -128,7 +128,8 @@ class SiteRecorder:
             return
         site.add_intervals(lo, hi + 1)
         if site.oob is None and (lo.min() < info.lo or hi.max() >= info.hi):
-            full_lo, full_hi = np.broadcast_to(ptr.lo, shape) // info.elem_size, np.broadcast_to(ptr.hi, shape) // info.elem_size
+            full_lo = np.broadcast_to(ptr.lo, shape) // info.elem_size
+            full_hi = np.broadcast_to(ptr.hi, shape) // info.elem_size
             low = m & (full_lo < info.lo)
             bad = low | (m & (full_hi >= info.hi))
             where = np.unravel_index(int(np.argmax(bad.reshape(-1))), bad.shape)
