@@ -45,7 +45,7 @@ run_release() {
     3.6) numpy_spec="numpy>=1.26,<2.4" ;;
   esac
   local requirements=("$(pinned "$release")" "$numpy_spec" "pytest>=8" "hypothesis>=6" "pygls>=2.0,<3"
-                      "lsprotocol>=2025.0.0" "pytest-asyncio")
+                      "lsprotocol>=2025.0.0" "pytest-asyncio" "jsonschema>=4" "tomli-w>=1.0")
   local stamp="$venv/.tilelens-matrix"
   local wanted
   wanted="$(printf '%s\n' "${requirements[@]}" "$(pwd)")"
