@@ -429,6 +429,10 @@ MUTATIONS: list[Mutation] = [
       "    same = (run_id[safe_lo] == run_id[safe_hi]) & (stores.progs[safe_lo] == loads.progs)",
       "    same = (run_id[safe_lo] == run_id[safe_hi])",
       "a load of an element another program stores counts as the same program's"),
+    M("race-quick-proof-ignores-double-stores", "clients/race.py",
+      "    if total != union:\n        return False",
+      "    if False:\n        return False",
+      "the quick no-race proof accepts stores whose runs cover some element twice"),
 ]
 
 

@@ -22,7 +22,7 @@ from tilelens_lsp.ttir.reader import Op
 if TYPE_CHECKING:
     from tilelens_lsp.engines.values import LaunchModel
 
-RACE_SHARE = 8                   # per-program footprints for the race check get budget / this
+RACE_SHARE = 64                  # per-program footprints for the race check get budget / this, in all
 
 
 def kind_is_atomic(op: str) -> bool:
@@ -39,6 +39,8 @@ class SummaryFootprints:
     pending: dict[tuple, int]
     symbolic_programs: bool
     probing: int
+    to_tag: list
+    race_work: int
     _images: dict[tuple, tuple[np.ndarray, np.ndarray]]
     spend: Callable[[int], None]
 
@@ -70,26 +72,41 @@ class SummaryFootprints:
                     self.pending[key] = self.witness_program(off, cons, pred, info)
                 if info.view is not None and views.first_outside(starts, ends, info.view, info.lo, info.hi) is not None:
                     raise NotAffine("an access leaves its declared view: the enumeration finds its witness")
-            self._tag(site, off, cons, pred, info)
+            self.to_tag.append((site, off, cons, pred, info))
+
+    def tag_for_races(self) -> None:
+        """Per-program runs for the race check, once the launch is summarized: only for the arguments
+        some program stores to (a tensor that is only read cannot race), within one budget for all
+        (past it, races on that argument stay undecided and the launch says so)."""
+        stored = {s.arg for s in self.sites.values() if s.op == "store"}
+        for site, off, cons, pred, info in self.to_tag:
+            if site.arg in stored:
+                self._tag(site, off, cons, pred, info)
+            else:
+                site.tagged = None
+        self.to_tag.clear()
 
     def _tag(self, site: SiteResult, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> None:
-        """Per-program intervals for the race check: the image of each program's own row, within a
-        budget of its own (past it, or over symbolic programs, races stay undecided)."""
+        """The image of each program's own row (no lattice folding, so each run keeps its program)."""
         if site.tagged is None or kind_is_atomic(site.op):
             return
         if self.symbolic_programs:
             site.tagged = None
             return
-        spent = [0]
 
         def spend(work: int) -> None:
-            spent[0] += int(work)
-            if spent[0] > self.m.budget // RACE_SHARE:
+            self.race_work += int(work)
+            if self.race_work > self.m.budget // RACE_SHARE:
                 raise NotAffine("per-program footprints past the race budget")
         if not pred.any():
             return
         try:
             rows, programs, coef, ext, C = self._problem(off, cons, pred, info)
+            # rows times the extents of every variable but a unit-stride one bounds the runs it would
+            # list: past the budget, give up before computing any (a 16384³ matmul's C tile stores)
+            outer = np.prod(ext[coef != 1].astype(float)) * max(1, len(rows))
+            if self.race_work + outer > self.m.budget // RACE_SHARE:
+                raise NotAffine("per-program footprints past the race budget")
             starts, ends, progs = box_image(rows, coef, ext, C, spend, tags=programs, with_tags=True)
         except NotAffine:
             site.tagged = None

@@ -44,6 +44,8 @@ class AffineGraph(SummaryFootprints):
         self.probing = 0
         self._loops = 0
         self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
+        self.to_tag: list = []          # accesses whose per-program runs the race check may need
+        self.race_work = 0
         gx, gy, gz = model.grid
         self.P = gx * gy * gz
 
@@ -70,6 +72,7 @@ class AffineGraph(SummaryFootprints):
         entry = self.m.module.funcs[self.m.module.entry]
         env = {name: self._arg(self.m.arg_values[name]) for name, _ in entry.args}
         self.eval_body(entry.body, env, Ctx(np.ones(self.P, dtype=bool), (), ()))
+        self.tag_for_races()
 
     def _arg(self, v: Any) -> Any:
         if isinstance(v, IntV):
