@@ -17,6 +17,7 @@ LAYERS = [
     {"engines"},
     {"clients"},
     {"pipeline"},
+    {"suggest"},
     {"worker", "capture"},
     {"lsp"},
     {"cli"},

@@ -192,6 +192,19 @@ class DirectiveError(Record):
     kernel: str | None = None
 
 
+@dataclass(frozen=True)
+class Suggestion(Record):
+    """A compile-verified example launch of a kernel that has none (TL100's fix): the comment lines to
+    insert above it, without indentation; or, with no lines, why none was found."""
+
+    kernel: str
+    lines: tuple[str, ...] = ()
+    error: str = ""
+    tried: int = 0
+
+    _tuples = frozenset({"lines"})
+
+
 # ---------------------------------------------------------------- results
 
 

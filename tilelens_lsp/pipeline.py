@@ -542,8 +542,9 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
     for k in kernels:
         if k.name not in launched and not k.is_helper:
             file_diags.append(Diagnostic(
-                "TL100", f"{k.name} has no declared launch: add a comment such as "
-                f"`# tilelens: {k.name}[(1,)]({', '.join(_example_arg(p) for p in k.params)})` to check it",
+                "TL100", f"{k.name} has no declared launch, so it is not checked: the quick fix \"Declare an "
+                f"example launch\" (or `tilelens-lsp suggest {path.name}`) writes one that compiles, and "
+                "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
                 k.line, k.column))
     if not launches:
         return FileResult(portable, (), tuple(file_diags))
@@ -562,15 +563,6 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
                 continue
             results.extend(analyze_launch(launch, kernel_obj, settings, mapper, source_hash))
     return FileResult(portable, tuple(results), tuple(file_diags))
-
-
-def _example_arg(param: str) -> str:
-    low = param.lower()
-    if low.endswith("ptr") or low.endswith("_p"):
-        return "fp32[N]"
-    if param.isupper():
-        return f"{param}=128"
-    return "N"
 
 
 def release_gate() -> Diagnostic | None:

@@ -433,6 +433,19 @@ MUTATIONS: list[Mutation] = [
       "    if total != union:\n        return False",
       "    if False:\n        return False",
       "the quick no-race proof accepts stores whose runs cover some element twice"),
+    # ------------------------------------------------------------ TL100's example launch (suggest.py, synth.py)
+    M("suggest-grid-every-axis", "suggest.py",
+      "    axes = [2 if a in used else 1 for a in range(3)]",
+      "    axes = [2 for a in range(3)]",
+      "the suggested grid spans axes the kernel never reads a program id of (its programs race)"),
+    M("suggest-no-read-back", "suggest.py",
+      "    if errors:\n        return \"\", errors[0].message",
+      "    if False:\n        return \"\", errors[0].message",
+      "a suggestion the file's own scanner rejects is offered anyway"),
+    M("synth-strides-not-row-major", "compile/synth.py",
+      "            out[p] = value\n            value *= INT_VALUE",
+      "            out[p] = INT_VALUE",
+      "every stride of a tensor gets the same placeholder value (rows alias)"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""Command line: `tilelens-lsp` (the server, stdio), `tilelens-lsp --tcp H:P`, `tilelens-lsp check ...`.
+"""Command line: `tilelens-lsp` (the server, stdio), `--tcp H:P`, `check ...`, `capture -- CMD`, `suggest FILE`.
 
 `check` exits 0 when clean, 1 on any error-severity verdict or any launch whose analysis crashed or
 timed out (TL050), 2 on usage, configuration or environment errors (an untested Triton release
@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tilelens_lsp import __version__, releases, suppress
-from tilelens_lsp.cli import report
+from tilelens_lsp.cli import report, suggest
 from tilelens_lsp.cli.files import collect_files, declared_only, too_large
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.paths import find_root
@@ -32,6 +32,12 @@ def _positive_seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
     return value
+
+
+def interpreter_arg(text: str) -> str:
+    """`--python`: a path with a folder in it is the user's, relative to where they ran us (the worker
+    starts in a folder of its own); a bare name (`python3`) is looked up on PATH as it is."""
+    return os.path.abspath(os.path.expanduser(text)) if os.sep in text or text.startswith("~") else text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     capture.add_argument("--merge", action="store_true", help="add to an existing file, skipping launches it holds")
     capture.add_argument("--per-kernel", type=int, default=8, help="at most N launches per kernel (default 8)")
     capture.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND", help="the program to run, after --")
+    suggest.add_parser(sub)
     return parser
 
 
@@ -73,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "check":
         return run_check(args, parser)
+    if args.command == "suggest":
+        return suggest.run_suggest(args)
     if args.command == "capture":
         command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         if not command:
@@ -111,7 +120,7 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         if args.timeout is not None:
             settings = merge(settings, {"timeout": args.timeout})
         if args.python:
-            settings = merge(settings, {"interpreter": args.python})
+            settings = merge(settings, {"interpreter": interpreter_arg(args.python)})
     except ValueError as exc:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2

@@ -87,8 +87,9 @@ RULE_HELP = {
               "reported there.",
               "Remove the comment, or the codes it names that no longer occur."),
     "TL100": ("A `@triton.jit` kernel in the file has no declared launch, so it was not analysed.",
-              "Declare an example launch in a comment, e.g. "
-              "`# tilelens: my_kernel[(cdiv(N, 1024),)](fp32[N], N, BLOCK=1024)`, or in a toml launch table."),
+              "Declare an example launch in a comment, e.g. `# tilelens: my_kernel[(4,)](fp32[4096], 4096, "
+              "BLOCK=1024)`, or in a toml launch table: `tilelens-lsp suggest FILE` prints one that compiles "
+              "for each such kernel, and `tilelens-lsp capture -- COMMAND` records the launches a real run makes."),
 }
 
 

@@ -7,8 +7,8 @@ for each constexpr that no autotune config or heuristic supplies (its default, a
 compares it with, a flag as False, a power of two otherwise); a pointer that a heuristic tests for None
 is first passed as None. Candidates are tried in order until one compiles to TTIR on the host. The
 shapes mean nothing: a synthesized launch says that the kernel compiles and that the analysis reaches
-every access, not that a real launch is in bounds. Used by tools/corpus.py; not (yet) by TL100's hint,
-whose compile attempts would cost an editor too much on open. It sits in compile/, above
+every access, not that a real launch is in bounds. Used by tools/corpus.py, and on request by TL100's
+fix (suggest.py): never on open, where its compile attempts would cost too much. It sits in compile/, above
 `compile_launch`, because every candidate is verified by compiling it.
 """
 
@@ -323,13 +323,34 @@ def _constexpr_value(param, flags: bool, size: int, literals: dict[str, object])
     return "16"      # a dimension (D, K, HEAD_DIM): tl.dot wants at least 16
 
 
-def candidates(jit, layers, name: str) -> list[str]:
-    """Launch directives to try, most likely first."""
+def layout_strides(params: list[str]) -> dict[str, int]:
+    """Row-major values for stride parameters: in each run of strides of one tensor (`stride_am`,
+    `stride_ak`: one name but its last letter), the last is 1 and each earlier one INT_VALUE times the
+    next, so a placeholder launch does not alias its own rows (which the race check would report)."""
+    out: dict[str, int] = {}
+    groups: dict[str, list[str]] = {}
+    for p in params:
+        if "stride" in p.lower():
+            groups.setdefault(p[:-1] if re.search(r"stride_?\w", p, re.I) else p, []).append(p)
+    for names in groups.values():
+        if len(names) < 2:
+            continue
+        value = 1
+        for p in reversed(names):
+            out[p] = value
+            value *= INT_VALUE
+    return out
+
+
+def candidates(jit, layers, name: str, layout: bool = False) -> list[str]:
+    """Launch directives to try, most likely first. `layout`: strides as `layout_strides` gives them,
+    not all INT_VALUE (the editor's suggestion; the corpus keeps the plain form it was measured with)."""
     pointers = pointer_params(jit)
     indices = index_pointers(jit, pointers)
     literals = compared_literals(jit)
     supplied = _supplied(layers)
     optional = _optional(layers) & pointers
+    strides = layout_strides([p.name for p in jit.params if not p.is_constexpr]) if layout else {}
     variants = [("fp32", False, 32), ("fp16", False, 32), ("fp32", True, 32), ("fp32", False, 64),
                 ("fp16", True, 64), ("fp32", False, 16), ("i32", False, 32)]   # last: integer kernels
     out: list[str] = []
@@ -353,15 +374,16 @@ def candidates(jit, layers, name: str) -> list[str]:
             elif _FLOAT_NAME.search(p.name) and not re.search(r"(stride|^n_|_n$|num|size|len|dim)", p.name, re.I):
                 args.append(f"{p.name}=1.0")
             else:
-                args.append(f"{p.name}={INT_VALUE}")
+                args.append(f"{p.name}={strides.get(p.name, INT_VALUE)}")
         text = f"{name}[{GRID}]({', '.join(args)})"
         if text not in out:
             out.append(text)
     return out
 
 
-def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None]) -> Synthesized:
-    """The first candidate for which `compiles(directive)` returns None (no error)."""
+def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None], layout: bool = False) -> Synthesized:
+    """The first candidate for which `compiles(directive)` returns None (no error); `layout`: see
+    `candidates`."""
     try:
         chain = unwrap(kernel_obj)
     except LaunchBindingError as exc:
@@ -371,7 +393,7 @@ def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None]) -> 
               and p.default is inspect.Parameter.empty and re.search(r"dtype$", p.name, re.I)]
     if dtypes:   # the directive language has no dtype values (DESIGN §2): a named gap, not a guess
         return Synthesized(name, None, 0, f"gap: dtype-valued constexpr {dtypes[0]}")
-    tried = candidates(chain.jit, chain.layers, name)
+    tried = candidates(chain.jit, chain.layers, name, layout)
     errors: list[str] = []
     for i, text in enumerate(tried, 1):
         error = compiles(text)

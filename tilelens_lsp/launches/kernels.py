@@ -68,6 +68,18 @@ def _modules(text: str) -> list[ast.Module]:
     return modules
 
 
+def kernel_head(text: str, name: str) -> tuple[int, str] | None:
+    """(1-based line of the first decorator of the function `name`, or of its `def`; that line's
+    indentation): where a launch declared for it goes. None when no such function parses."""
+    for m in _modules(text):
+        for n in ast.walk(m):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name:
+                first = min([d.lineno for d in n.decorator_list] + [n.lineno])
+                line = _LINE_BREAK.split(text)[first - 1]
+                return first, line[:len(line) - len(line.lstrip())]
+    return None
+
+
 def find_kernels(text: str) -> list[KernelDef]:
     """The @jit functions of a file, in source order; never raises on broken source."""
     fns, launched = [], set()

@@ -105,6 +105,13 @@ def handle(request: dict) -> dict:
         result = pipeline.analyze_path(params["path"], params.get("workspace_root"), settings,
                                        params.get("config_file"), extra)
         return {"result": result.to_json(), "stats": vars(pipeline._ENGINE.stats)}
+    if method == "suggest":
+        from tilelens_lsp.suggest import suggest_launches   # lazy, like the pipeline above
+
+        settings = merge(Settings(), params.get("settings"))
+        found = suggest_launches(params["path"], params.get("workspace_root"), params.get("kernels"), settings,
+                                 params.get("config_file"))
+        return {"result": [s.to_json() for s in found]}
     if method == "stats":
         return {"result": vars(pipeline._ENGINE.stats)}
     if method == "ping":
@@ -165,7 +172,7 @@ def main() -> int:
         except Exception as exc:  # noqa: BLE001 - a bug answers this request, never kills the worker
             reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
         reply["id"] = request.get("id")
-        if request.get("method") == "analyze":
+        if request.get("method") in ("analyze", "suggest"):
             why = leftovers(threads_before)
             if why:
                 reply["retire"] = why

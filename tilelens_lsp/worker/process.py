@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tilelens_lsp.model import Diagnostic, FileResult
+from tilelens_lsp.model import Diagnostic, FileResult, Suggestion
 from tilelens_lsp.settings import Settings
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])   # the folder holding tilelens_lsp/
@@ -332,6 +332,34 @@ class Worker:
             self.retired.append(str(reply["retire"]))
             self.stop()
         return FileResult.from_json(reply["result"])
+
+
+    def suggest(self, path: str | Path, workspace_root: str | Path | None, kernels: list[str] | None = None,
+                config_file: str | None = None, settings: Settings | None = None) -> list[Suggestion]:
+        """Compile-verified example launches (suggest.py) for `kernels` of one file; a failure of the
+        worker itself becomes the error of every kernel asked for, never an exception."""
+        settings = settings or self.settings
+        params = {"path": os.path.abspath(path),
+                  "workspace_root": os.path.abspath(workspace_root) if workspace_root else None,
+                  "config_file": os.path.abspath(config_file) if config_file else None,
+                  "kernels": kernels, "settings": _settings_json(settings)}
+        try:
+            reply = self.request("suggest", params, settings.timeout)
+        except TimeoutError:
+            reply = {"error": f"timed out after {settings.timeout:g} s; the worker was restarted"}
+        except WorkerUnavailable as exc:
+            reply = {"error": str(exc)}
+        if reply.get("crashed"):
+            reply = {"error": _crash_message(reply)}
+        elif reply.get("cancelled"):
+            reply = {"error": "cancelled"}
+        if reply.get("retire"):
+            self.retired.append(str(reply["retire"]))
+            self.stop()
+        if "error" in reply or not isinstance(reply.get("result"), list):
+            why = str(reply.get("error", "no answer"))
+            return [Suggestion(k, error=f"the analysis worker failed: {why}") for k in kernels or ()]
+        return [Suggestion.from_json(x) for x in reply["result"]]
 
 
 def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:

@@ -1,0 +1,160 @@
+"""Example launches for TL100 (tilelens_lsp/suggest.py, `tilelens-lsp suggest`): each suggestion is read
+back by the file's own directive scanner and compiles as written; inserted, the file analyses with no
+TL100, no TL010/TL020 and no race the placeholder grid made; `--write` keeps every other byte."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tilelens_lsp import suggest
+from tilelens_lsp.compile import synth
+from tilelens_lsp.launches.kernels import kernel_head
+from tilelens_lsp.launches.scanner import parse_directives
+from tilelens_lsp.pipeline import analyze_path
+
+KERNELS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+@triton.jit
+def rows_kernel(x_ptr, y_ptr, stride_xm, stride_xn, stride_ym, stride_yn, N, BLOCK_M: tl.constexpr,
+                BLOCK_N: tl.constexpr):
+    rm = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    x = tl.load(x_ptr + rm[:, None] * stride_xm + rn[None, :] * stride_xn, mask=rn[None, :] < N)
+    tl.store(y_ptr + rm[:, None] * stride_ym + rn[None, :] * stride_yn, x, mask=rn[None, :] < N)
+
+
+@triton.jit
+def no_program_id_kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+@triton.jit
+def dtype_kernel(x_ptr, OUT_DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), OUT_DTYPE))
+
+
+# tilelens: declared_kernel[(1,)](fp32[16], BLOCK=16)
+@triton.jit
+def declared_kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+'''
+
+
+@pytest.fixture(scope="module")
+def kernels_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("suggest") / "kernels.py"
+    path.write_text(KERNELS)
+    return path
+
+
+@pytest.fixture(scope="module")
+def found(kernels_file):
+    return {s.kernel: s for s in suggest.suggest_launches(kernels_file, kernels_file.parent)}
+
+
+def test_every_kernel_without_a_launch_is_answered_and_no_other(found):
+    assert sorted(found) == ["dtype_kernel", "no_program_id_kernel", "rows_kernel", "scale_kernel"]
+
+
+def test_each_suggestion_reads_back_as_one_launch_of_its_kernel(found):
+    for name in ("scale_kernel", "rows_kernel", "no_program_id_kernel"):
+        launches, errors = parse_directives("\n".join(found[name].lines), {name})
+        assert errors == [] and [x.kernel for x in launches] == [name]
+
+
+def test_the_grid_spans_only_the_axes_the_kernel_reads(found):
+    assert "scale_kernel[(2,)](" in "\n".join(found["scale_kernel"].lines)
+    assert "rows_kernel[(1, 2)](" in "\n".join(found["rows_kernel"].lines)
+    assert "no_program_id_kernel[(1,)](" in "\n".join(found["no_program_id_kernel"].lines)
+
+
+def test_strides_of_one_tensor_are_row_major(found):
+    text = "\n".join(found["rows_kernel"].lines)
+    assert "stride_xm=128, stride_xn=1" in text and "stride_ym=128, stride_yn=1" in text
+
+
+def test_a_kernel_no_directive_can_launch_gets_a_reason_not_a_launch(found):
+    s = found["dtype_kernel"]
+    assert s.lines == () and "OUT_DTYPE takes a dtype" in s.error and "capture" in s.error
+
+
+def test_inserted_the_suggestions_analyse_with_no_tl100_and_no_error(found, kernels_file, tmp_path):
+    text = KERNELS
+    for s in sorted((s for s in found.values() if s.lines), key=lambda s: -kernel_head(text, s.kernel)[0]):
+        first, indent = kernel_head(text, s.kernel)
+        lines = text.split("\n")
+        lines[first - 1:first - 1] = [indent + x for x in s.lines]
+        text = "\n".join(lines)
+    out = tmp_path / "kernels.py"
+    out.write_text(text)
+    result = analyze_path(out, tmp_path)
+    codes = sorted(d.code for d in result.all_diagnostics())
+    assert codes == ["TL100"], [(d.code, d.message) for d in result.all_diagnostics()]   # dtype_kernel's only
+    assert len(result.launches) == 4   # declared_kernel's and the three inserted
+
+
+def test_long_launches_wrap_over_continuation_lines_that_read_back():
+    launch = "k[(2,)](" + ", ".join(f"arg_number_{i}=fp32[4194304]" for i in range(8)) + ", BLOCK=32)"
+    lines = suggest.directive_lines(launch, width=100)
+    assert len(lines) > 2 and all(len(x) <= 100 for x in lines) and lines[-1] == "# tilelens: )"
+    [one], errors = parse_directives("\n".join(lines), {"k"})
+    assert errors == [] and len(one.args) + len(one.kwargs) == 9
+
+
+def test_layout_strides_group_by_tensor():
+    assert synth.layout_strides(["stride_am", "stride_ak", "stride_bk", "stride_bn", "x_row_stride"]) == {
+        "stride_am": 128, "stride_ak": 1, "stride_bk": 128, "stride_bn": 1}
+    assert synth.layout_strides(["stride_b", "stride_h", "stride_t", "stride_d"]) == {
+        "stride_b": 128 ** 3, "stride_h": 128 ** 2, "stride_t": 128, "stride_d": 1}
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "suggest", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_the_cli_prints_launches_and_names_what_it_cannot_launch(kernels_file):
+    run = _cli(str(kernels_file), cwd=kernels_file.parent)
+    assert run.returncode == 1   # dtype_kernel has no launch
+    assert "# tilelens: scale_kernel[(2,)](" in run.stdout and "dtype_kernel: no example launch" in run.stderr
+    assert kernels_file.read_text() == KERNELS
+
+
+def test_cli_write_inserts_above_the_decorators_and_keeps_every_other_byte(tmp_path):
+    original = KERNELS.replace("\n", "\r\n").encode()
+    path = tmp_path / "crlf.py"
+    path.write_bytes(original)
+    run = _cli(str(path), "--write", "--kernel", "scale_kernel", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    after = path.read_bytes()
+    assert b"\r\n# tilelens: scale_kernel[(2,)](" in after and after.count(b"\n") == after.count(b"\r\n")
+    inserted = after.split(b"@triton.jit\r\ndef scale_kernel")[0]
+    assert after.replace(inserted, original.split(b"@triton.jit\r\ndef scale_kernel")[0], 1) == original
+    result = analyze_path(path, tmp_path)
+    assert [d.code for d in result.all_diagnostics() if "scale_kernel" in d.message] == []
+
+
+def test_lines_are_verified_as_the_scanner_reads_them(kernels_file):
+    from tilelens_lsp.pipeline import import_module
+
+    module = import_module(kernels_file, kernels_file.parent)
+    good = ("# tilelens: scale_kernel[(2,)](fp32[64], fp32[64], 64, BLOCK=32)",)
+    ttir, error = suggest.compile_as_written(module, "scale_kernel", good, "cuda:89")
+    assert error == "" and "tt.get_program_id x" in ttir
+    for bad, why in [(("# tilelens: scale_kernel[(2,)](fp33[64], fp32[64], 64, BLOCK=32)",), "fp33"),
+                     (("# tilelens: scale_kernel[(2,)](fp32[64], 64, BLOCK=32)",), ""),
+                     (("# tilelens: other_kernel[(2,)](fp32[64])",), "")]:
+        ttir, error = suggest.compile_as_written(module, "scale_kernel", bad, "cuda:89")
+        assert ttir == "" and error and why in error, (bad, error)

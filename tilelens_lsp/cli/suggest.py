@@ -1,0 +1,119 @@
+"""`tilelens-lsp suggest FILE`: an example launch that compiles, for each kernel that has none (TL100).
+
+The command-line face of the editor's quick fix "Declare an example launch": the worker imports the file,
+synthesizes a launch from each kernel's signature and TTIR and compiles it as written (suggest.py). By
+default the directive lines are printed to paste; `--write` inserts them above each kernel, and touches
+the file only when every block was found against the text it read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from tilelens_lsp import releases
+from tilelens_lsp.launches.kernels import kernel_head
+from tilelens_lsp.model import Suggestion
+from tilelens_lsp.paths import find_root
+from tilelens_lsp.settings import Settings, check_target, from_environment, merge
+from tilelens_lsp.worker.process import Worker, WorkerUnavailable
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("suggest", help="print (or insert) an example launch that compiles for each kernel "
+                       "without one")
+    p.add_argument("file", type=Path, help="a Python file with @triton.jit kernels")
+    p.add_argument("--kernel", action="append", metavar="NAME",
+                   help="only this kernel (repeatable; default: every kernel that has no declared launch)")
+    p.add_argument("--write", action="store_true", help="insert the launches above their kernels in FILE")
+    p.add_argument("--target", help="compile target, e.g. cuda:89 (default) or cuda:90")
+    p.add_argument("--python", help="interpreter for the worker (default: this one)")
+    p.add_argument("--root", type=Path, help="workspace root (default: nearest marker)")
+
+
+def run_suggest(args) -> int:
+    from tilelens_lsp.cli.main import interpreter_arg   # main imports this module: at call time
+
+    path = args.file.resolve()
+    if not path.is_file():
+        print(f"tilelens-lsp: no such file: {args.file}", file=sys.stderr)
+        return 2
+    try:
+        settings = from_environment(Settings())
+        if args.target:
+            settings = merge(settings, {"target": check_target(args.target)})
+        if args.python:
+            settings = merge(settings, {"interpreter": interpreter_arg(args.python)})
+        text = path.read_bytes().decode("utf-8")   # as it is: line endings included
+    except (ValueError, OSError) as exc:
+        print(f"tilelens-lsp: {exc}", file=sys.stderr)
+        return 2
+    root = args.root.resolve() if args.root else find_root(path.parent)
+    worker = Worker(settings)
+    try:
+        hello = worker.start()
+        if not releases.is_tested(hello.triton) and not releases.untested_allowed():
+            print(f"tilelens-lsp: {releases.gate_message(hello.triton)}", file=sys.stderr)
+            return 2
+        found = worker.suggest(path, root, args.kernel, settings=settings)
+    except WorkerUnavailable as exc:
+        print(f"tilelens-lsp: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        worker.stop()
+    return _report(args, path, text, found)
+
+
+def _report(args, path: Path, text: str, found: list[Suggestion]) -> int:
+    if not found:
+        print(f"{args.file}: every kernel has a declared launch")
+        return 0
+    good = [s for s in found if s.lines]
+    for s in found:
+        if not s.lines:
+            print(f"tilelens-lsp: {args.file}: {s.kernel}: {s.error}", file=sys.stderr)
+    if args.write:
+        if good:
+            try:
+                _insert(path, text, good)
+            except (OSError, ValueError) as exc:
+                print(f"tilelens-lsp: {args.file} left unchanged: {exc}", file=sys.stderr)
+                return 2
+            print(f"{args.file}: declared {len(good)} example launch(es): "
+                  + ", ".join(s.kernel for s in good))
+    else:
+        for s in good:
+            head = kernel_head(text, s.kernel)
+            print(f"# {args.file}:{head[0] if head else '?'}: above {s.kernel}")
+            print("\n".join(s.lines) + "\n")
+    return 0 if len(good) == len(found) else 1
+
+
+def _insert(path: Path, text: str, found: list[Suggestion]) -> None:
+    """Each block above its kernel, bottom first so earlier line numbers hold; atomically, and only if
+    the file is still the text the suggestions were made for."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)   # the line breaks ast counts, kept
+    heads = []
+    for s in found:
+        head = kernel_head(text, s.kernel)
+        if head is None:
+            raise ValueError(f"no function {s.kernel} in it")
+        heads.append((head, s))
+    for (first, indent), s in sorted(heads, key=lambda h: -h[0][0]):
+        lines[first - 1:first - 1] = [f"{indent}{x}{newline}" for x in s.lines]
+    if path.read_bytes().decode("utf-8") != text:
+        raise ValueError("it changed while the launches were being found")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tilelens")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write("".join(lines))
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,178 @@
+"""Example launches for kernels that have none, each verified by compiling it exactly as it will be written.
+
+TL100 says a kernel is not checked because nothing declares a launch of it. The fix a kernel author wants
+is a launch they can insert and then edit, and it is only worth inserting if it compiles: a suggestion
+that fails with "unknown name" or "Unsupported ptr type" teaches nothing. So the candidates come from
+launch synthesis (compile/synth.py: which parameters are pointers, of what element type, which are
+integers, which constexprs the autotuner supplies), and the chosen one is formatted as directive lines,
+parsed back with the file's own directive scanner and compiled once more from that parse.
+
+It imports the file, like an analysis does, so it runs only on request (the editor's quick fix,
+`tilelens-lsp suggest`), never on open: a file without launches is otherwise never imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tilelens_lsp.compile.compiler import compile_launch
+from tilelens_lsp.compile.synth import GRID, compile_check, synthesize
+from tilelens_lsp.launches.kernels import find_kernels
+from tilelens_lsp.launches.scanner import parse_directives
+from tilelens_lsp.launches.toml import launches_for_file
+from tilelens_lsp.model import Suggestion
+from tilelens_lsp.pipeline import ImportFailure, analyze_launch, file_scope, import_module, import_roots
+from tilelens_lsp.settings import Settings
+from tilelens_lsp.ttir.locs import PathMapper, default_mapper
+
+WIDTH = 100          # wrap a directive's arguments over continuation lines past this many characters
+FINDINGS = frozenset({"TL001", "TL002", "TL003", "TL004", "TL005"})
+PLACEHOLDER_NOTE = ("# Example launch from tilelens: it compiles, but the sizes, values and grid are "
+                    "placeholders; use a real launch's.")
+
+
+def undeclared(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None) -> list[str]:
+    """The kernels of `text` that TL100 names: launched from nowhere (directives or toml), not helpers."""
+    kernels = find_kernels(text)
+    known = {k.name for k in kernels}
+    launches, errors = parse_directives(text, known or None)
+    toml = launches_for_file(path, workspace_root, config_file, known or None)
+    launched = {x.kernel for x in list(launches) + list(toml.launches)} | {e.kernel for e in errors if e.kernel}
+    return [k.name for k in kernels if k.name not in launched and not k.is_helper]
+
+
+def suggest_launches(path: Path | str, workspace_root: Path | str | None = None, kernels: list[str] | None = None,
+                     settings: Settings | None = None, config_file: Path | None = None) -> list[Suggestion]:
+    """A compile-verified example launch for each of `kernels` (default: every kernel TL100 names)."""
+    path = Path(path).resolve()
+    root = Path(workspace_root).resolve() if workspace_root else None
+    settings = settings or Settings()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Suggestion(k, error=f"cannot read {path.name}: {exc}") for k in kernels or ()]
+    names = list(kernels) if kernels is not None else undeclared(path, text, root, config_file)
+    if not names:
+        return []
+    with file_scope(import_roots(path, root)):
+        try:
+            module = import_module(path, root)
+        except ImportFailure as failure:
+            return [Suggestion(k, error=f"{path.name} does not import (line {failure.line}): {failure.message}")
+                    for k in names]
+        context = _Context(module, settings, default_mapper(root), hashlib.sha256(text.encode()).hexdigest())
+        return [_one(context, name) for name in names]
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every kernel of one file is suggested and checked with."""
+
+    module: Any
+    settings: Settings
+    mapper: PathMapper
+    source_hash: str
+
+
+def _one(context: _Context, name: str) -> Suggestion:
+    module, target = context.module, context.settings.target
+    kernel_obj = getattr(module, name, None)
+    if kernel_obj is None:
+        return Suggestion(name, error=f"the saved file defines no kernel named '{name}' (save it first?)")
+    compiles = compile_check(module, target)
+    found = synthesize(kernel_obj, name, compiles, layout=True)
+    if found.launch is None:   # a stride of 1 specializes differently: the plain form may still compile
+        found = synthesize(kernel_obj, name, compiles)
+    if found.launch is None or found.fails_alike:
+        why = found.error or "no candidate"
+        if why.startswith("gap: dtype-valued constexpr"):
+            why = (f"its constexpr {why.rsplit(' ', 1)[-1]} takes a dtype, which a directive cannot write yet; "
+                   "capture a launch from a run instead (tilelens-lsp capture)")
+        return Suggestion(name, error=f"no example launch of {name} compiles ({found.tried} tried): {why}",
+                          tried=found.tried)
+    # the grid spans only the axes the kernel reads a program id of: programs that differ on an axis the
+    # kernel ignores all do the same work, and the inserted launch would report its own race (TL005)
+    ttir, error = compile_as_written(module, name, directive_lines(found.launch), target)
+    if not error:
+        grid = _grid_for(ttir)
+        launch = found.launch.replace(f"{name}[{GRID}]", f"{name}[{grid}]", 1)
+        lines = (PLACEHOLDER_NOTE,) + directive_lines(launch)
+        ttir, error = compile_as_written(module, name, lines, target)
+        if not error and grid != "(1,)" and _findings(context, name, lines):
+            # placeholder values that do not fit together (a head count, a group size) can make programs
+            # overlap: one program then still shows every access the kernel makes, without the overlap
+            single = (PLACEHOLDER_NOTE,) + directive_lines(found.launch.replace(f"{name}[{GRID}]", f"{name}[(1,)]", 1))
+            if not compile_as_written(module, name, single, target)[1] and not _findings(context, name, single):
+                lines = single
+    if error:
+        return Suggestion(name, error=f"the example launch of {name} does not compile as written: {error}",
+                          tried=found.tried)
+    return Suggestion(name, lines, tried=found.tried)
+
+
+def _grid_for(ttir: str) -> str:
+    """Two programs along each axis whose program id the kernel reads (one program when it reads none)."""
+    used = {"xyz".index(a) for a in re.findall(r"tt\.get_program_id (x|y|z)\b", ttir)}
+    axes = [2 if a in used else 1 for a in range(3)]
+    while len(axes) > 1 and axes[-1] == 1:
+        axes.pop()
+    return f"({', '.join(map(str, axes))},)" if len(axes) == 1 else f"({', '.join(map(str, axes))})"
+
+
+def directive_lines(launch: str, width: int = WIDTH) -> tuple[str, ...]:
+    """`# tilelens:` lines for one launch expression, its arguments wrapped over continuation lines
+    (the scanner joins lines while a bracket is open)."""
+    prefix = "# tilelens: "
+    if len(prefix) + len(launch) <= width:
+        return (prefix + launch,)
+    head, args = _split_call(launch)
+    lines, current = [prefix + head + "("], prefix + "    "
+    for i, arg in enumerate(args):
+        piece = arg + ("," if i < len(args) - 1 else "")
+        if current.strip() != prefix.strip() and len(current) + len(piece) + 1 > width:
+            lines.append(current.rstrip())
+            current = prefix + "    "
+        current += piece + " "
+    lines.append(current.rstrip())
+    lines.append(prefix + ")")
+    return tuple(lines)
+
+
+def _split_call(launch: str) -> tuple[str, list[str]]:
+    """`k[(2, 2, 2)](a=1, b=fp32[8])` -> ('k[(2, 2, 2)]', ['a=1', 'b=fp32[8]']), splitting at top-level commas."""
+    call = ast.parse(launch, mode="eval").body
+    assert isinstance(call, ast.Call)
+    head = ast.get_source_segment(launch, call.func)
+    parts = [ast.get_source_segment(launch, a) for a in call.args]
+    parts += [f"{k.arg}={ast.get_source_segment(launch, k.value)}" for k in call.keywords]
+    return head, [p for p in parts if p is not None]
+
+
+def _findings(context: _Context, name: str, lines: tuple[str, ...]) -> int:
+    """How many out-of-bounds, overflow, view and race verdicts the launch `lines` declare gets."""
+    launches, _ = parse_directives("\n".join(lines) + "\n", {name})
+    results = analyze_launch(launches[0], getattr(context.module, name), context.settings, context.mapper,
+                             context.source_hash)
+    return sum(1 for r in results for d in r.diagnostics if d.code in FINDINGS)
+
+
+def compile_as_written(module, name: str, lines: tuple[str, ...], target: str) -> tuple[str, str]:
+    """(the TTIR, '') when `lines`, read by the file's own directive scanner, give one launch of `name`
+    whose first config compiles; else ('', why not)."""
+    launches, errors = parse_directives("\n".join(lines) + "\n", {name})
+    if errors:
+        return "", errors[0].message
+    if len(launches) != 1 or launches[0].kernel != name:
+        return "", f"the directive reads as {len(launches)} launch(es)"
+    try:
+        first = next(compile_launch(getattr(module, name), launches[0], target))
+    except Exception as exc:  # noqa: BLE001 - any failure means: do not suggest it
+        return "", f"{type(exc).__name__}: {exc}"
+    if first.error is not None:
+        return "", f"{type(first.error).__name__}: {first.error}"
+    return str(first.module), ""
