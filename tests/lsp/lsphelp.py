@@ -30,6 +30,12 @@ def make_client() -> LanguageClient:
         ls.registrations.extend(params.registrations)
 
     client.lens_refreshes = 0
+    client.applied_edits = []
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        ls.applied_edits.append(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
 
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def refresh_lenses(ls: LanguageClient, params: None) -> None:
@@ -157,6 +163,16 @@ class Workspace:
         self.client.text_document_did_close(types.DidCloseTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=uri)))
         return uri
+
+    async def message(self, match: Callable[[str], bool], timeout: float = 60.0) -> str:
+        """The first window/showMessage text that `match` accepts (waiting for it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for m in self.client.messages:
+                if match(m.message):
+                    return m.message
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"no such message within {timeout} s (have: {[m.message for m in self.client.messages]})")
 
     async def diagnostics(self, uri: str, timeout: float = 60.0,
                           until: Callable[[list[types.Diagnostic]], bool] | None = None) -> list[types.Diagnostic]:

@@ -112,6 +112,92 @@ async def fix_and_reanalyse(ws: Workspace, name: str, text: str, code: str, titl
     return chosen[0], fixed, await ws.diagnostics(ws.save(name, fixed))
 
 
+# ---------------------------------------------------------------- TL100: declare an example launch
+
+MATMUL_NO_LAUNCH = kernel("""
+    import triton
+    import triton.language as tl
+
+
+    class Helpers:
+        @staticmethod
+        def unused():
+            return 0
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK_M": 32, "BLOCK_N": 32}),
+                              triton.Config({"BLOCK_M": 64, "BLOCK_N": 32})], key=["M", "N"])
+    @triton.jit
+    def tile_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                    stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+        rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+        rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+        rk = tl.arange(0, BLOCK_K)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, K, BLOCK_K):
+            a = tl.load(a_ptr + rm[:, None] * stride_am + (k + rk)[None, :] * stride_ak)
+            b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :] * stride_bn)
+            acc += tl.dot(a, b)
+        tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc)
+""")
+
+
+async def _declare_and_reanalyse(ws: Workspace, name: str, text: str, kernel_name: str):
+    uri = ws.open(name, text)
+    diags = [d for d in await ws.diagnostics(uri) if d.code == "TL100"]
+    assert [d.message.split(" ")[0] for d in diags] == [kernel_name]
+    assert "tilelens: " + kernel_name not in diags[0].message   # no unverified directive is offered
+    actions = [a for a in await quick_fixes(ws, uri, diags) if a.title.startswith("Declare an example launch")]
+    assert len(actions) == 1 and actions[0].is_preferred and actions[0].edit is None   # resolved on demand
+    resolved = await ws.client.code_action_resolve_async(actions[0])
+    assert resolved.edit is not None, "the fix found no launch that compiles"
+    fixed = apply(text, resolved, uri)
+    return fixed, await ws.diagnostics(ws.save(name, fixed))
+
+
+async def test_the_tl100_fix_inserts_a_launch_that_compiles_and_is_analysed(ws: Workspace):
+    fixed, after = await _declare_and_reanalyse(ws, "lonely.py", NO_LAUNCH, "lonely_kernel")
+    assert "# tilelens: lonely_kernel[(1,)](x_ptr=fp32[4194304], BLOCK=32)\n@triton.jit" in fixed
+    assert after == []   # no TL100, no TL010/TL020: the inserted launch compiled and analysed clean
+    [(_, title, _), _] = await lens_titles(ws, ws.uri("lonely.py"))
+    assert title == "tilelens: 1 launch · 1 config · clean"
+
+
+async def test_the_tl100_fix_gives_an_autotuned_matmul_a_launch_without_self_made_races(ws: Workspace):
+    fixed, after = await _declare_and_reanalyse(ws, "tile_matmul.py", MATMUL_NO_LAUNCH, "tile_matmul")
+    inserted = [line for line in fixed.splitlines() if line.startswith("# tilelens:")]
+    assert inserted[0] == "# tilelens: tile_matmul[(2, 2)]("   # the two axes the kernel reads
+    assert "stride_am=128, stride_ak=1" in fixed and "BLOCK_M=" not in fixed   # the autotuner supplies it
+    assert after == [], [(d.code, d.message) for d in after]
+    [(_, title, _), _] = await lens_titles(ws, ws.uri("tile_matmul.py"))
+    assert title == "tilelens: 1 launch · 2 configs · clean"
+
+
+async def test_the_declare_launch_command_applies_the_edit_for_clients_that_cannot_resolve(ws: Workspace):
+    uri = ws.open("lonely_cmd.py", NO_LAUNCH)
+    await ws.diagnostics(uri)
+    ws.client.applied_edits.clear()
+    answer = plain(await ws.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="tilelens.declareLaunch", arguments=[uri, "lonely_kernel"])))
+    assert answer == {"applied": True}
+    [applied] = ws.client.applied_edits
+    [edit] = applied.edit.changes[uri]
+    assert edit.range.start == edit.range.end == types.Position(line=4, character=0)   # above @triton.jit
+    assert edit.new_text.splitlines()[-1] == "# tilelens: lonely_kernel[(1,)](x_ptr=fp32[4194304], BLOCK=32)"
+
+
+async def test_a_kernel_the_fix_cannot_launch_gets_a_message_not_a_broken_launch(ws: Workspace):
+    broken = NO_LAUNCH.replace("tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)",
+                               "tl.store(x_ptr + tl.arange(0, BLOCK), undefined_name)")
+    uri = ws.open("unlaunchable.py", broken)
+    diags = [d for d in await ws.diagnostics(uri) if d.code == "TL100"]
+    [action] = [a for a in await quick_fixes(ws, uri, diags) if a.title.startswith("Declare")]
+    resolved = await ws.client.code_action_resolve_async(action)
+    assert resolved.edit is None
+    message = await ws.message(lambda m: "no example launch of lonely_kernel compiles" in m)
+    assert "undefined_name" in message
+
+
 # ---------------------------------------------------------------- TL003: compute in 64 bits
 
 

@@ -2,8 +2,10 @@
 
 Pure functions from the document text and the diagnostics the client sends back to `CodeAction`s with
 their edits; each fix is computed from the current text (a stale diagnostic whose code has moved gets
-no fix rather than a wrong one). Launch synthesis for TL100 is deliberately not here: a launch is only
-worth inserting if it compiles, which needs the worker.
+no fix rather than a wrong one). TL100's fix, an example launch, is only worth inserting if it compiles,
+which needs the worker: here it is an action without its edit (filled in by `codeAction/resolve`, or a
+command for clients that cannot resolve edits), and `declare_launch_edit` places the lines the worker
+found once they come back.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from lsprotocol import types
 
 from tilelens_lsp import suppress
+from tilelens_lsp.launches.kernels import kernel_head
 from tilelens_lsp.lsp import convert
 from tilelens_lsp.lsp.convert import SOURCE, Span, expression_index, to_client_range
 
@@ -27,11 +30,14 @@ _OPS: dict[str, tuple[type, ...]] = {
 }
 _DID_YOU_MEAN = re.compile(r"unknown (?:name|dtype|kernel) '(?P<old>\w+)'.*?did you mean '?(?P<new>\w+)'?\?")
 _NOT_SUPPRESSIBLE = frozenset({suppress.UNUSED, "TL040", "TL050"})
+_UNDECLARED = re.compile(r"^(?P<kernel>\w+) has no declared launch")
+DECLARE_LAUNCH = "tilelens.declareLaunch"    # the command behind TL100's fix where edits cannot be resolved
 
 
 def code_actions(uri: str, text: str, diagnostics: list[types.Diagnostic], units: Units = convert.utf16_units,
-                 only: list[str] | None = None) -> list[types.CodeAction]:
-    """The quick fixes for the tilelens diagnostics among `diagnostics` (those the client sent)."""
+                 only: list[str] | None = None, resolve_edits: bool = True) -> list[types.CodeAction]:
+    """The quick fixes for the tilelens diagnostics among `diagnostics` (those the client sent).
+    `resolve_edits`: the client resolves a code action's edit lazily (else TL100's fix is a command)."""
     if only is not None and not any(types.CodeActionKind.QuickFix.value.startswith(k) for k in only):
         return []
     lines = text.split("\n")
@@ -45,6 +51,8 @@ def code_actions(uri: str, text: str, diagnostics: list[types.Diagnostic], units
             fix = _int64_fix(uri, text, diag, units)
         elif diag.code == "TL020":
             fix = _did_you_mean_fix(uri, lines, diag, units)
+        elif diag.code == "TL100":
+            fix = _declare_launch_action(uri, diag, resolve_edits)
         if fix is not None:
             actions.append(fix)
         if diag.code not in _NOT_SUPPRESSIBLE:
@@ -217,3 +225,40 @@ def _suppress_fix(uri: str, lines: list[str], diag: types.Diagnostic, units: Uni
         edit = _edit(text, line, end, len(current.encode("utf-8")), f"  # tilelens: ignore[{code}]", units)
     return _action(title, uri, [edit], diag, preferred=False)
 
+
+
+# ---------------------------------------------------------------- TL100: declare an example launch
+
+
+def _declare_launch_action(uri: str, diag: types.Diagnostic, resolve_edits: bool) -> types.CodeAction | None:
+    m = _UNDECLARED.match(diag.message)
+    if m is None:
+        return None
+    kernel = m.group("kernel")
+    title = f"Declare an example launch of {kernel}"
+    data = {"tilelens": "declare-launch", "uri": uri, "kernel": kernel}
+    if resolve_edits:
+        return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                                is_preferred=True, data=data)
+    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag], is_preferred=True,
+                            command=types.Command(title=title, command=DECLARE_LAUNCH, arguments=[uri, kernel]))
+
+
+def declare_launch_request(action: types.CodeAction) -> tuple[str, str] | None:
+    """(uri, kernel) of an unresolved TL100 fix; None for any other action."""
+    data = action.data
+    if isinstance(data, dict) and data.get("tilelens") == "declare-launch":
+        uri, kernel = data.get("uri"), data.get("kernel")
+        if isinstance(uri, str) and isinstance(kernel, str):
+            return uri, kernel
+    return None
+
+
+def declare_launch_edit(text: str, kernel: str, lines: tuple[str, ...], units: Units) -> types.TextEdit | None:
+    """`lines` inserted above `kernel`'s first decorator in `text`, indented like it; None when the current
+    text has no such function (renamed or deleted since the save)."""
+    head = kernel_head(text, kernel)
+    if head is None:
+        return None
+    first, indent = head
+    return _edit(text, first - 1, 0, 0, "".join(f"{indent}{x}\n" for x in lines), units)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from tilelens_lsp.lsp import codeactions, codelens, convert, directive_help, hover, linemap
+from tilelens_lsp.model import Suggestion
 
 if TYPE_CHECKING:
     from tilelens_lsp.lsp.session import Session
@@ -73,8 +74,60 @@ class Features:
 
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
+        resolvable = "edit" in (self.editor.cap("text_document.code_action.resolve_support.properties", None) or [])
         return codeactions.code_actions(uri, self.editor.text(uri), list(params.context.diagnostics or []),
-                                        self.editor.units, params.context.only) or None
+                                        self.editor.units, params.context.only, resolvable) or None
+
+    # -- TL100's fix: an example launch the worker found and compiled (suggest.py)
+
+    async def resolve_code_action(self, action: types.CodeAction) -> types.CodeAction:
+        request = codeactions.declare_launch_request(action)
+        if request is None:
+            return action
+        edit = await self._declare_launch(*request)
+        if edit is not None:
+            action.edit = edit
+        return action
+
+    async def declare_launch(self, uri: Any = None, kernel: Any = None) -> dict[str, Any]:
+        """The command form (clients that cannot resolve an action's edit): find it and apply it."""
+        edit = await self._declare_launch(str(uri), str(kernel))
+        if edit is None:
+            return {"applied": False}
+        reply = await self.session.server.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=f"Declare an example launch of {kernel}"))
+        return {"applied": bool(getattr(reply, "applied", False))}
+
+    async def _declare_launch(self, uri: str, kernel: str) -> types.WorkspaceEdit | None:
+        """The edit inserting a compile-verified launch of `kernel`, or None (the reason is shown)."""
+        s = self.session
+        doc = s.docs.get(uri)
+        root = s.root_for(doc.path) if doc is not None and doc.path is not None else None
+        if doc is None or doc.path is None or root is None:
+            self.editor.show(f"tilelens: cannot declare a launch of {kernel}: the file is not open in a workspace "
+                             "folder tilelens analyses", types.MessageType.Warning)
+            return None
+        found = await s.workers.lane.submit(self._suggest, doc.path, root, kernel)
+        if found is None or not found.lines:
+            why = found.error if found is not None else "the analysis worker is not running"
+            self.editor.show(f"tilelens: {why}", types.MessageType.Warning)
+            return None
+        text = self.editor.text(uri)
+        edit = codeactions.declare_launch_edit(text, kernel, found.lines, self.editor.units)
+        if edit is None:
+            self.editor.show(f"tilelens: {kernel} is no longer in the file as edited", types.MessageType.Warning)
+            return None
+        self.editor.log(f"declared an example launch of {kernel} ({found.tried} candidate(s) compiled to find it)")
+        return types.WorkspaceEdit(changes={uri: [edit]})
+
+    def _suggest(self, path: Any, root: Any, kernel: str) -> Suggestion | None:  # in the lane
+        s = self.session
+        worker = s.workers.worker
+        if worker is None or s.closing:
+            return None
+        found = worker.suggest(path, root, [kernel], settings=s.settings)
+        s.workers.after_analysis(worker)
+        return found[0] if found else Suggestion(kernel, error=f"no kernel named {kernel} in the saved file")
 
     def code_lenses(self, uri: str) -> list[types.CodeLens] | None:
         s = self.session

@@ -18,7 +18,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from tilelens_lsp import __version__
-from tilelens_lsp.lsp import codelens
+from tilelens_lsp.lsp import codeactions, codelens
 from tilelens_lsp.lsp.session import Session
 from tilelens_lsp.lsp.transport import OneLineDeserializeErrors, TilelensProtocol, robust_run_async
 from tilelens_lsp.worker.process import Worker
@@ -117,9 +117,17 @@ def create_server() -> TilelensServer:
         s.scheduler.cancel_token(params.token)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True))
     def code_action(ls: TilelensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         return s.features.code_actions(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(ls: TilelensServer, params: types.CodeAction) -> types.CodeAction:
+        return await s.features.resolve_code_action(params)
+
+    @server.command(codeactions.DECLARE_LAUNCH)
+    async def declare_launch(ls: TilelensServer, *args: Any) -> dict[str, Any]:
+        return await s.features.declare_launch(*args[:2])
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     def code_lens(ls: TilelensServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
