@@ -4,6 +4,7 @@ by `tools/corpus_env.sh` (never copied here), swept by the product itself.
     bash tools/corpus_env.sh                                  # the corpus venv (once)
     .venv-corpus/bin/python tools/corpus.py synth             # discover kernels, write tests/corpus/synth/*.toml
     .venv/bin/python tools/corpus.py sweep [--subset] [--jobs 2]   # check every launch, print the table
+    .venv/bin/python tools/corpus.py suggest [--subset]       # TL100's fix on every kernel, then checked
 
 `synth` imports each package's kernel modules, finds every kernel (through any wrapper: autotuners,
 heuristics, FlagGems' LibEntry) and writes, per package, a toml of `module =` launch tables: one
@@ -510,6 +511,72 @@ def conform(args) -> int:
     return 1 if counts["differing"] else 0
 
 
+def suggest_sweep(args) -> int:
+    """TL100's fix on code we did not write: a suggestion (tilelens_lsp/suggest.py) for every corpus
+    kernel, through the worker in the corpus venv; then every suggestion checked as a launch table."""
+    from tilelens_lsp.settings import Settings
+    from tilelens_lsp.worker.process import Worker
+
+    manifest = json.loads(MANIFEST.read_text())
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"tilelens-suggest-{os.getpid()}"
+    tmp.mkdir(parents=True, exist_ok=True)
+    worker = Worker(Settings(interpreter=str(VENV / "bin" / "python"), timeout=args.timeout))
+    totals: collections.Counter = collections.Counter()
+    try:
+        for dist in PACKAGES:
+            if args.package and dist not in args.package:
+                continue
+            modules = manifest[dist]["modules"]
+            if args.subset:
+                modules = {m: k for m, k in modules.items() if m in SUBSET[dist]}
+            origins = _origins(list(modules))
+            tables, counts, failures = [], collections.Counter(), collections.Counter()
+            start = time.time()
+            for module, kernels in sorted(modules.items()):
+                if module not in origins:
+                    counts["no-file"] += len(kernels)
+                    continue
+                for s in worker.suggest(origins[module], None, kernels):
+                    counts["kernels"] += 1
+                    if not s.lines:
+                        counts["no-suggestion"] += 1
+                        failures[re.sub(r"\(\d+ tried\)", "", s.error.split(": ", 1)[-1])[:90]] += 1
+                        continue
+                    directive = " ".join(x[len("# tilelens:"):].strip() for x in s.lines if x.startswith("# tilelens:"))
+                    tables.append(f'[[launch]]\nmodule = "{module}"\nlaunch = {json.dumps(directive)}\n')
+            config = tmp / f"{dist}.toml"
+            config.write_text("\n".join(tables))
+            doc = _check(config, args.jobs, args.timeout) if tables else {"files": []}
+            for f in doc["files"]:
+                for launch in f["launches"]:
+                    kind = _kind(launch)
+                    codes = sorted({d["code"] for d in launch.get("diagnostics", [])
+                                    if d.get("severity") == "error" and d["code"] not in ("TL030", "TL050")})
+                    counts["launches"] += 1
+                    if kind == "analyzed":
+                        kind = "analyzed-" + ("+".join(codes) if codes else "clean")
+                    counts[kind] += 1
+            counts["seconds"] = round(time.time() - start)
+            print(f"suggest: {dist}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), flush=True)
+            for why, n in failures.most_common(6):
+                print(f"suggest: {dist}:   no suggestion x{n}: {why}", flush=True)
+            totals.update(counts)
+    finally:
+        worker.stop()
+    print("suggest: all: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items())))
+    return 0
+
+
+def _origins(modules: list[str]) -> dict[str, str]:
+    """The file each module would load from in the corpus venv (found, not imported: parents are)."""
+    code = ("import importlib.util, json, sys\nout = {}\nfor m in sys.argv[1:]:\n    try:\n"
+            "        spec = importlib.util.find_spec(m)\n        out[m] = spec.origin if spec else None\n"
+            "    except Exception:\n        pass\nprint(json.dumps(out))")
+    proc = subprocess.run([str(VENV / "bin" / "python"), "-c", code, *modules], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, cwd="/")
+    return {m: o for m, o in json.loads(proc.stdout.strip().splitlines()[-1]).items() if o}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -523,10 +590,15 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--json", help="also write the counts and per-kernel outcomes here")
     c = sub.add_parser("conform", help="hand-written launches against TRITON_INTERPRET=1 (corpus venv)")
     c.add_argument("--timeout", type=float, default=1800.0)
+    g = sub.add_parser("suggest", help="TL100's fix on every corpus kernel: suggest, then check the suggestions")
+    g.add_argument("--package", action="append")
+    g.add_argument("--subset", action="store_true", help="only the fixed CI subset of modules")
+    g.add_argument("--jobs", type=int, default=2)
+    g.add_argument("--timeout", type=float, default=1800.0)
     args = parser.parse_args(argv)
     for k, v in ENV.items():
         os.environ.setdefault(k, v)
-    return {"synth": synth, "sweep": sweep, "conform": conform}[args.command](args)
+    return {"synth": synth, "sweep": sweep, "conform": conform, "suggest": suggest_sweep}[args.command](args)
 
 
 if __name__ == "__main__":
