@@ -40,6 +40,20 @@ KERNEL = textwrap.dedent(
 UNMASKED_LOAD_LINE = 9  # 0-based: `x = tl.load(x_ptr + offs)`
 assert KERNEL.splitlines()[UNMASKED_LOAD_LINE].strip() == "x = tl.load(x_ptr + offs)"
 
+LONELY = textwrap.dedent(
+    """\
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+    @triton.jit
+    def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+    """
+)
+
 # Runs inside Neovim as the init file. Whatever happens, it writes the result file and quits.
 DRIVER = r"""
 local cfg = vim.json.decode(io.open(os.getenv("TILELENS_NVIM_TEST"), "r"):read("a"))
@@ -84,6 +98,35 @@ vim.api.nvim_create_autocmd("LspAttach", {
     end
   end,
 })
+
+-- TL100: Neovim's own code_action picks the preferred fix, resolves its edit (codeAction/resolve) and
+-- applies it; then :w and the next diagnostics.
+function declare_launch()
+  vim.cmd.edit(vim.fn.fnameescape(cfg.lonely))
+  local buf = vim.api.nvim_get_current_buf()
+  local function has(code)
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.code == code then return d end
+    end
+  end
+  vim.cmd.write()
+  local hint = vim.wait(cfg.diagnostics_ms, function() return has("TL100") ~= nil end, 100) and has("TL100")
+  if not hint then
+    table.insert(result.errors, "no TL100 on the kernel without a launch")
+    return
+  end
+  local before = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_win_set_cursor(0, { hint.lnum + 1, 0 })
+  vim.lsp.buf.code_action({ apply = true, filter = function(a) return a.isPreferred end })
+  vim.wait(cfg.diagnostics_ms, function() return vim.api.nvim_buf_line_count(buf) > before end, 100)
+  result.declared = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  vim.cmd.write()
+  vim.wait(cfg.diagnostics_ms, function() return has("TL100") == nil end, 100)
+  result.after_declare = {}
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    table.insert(result.after_declare, { lnum = d.lnum, code = d.code, message = d.message })
+  end
+end
 
 local function run()
   vim.cmd.edit(vim.fn.fnameescape(cfg.kernel))
@@ -133,6 +176,7 @@ local function run()
       result.hover = hover_text(response.result.contents)
     end
   end
+  declare_launch()
 end
 
 vim.api.nvim_create_autocmd("VimEnter", {
@@ -180,6 +224,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (workspace / "tilelens.toml").write_text("")
     kernel = workspace / "add_kernel.py"
     kernel.write_text(KERNEL)
+    lonely = workspace / "lonely.py"
+    lonely.write_text(LONELY)
     init = root / "init.lua"
     init.write_text(DRIVER)
     result_file = root / "result.json"
@@ -187,6 +233,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "runtimepath": str(NVIM_CONFIG_DIR),
         "cmd": [sys.executable, "-m", "tilelens_lsp"],
         "kernel": str(kernel),
+        "lonely": str(lonely),
         "result": str(result_file),
         "hover_line": UNMASKED_LOAD_LINE,
         "attach_ms": 20_000,
@@ -240,3 +287,12 @@ def test_unmasked_tail_load_is_reported_on_its_line(session):
 def test_hover_on_the_load_names_its_pointer(session):
     assert session.get("hover"), _explain(session)
     assert "x_ptr" in session["hover"], _explain(session)
+
+
+def test_the_preferred_tl100_fix_inserts_a_launch_that_neovim_saves_and_the_server_analyses(session):
+    declared = session.get("declared") or []
+    directives = [line for line in declared if line.startswith("# tilelens:")]
+    assert directives and directives[0].startswith("# tilelens: scale_kernel[(2,)]("), _explain(session)
+    assert declared.index("@triton.autotune(configs=[triton.Config({\"BLOCK\": 64}), triton.Config({\"BLOCK\": "
+                          "128})], key=[\"n\"])") > declared.index(directives[-1]), _explain(session)
+    assert session.get("after_declare") == [], _explain(session)   # no TL100 left, nothing else reported

@@ -70,6 +70,40 @@ local function run()
     say(string.format("%d:%d %s [%s] %s", d.lnum + 1, d.col + 1, vim.diagnostic.severity[d.severity], d.code, d.message))
   end
 
+  -- TL100: a kernel without a launch; the preferred quick fix, resolved and applied by Neovim itself
+  local lonely = dir .. "/ws/lonely.py"
+  local f = io.open(lonely, "w")
+  f:write(table.concat({
+    "import triton", "import triton.language as tl", "", "",
+    "@triton.jit",
+    "def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):",
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)", "" }, "\n"))
+  f:close()
+  vim.cmd.edit(lonely)
+  local lbuf = vim.api.nvim_get_current_buf()
+  wait_diags(lbuf, function(d) return #d >= 1 end)
+  say("")
+  say("== lonely.py, a kernel without a launch")
+  for _, d in ipairs(vim.diagnostic.get(lbuf)) do
+    say(string.format("%d:%d %s [%s] %s", d.lnum + 1, d.col + 1, vim.diagnostic.severity[d.severity], d.code, d.message))
+  end
+  say("")
+  say("== :lua vim.lsp.buf.code_action({ apply = true, filter = function(a) return a.isPreferred end })  then :w")
+  local n = vim.api.nvim_buf_line_count(lbuf)
+  vim.api.nvim_win_set_cursor(0, { 6, 0 })
+  vim.lsp.buf.code_action({ apply = true, filter = function(a) return a.isPreferred end })
+  vim.wait(30000, function() return vim.api.nvim_buf_line_count(lbuf) > n end, 100)
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(lbuf, 4, 10, false)) do say(string.format("%d: %s", i + 4, l)) end
+  vim.cmd.write()
+  wait_diags(lbuf, function(d) return #d == 0 end)
+  say(#vim.diagnostic.get(lbuf) .. " diagnostics")
+  vim.lsp.codelens.refresh({ bufnr = lbuf })
+  vim.wait(5000, function() return #vim.lsp.codelens.get(lbuf) > 0 end, 50)
+  for _, l in ipairs(vim.lsp.codelens.get(lbuf)) do
+    say(string.format("lens %d: %s", l.range.start.line + 1, l.command and l.command.title or "?"))
+  end
+
   -- A file outside any project root
   vim.cmd.edit(dir .. "/outside/add.py")
   local obuf = vim.api.nvim_get_current_buf()
