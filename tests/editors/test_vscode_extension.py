@@ -5,6 +5,7 @@ Needs Node 20+ with npm and the npm registry (or a warm npm cache); no VS Code.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import zipfile
@@ -31,4 +32,10 @@ def test_extension_builds_tests_and_packages_to_a_vsix():
     assert len(packages) == 1, packages
     with zipfile.ZipFile(packages[0]) as vsix:
         names = set(vsix.namelist())
+        readme = vsix.read("extension/readme.md").decode("utf-8")
     assert {"extension/package.json", "extension/dist/extension.js", "extension/images/icon.png"} <= names, sorted(names)
+    # vsce rewrites relative links: the screenshots must point into editors/vscode, and no code block
+    # may have been taken for a link
+    assert readme.count("raw/HEAD/editors/vscode/images/screenshots/") == 3, readme[:3000]
+    for block in re.findall(r"```.*?```", readme, re.S):
+        assert "https://" not in block, block
