@@ -80,39 +80,43 @@ class _Context:
 
 
 def _one(context: _Context, name: str) -> Suggestion:
+    """The first of these that compiles as written and whose analysis reports nothing: row-major strides
+    or all strides alike, each with two programs along every axis the kernel reads a program id of, then
+    with one program; else the first that compiles (its verdicts may be the kernel's own)."""
     module, target = context.module, context.settings.target
     kernel_obj = getattr(module, name, None)
     if kernel_obj is None:
         return Suggestion(name, error=f"the saved file defines no kernel named '{name}' (save it first?)")
     compiles = compile_check(module, target)
-    found = synthesize(kernel_obj, name, compiles, layout=True)
-    if found.launch is None:   # a stride of 1 specializes differently: the plain form may still compile
-        found = synthesize(kernel_obj, name, compiles)
-    if found.launch is None or found.fails_alike:
-        why = found.error or "no candidate"
-        if why.startswith("gap: dtype-valued constexpr"):
-            why = (f"its constexpr {why.rsplit(' ', 1)[-1]} takes a dtype, which a directive cannot write yet; "
-                   "capture a launch from a run instead (tilelens-lsp capture)")
-        return Suggestion(name, error=f"no example launch of {name} compiles ({found.tried} tried): {why}",
-                          tried=found.tried)
-    # the grid spans only the axes the kernel reads a program id of: programs that differ on an axis the
-    # kernel ignores all do the same work, and the inserted launch would report its own race (TL005)
-    ttir, error = compile_as_written(module, name, directive_lines(found.launch), target)
-    if not error:
-        grid = _grid_for(ttir)
-        launch = found.launch.replace(f"{name}[{GRID}]", f"{name}[{grid}]", 1)
-        lines = (PLACEHOLDER_NOTE,) + directive_lines(launch)
-        ttir, error = compile_as_written(module, name, lines, target)
-        if not error and grid != "(1,)" and _findings(context, name, lines):
-            # placeholder values that do not fit together (a head count, a group size) can make programs
-            # overlap: one program then still shows every access the kernel makes, without the overlap
-            single = (PLACEHOLDER_NOTE,) + directive_lines(found.launch.replace(f"{name}[{GRID}]", f"{name}[(1,)]", 1))
-            if not compile_as_written(module, name, single, target)[1] and not _findings(context, name, single):
-                lines = single
-    if error:
-        return Suggestion(name, error=f"the example launch of {name} does not compile as written: {error}",
-                          tried=found.tried)
-    return Suggestion(name, lines, tried=found.tried)
+    compiled: list[tuple[str, ...]] = []
+    failed, tried = None, 0
+    for layout in (True, False):
+        found = synthesize(kernel_obj, name, compiles, layout=layout)
+        tried += found.tried
+        if found.launch is None or found.fails_alike:
+            failed = failed or found.error or "no candidate"
+            continue
+        ttir, error = compile_as_written(module, name, directive_lines(found.launch), target)
+        if error:
+            failed = failed or f"it does not compile as written: {error}"
+            continue
+        # programs that differ only on an axis the kernel ignores do the same work: the placeholder would
+        # report its own race (TL005); and placeholder values that do not fit together (a head count, a
+        # group size, strides of different tensors) can make programs overlap, which one program avoids
+        for grid in dict.fromkeys((_grid_for(ttir), "(1,)")):
+            lines = (PLACEHOLDER_NOTE,) + directive_lines(found.launch.replace(f"{name}[{GRID}]", f"{name}[{grid}]", 1))
+            if compile_as_written(module, name, lines, target)[1]:
+                continue
+            if not _findings(context, name, lines):
+                return Suggestion(name, lines, tried=tried)
+            compiled.append(lines)
+    if compiled:
+        return Suggestion(name, compiled[0], tried=tried)
+    why = failed or "no candidate"
+    if why.startswith("gap: dtype-valued constexpr"):
+        why = (f"its constexpr {why.rsplit(' ', 1)[-1]} takes a dtype, which a directive cannot write yet; "
+               "capture a launch from a run instead (tilelens-lsp capture)")
+    return Suggestion(name, error=f"no example launch of {name} compiles ({tried} tried): {why}", tried=tried)
 
 
 def _grid_for(ttir: str) -> str:
