@@ -21,16 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from tilelens_lsp.compile.compiler import compile_launch
-from tilelens_lsp.compile.synth import GRID, compile_check, synthesize
+from tilelens_lsp.compile.synth import GRID, SIZE, compile_check, synthesize
 from tilelens_lsp.launches.kernels import find_kernels
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.launches.toml import launches_for_file
-from tilelens_lsp.model import Suggestion
+from tilelens_lsp.model import LaunchResult, Suggestion
 from tilelens_lsp.pipeline import ImportFailure, analyze_launch, file_scope, import_module, import_roots
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir.locs import PathMapper, default_mapper
 
 WIDTH = 100          # wrap a directive's arguments over continuation lines past this many characters
+MIN_SIZE = 16        # elements of a placeholder tensor no access reaches
 FINDINGS = frozenset({"TL001", "TL002", "TL003", "TL004", "TL005"})
 PLACEHOLDER_NOTE = ("# Example launch from tilelens: it compiles, but the sizes, values and grid are "
                     "placeholders; use a real launch's.")
@@ -104,10 +105,18 @@ def _one(context: _Context, name: str) -> Suggestion:
         # report its own race (TL005); and placeholder values that do not fit together (a head count, a
         # group size, strides of different tensors) can make programs overlap, which one program avoids
         for grid in dict.fromkeys((_grid_for(ttir), "(1,)")):
-            lines = (PLACEHOLDER_NOTE,) + directive_lines(found.launch.replace(f"{name}[{GRID}]", f"{name}[{grid}]", 1))
+            launch = found.launch.replace(f"{name}[{GRID}]", f"{name}[{grid}]", 1)
+            lines = (PLACEHOLDER_NOTE,) + directive_lines(launch)
             if compile_as_written(module, name, lines, target)[1]:
                 continue
-            if not _findings(context, name, lines):
+            results = _analyse(context, name, lines)
+            if not _findings(results):
+                small = _fitted(launch, results)
+                if small is not None:
+                    fitted = (PLACEHOLDER_NOTE,) + directive_lines(small)
+                    if not compile_as_written(module, name, fitted, target)[1] and \
+                            not _findings(_analyse(context, name, fitted)):
+                        return Suggestion(name, fitted, tried=tried)
                 return Suggestion(name, lines, tried=tried)
             compiled.append(lines)
     if compiled:
@@ -157,12 +166,33 @@ def _split_call(launch: str) -> tuple[str, list[str]]:
     return head, [p for p in parts if p is not None]
 
 
-def _findings(context: _Context, name: str, lines: tuple[str, ...]) -> int:
-    """How many out-of-bounds, overflow, view and race verdicts the launch `lines` declare gets."""
+def _analyse(context: _Context, name: str, lines: tuple[str, ...]) -> list[LaunchResult]:
     launches, _ = parse_directives("\n".join(lines) + "\n", {name})
-    results = analyze_launch(launches[0], getattr(context.module, name), context.settings, context.mapper,
-                             context.source_hash)
+    return analyze_launch(launches[0], getattr(context.module, name), context.settings, context.mapper,
+                          context.source_hash)
+
+
+def _findings(results: list[LaunchResult]) -> int:
+    """How many out-of-bounds, overflow, view and race verdicts `results` hold."""
     return sum(1 for r in results for d in r.diagnostics if d.code in FINDINGS)
+
+
+def _fitted(launch: str, results: list[LaunchResult]) -> str | None:
+    """`launch` with each placeholder tensor as small as its footprint allows (the next power of two at
+    or above the last element any config touches; MIN_SIZE for one nothing touches): sizes a reader can
+    take in. None when some config was not analysed to the end (no footprint to fit)."""
+    if not results or any(r.status != "analyzed" for r in results):
+        return None
+    reach: dict[str, int] = {}
+    for r in results:
+        for a in r.accesses:
+            if a.elements:
+                reach[a.pointer] = max(reach.get(a.pointer, 0), a.elements[-1][1])
+
+    def size(m: re.Match) -> str:
+        n = max(MIN_SIZE, reach.get(m.group(1), 0))
+        return f"{m.group(1)}={m.group(2)}[{1 << (n - 1).bit_length()}]"
+    return re.sub(rf"\b(\w+)=(\w+)\[{SIZE}\]", size, launch)
 
 
 def compile_as_written(module, name: str, lines: tuple[str, ...], target: str) -> tuple[str, str]:

@@ -157,7 +157,7 @@ async def _declare_and_reanalyse(ws: Workspace, name: str, text: str, kernel_nam
 
 async def test_the_tl100_fix_inserts_a_launch_that_compiles_and_is_analysed(ws: Workspace):
     fixed, after = await _declare_and_reanalyse(ws, "lonely.py", NO_LAUNCH, "lonely_kernel")
-    assert "# tilelens: lonely_kernel[(1,)](x_ptr=fp32[4194304], BLOCK=32)\n@triton.jit" in fixed
+    assert "# tilelens: lonely_kernel[(1,)](x_ptr=fp32[32], BLOCK=32)\n@triton.jit" in fixed
     assert after == []   # no TL100, no TL010/TL020: the inserted launch compiled and analysed clean
     [(_, title, _), _] = await lens_titles(ws, ws.uri("lonely.py"))
     assert title == "tilelens: 1 launch · 1 config · clean"
@@ -183,7 +183,7 @@ async def test_the_declare_launch_command_applies_the_edit_for_clients_that_cann
     [applied] = ws.client.applied_edits
     [edit] = applied.edit.changes[uri]
     assert edit.range.start == edit.range.end == types.Position(line=4, character=0)   # above @triton.jit
-    assert edit.new_text.splitlines()[-1] == "# tilelens: lonely_kernel[(1,)](x_ptr=fp32[4194304], BLOCK=32)"
+    assert edit.new_text.splitlines()[-1] == "# tilelens: lonely_kernel[(1,)](x_ptr=fp32[32], BLOCK=32)"
 
 
 async def test_a_kernel_the_fix_cannot_launch_gets_a_message_not_a_broken_launch(ws: Workspace):

@@ -80,9 +80,21 @@ def test_the_grid_spans_only_the_axes_the_kernel_reads(found):
     assert "no_program_id_kernel[(1,)](" in "\n".join(found["no_program_id_kernel"].lines)
 
 
+def _launch_text(s) -> str:
+    """The directive of a suggestion on one line, as the scanner joins its continuation lines."""
+    return " ".join(x[len("# tilelens:"):].strip() for x in s.lines if x.startswith("# tilelens:"))
+
+
 def test_strides_of_one_tensor_are_row_major(found):
-    text = "\n".join(found["rows_kernel"].lines)
+    text = _launch_text(found["rows_kernel"])
     assert "stride_xm=128, stride_xn=1" in text and "stride_ym=128, stride_yn=1" in text
+
+
+def test_tensors_are_as_small_as_the_footprint_allows(found):
+    # two programs of 32 elements: 64; one program of 32 rows of stride 128 on axis 1 (two programs): 8192
+    assert "x_ptr=fp32[64], out_ptr=fp32[64]" in _launch_text(found["scale_kernel"])
+    assert "x_ptr=fp32[8192], y_ptr=fp32[8192]" in _launch_text(found["rows_kernel"])
+    assert "x_ptr=fp32[32]" in _launch_text(found["no_program_id_kernel"])
 
 
 def test_a_kernel_no_directive_can_launch_gets_a_reason_not_a_launch(found):
