@@ -35,6 +35,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     item.command = 'tilelens.showOutput';
     item.show();
     const current = new Manager(output, new StatusModel(), item);
+    const follow = (editor: vscode.TextEditor | undefined) => {
+        current.status.focus(editor?.document.uri.toString());
+        current.render();
+    };
+    follow(vscode.window.activeTextEditor);
+    context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(follow));
     manager = current;
     current.render();
     context.subscriptions.push(

@@ -1,6 +1,7 @@
 /**
  * The status bar item's model: idle, analysing (a document was opened or saved and its diagnostics
- * have not come back yet), the last result, or a server that is not running. Plain data: the
+ * have not come back yet), the result of the file in the active editor (else the last result), or a
+ * server that is not running. Plain data: the
  * extension feeds it events and renders `render()`; no `vscode` import, so plain Node tests it.
  */
 
@@ -57,6 +58,8 @@ export class StatusModel {
     private readonly servers = new Map<string, ServerState>();
     private readonly analysing = new Set<string>();
     private last: LastResult | undefined;
+    private readonly results = new Map<string, LastResult>();
+    private active: string | undefined;
     private failure: string | undefined;
 
     /** A server (one per top-level folder) changed state. */
@@ -84,11 +87,18 @@ export class StatusModel {
     finished(uri: string, file: string, counts: DiagnosticCounts): void {
         this.analysing.delete(uri);
         this.last = { file, counts };
+        this.results.set(uri, this.last);
     }
 
-    /** A document was closed: its analysis, if any, is no longer awaited. */
+    /** A document was closed: its analysis, if any, is no longer awaited, and its result is gone. */
     closed(uri: string): void {
         this.analysing.delete(uri);
+        this.results.delete(uri);
+    }
+
+    /** The active editor shows `uri` (undefined: no editor): the item shows that file's result. */
+    focus(uri: string | undefined): void {
+        this.active = uri;
     }
 
     render(): StatusView {
@@ -117,12 +127,13 @@ export class StatusModel {
         if (this.last === undefined) {
             return { text: '$(check) TileLens: idle', tooltip: 'No kernel file analysed yet: open or save one. Click for the output.', severity: 'normal' };
         }
-        const { file, counts } = this.last;
+        const shown = (this.active !== undefined ? this.results.get(this.active) : undefined) ?? this.last;
+        const { file, counts } = shown;
         const summary = describeCounts(counts);
         const icon = counts.errors > 0 ? '$(error)' : counts.warnings > 0 ? '$(warning)' : '$(check)';
         return {
             text: `${icon} TileLens: ${summary}`,
-            tooltip: `Last analysis: ${file}: ${summary}. Click for the output.`,
+            tooltip: `${shown === this.last ? 'Last analysis' : 'This file'}: ${file}: ${summary}. Click for the output.`,
             severity: counts.errors > 0 ? 'error' : counts.warnings > 0 ? 'warning' : 'normal',
         };
     }

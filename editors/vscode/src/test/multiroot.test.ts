@@ -168,6 +168,23 @@ describe('status item', () => {
         assert.equal(item().text, '$(check) TileLens: clean');
     });
 
+    test('follows the active editor: switching back to a file shows that file\'s result', async () => {
+        await extension.activate({ subscriptions: [] } as never);
+        const middleware = FakeLanguageClient.instances[0].clientOptions.middleware;
+        middleware.handleDiagnostics(doc('/ws/buggy.py').uri, [{ severity: 0 }, { severity: 0 }], () => undefined);
+        middleware.handleDiagnostics(doc('/ws/add.py').uri, [], () => undefined);
+        assert.equal(item().text, '$(check) TileLens: clean');
+
+        fake.activeEditor = { document: doc('/ws/buggy.py') };
+        await fake.activeEditorChanged.fire(fake.activeEditor);
+        assert.equal(item().text, '$(error) TileLens: 2 errors');
+        assert.match(String(item().tooltip), /This file: buggy\.py/);
+
+        fake.activeEditor = { document: doc('/ws/add.py') };
+        await fake.activeEditorChanged.fire(fake.activeEditor);
+        assert.equal(item().text, '$(check) TileLens: clean');
+    });
+
     test('says the server is not running when it failed to start', async () => {
         FakeLanguageClient.failStart = new Error('spawn /missing/python ENOENT');
 

@@ -37,6 +37,23 @@ describe('StatusModel', () => {
         assert.equal(model.render().text, '$(check) TileLens: clean');
     });
 
+    test('the result shown is the active editor\'s file, else the last one analysed', () => {
+        const model = new StatusModel();
+        model.server('', 'running');
+        model.finished('file:///ws/buggy.py', 'buggy.py', { errors: 3, warnings: 0, other: 0 });
+        model.finished('file:///ws/add.py', 'add.py', none);
+        assert.equal(model.render().text, '$(check) TileLens: clean');
+        model.focus('file:///ws/buggy.py');
+        const view = model.render();
+        assert.equal(view.text, '$(error) TileLens: 3 errors');
+        assert.match(String(view.tooltip), /This file: buggy\.py: 3 errors/);
+        model.focus('file:///ws/notes.md');   // not a file the server analysed: the last result
+        assert.equal(model.render().text, '$(check) TileLens: clean');
+        model.focus('file:///ws/buggy.py');
+        model.closed('file:///ws/buggy.py');
+        assert.equal(model.render().text, '$(check) TileLens: clean');
+    });
+
     test('closing a document that is being analysed stops waiting for it', () => {
         const model = new StatusModel();
         model.server('', 'running');

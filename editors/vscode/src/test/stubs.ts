@@ -106,6 +106,8 @@ export class FakeVscode {
     errors: string[] = [];
     errorChoice: string | undefined;
     channels: FakeOutputChannel[] = [];
+    readonly activeEditorChanged = new FakeEvent<unknown>();
+    activeEditor: { document: { uri: { toString(): string } } } | undefined = undefined;
     readonly configurationChanged = new FakeEvent<{ affectsConfiguration(section: string, scope?: { fsPath: string }): boolean }>();
 
     reset(): void {
@@ -121,6 +123,8 @@ export class FakeVscode {
         this.errorChoice = undefined;
         this.channels = [];
         this.configurationChanged.listeners.length = 0;
+        this.activeEditorChanged.listeners.length = 0;
+        this.activeEditor = undefined;
         FakeLanguageClient.instances = [];
         FakeLanguageClient.failStart = undefined;
     }
@@ -173,6 +177,8 @@ export class FakeVscode {
                     this.channels.push(channel);
                     return channel;
                 },
+                get activeTextEditor() { return self.activeEditor; },
+                onDidChangeActiveTextEditor: this.activeEditorChanged.event,
                 showErrorMessage: async (message: string) => {
                     this.errors.push(message);
                     return this.errorChoice;
