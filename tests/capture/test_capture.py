@@ -3,6 +3,7 @@ numpy-backed tensors) check exactly like the hand-written directives of the same
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -73,3 +74,25 @@ def test_an_existing_file_is_never_overwritten_without_merge(captured):
     run = _capture(captured)
     assert run.returncode == 2 and "--merge" in run.stderr
     assert (captured / "tilelens.toml").read_text() == before
+
+
+def test_capturing_our_own_conformance_run_gives_launches_that_all_compile(tmp_path):
+    """The repository's own interpreter suite (tests/conformance/run_oracle.py, every conformance kernel)
+    launches kernels the way user code does; everything it launches is captured and checks without a
+    compile or directive error."""
+    repo = HERE.parents[1]
+    out = tmp_path / "own.toml"
+    kernels = sorted(str(p) for p in (repo / "tests" / "conformance" / "kernels").glob("*.py"))
+    run = subprocess.run([sys.executable, "-m", "tilelens_lsp", "capture", "--out", str(out), "--",
+                          sys.executable, str(repo / "tests" / "conformance" / "run_oracle.py"), "--no-cache",
+                          "-j", "1", *kernels], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    tables = tomllib.loads(out.read_text())["launch"]
+    assert len(tables) >= 150 and len({t["file"] for t in tables}) == len(kernels)
+    check = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", "--config", str(out), "--format", "json"],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=900)
+    assert check.returncode in (0, 1), check.stderr[-3000:]
+    files = json.loads(check.stdout)["files"]
+    statuses = {launch["status"] for f in files for launch in f["launches"]}
+    assert statuses <= {"analyzed", "refused"}, statuses
+    assert [d for f in files for d in f.get("diagnostics", []) if d["code"] in ("TL010", "TL020", "TL050")] == []
