@@ -170,3 +170,11 @@ def test_lines_are_verified_as_the_scanner_reads_them(kernels_file):
                      (("# tilelens: other_kernel[(2,)](fp32[64])",), "")]:
         ttir, error = suggest.compile_as_written(module, "scale_kernel", bad, "cuda:89")
         assert ttir == "" and error and why in error, (bad, error)
+
+
+def test_a_python_path_is_the_callers_relative_path_and_a_bare_name_stays_a_name(tmp_path, monkeypatch):
+    from tilelens_lsp.cli.options import interpreter_arg
+
+    monkeypatch.chdir(tmp_path)
+    assert interpreter_arg(".venv/bin/python") == str(tmp_path / ".venv" / "bin" / "python")
+    assert interpreter_arg("python3") == "python3"

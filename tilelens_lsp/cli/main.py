@@ -17,10 +17,11 @@ from pathlib import Path
 
 from tilelens_lsp import __version__, releases, suppress
 from tilelens_lsp.cli import report, suggest
+from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.cli.files import collect_files, declared_only, too_large
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.paths import find_root
-from tilelens_lsp.settings import Settings, check_target, from_environment, merge
+from tilelens_lsp.settings import Settings, from_environment
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable
 
 
@@ -32,12 +33,6 @@ def _positive_seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
     return value
-
-
-def interpreter_arg(text: str) -> str:
-    """`--python`: a path with a folder in it is the user's, relative to where they ran us (the worker
-    starts in a folder of its own); a bare name (`python3`) is looked up on PATH as it is."""
-    return os.path.abspath(os.path.expanduser(text)) if os.sep in text or text.startswith("~") else text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,13 +109,7 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2
     try:
-        settings = from_environment(Settings())
-        if args.target:
-            settings = merge(settings, {"target": check_target(args.target)})
-        if args.timeout is not None:
-            settings = merge(settings, {"timeout": args.timeout})
-        if args.python:
-            settings = merge(settings, {"interpreter": interpreter_arg(args.python)})
+        settings = settings_from_args(args)
     except ValueError as exc:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2

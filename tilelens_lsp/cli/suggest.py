@@ -18,7 +18,7 @@ from tilelens_lsp import releases
 from tilelens_lsp.launches.kernels import kernel_head
 from tilelens_lsp.model import Suggestion
 from tilelens_lsp.paths import find_root
-from tilelens_lsp.settings import Settings, check_target, from_environment, merge
+from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable
 
 
@@ -31,22 +31,17 @@ def add_parser(sub) -> None:
     p.add_argument("--write", action="store_true", help="insert the launches above their kernels in FILE")
     p.add_argument("--target", help="compile target, e.g. cuda:89 (default) or cuda:90")
     p.add_argument("--python", help="interpreter for the worker (default: this one)")
+    p.add_argument("--timeout", type=float, help="seconds the worker may spend on the file")
     p.add_argument("--root", type=Path, help="workspace root (default: nearest marker)")
 
 
 def run_suggest(args) -> int:
-    from tilelens_lsp.cli.main import interpreter_arg   # main imports this module: at call time
-
     path = args.file.resolve()
     if not path.is_file():
         print(f"tilelens-lsp: no such file: {args.file}", file=sys.stderr)
         return 2
     try:
-        settings = from_environment(Settings())
-        if args.target:
-            settings = merge(settings, {"target": check_target(args.target)})
-        if args.python:
-            settings = merge(settings, {"interpreter": interpreter_arg(args.python)})
+        settings = settings_from_args(args)
         text = path.read_bytes().decode("utf-8")   # as it is: line endings included
     except (ValueError, OSError) as exc:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
