@@ -305,11 +305,22 @@ async def test_the_lens_names_the_refusal_kind(ws: Workspace):
     assert title == "tilelens: 1 launch · 1 config · refused: indirect-address"
 
 
-async def test_a_kernel_without_a_launch_says_so(ws: Workspace):
-    uri = ws.open("lens_none.py", NO_LAUNCH)
+async def test_a_kernel_without_a_launch_says_so_and_its_lens_declares_one(ws: Workspace):
+    name = "lens_none.py"
+    uri = ws.open(name, NO_LAUNCH)
     await ws.diagnostics(uri)
-    [(line, title, _), _] = await lens_titles(ws, uri)
-    assert (line, title) == (4, "tilelens: no launch declared")
+    [(line, title, _), (_, declare, command)] = await lens_titles(ws, uri)
+    assert (line, title, declare) == (4, "tilelens: no launch declared", "declare an example launch")
+    ws.client.applied_edits.clear()
+    assert command == "tilelens.declareLaunch"
+    answer = plain(await ws.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=command, arguments=[uri, "lonely_kernel"])))
+    assert answer == {"applied": True}
+    [applied] = ws.client.applied_edits
+    fixed = apply(NO_LAUNCH, applied, uri)
+    assert await ws.diagnostics(ws.save(name, fixed)) == []
+    [(_, title, _), (_, rerun, _)] = await lens_titles(ws, uri)
+    assert (title, rerun) == ("tilelens: 1 launch · 1 config · clean", "re-run")
 
 
 async def test_a_file_outside_the_workspace_says_why_it_was_not_analysed(ws: Workspace, tmp_path_factory):

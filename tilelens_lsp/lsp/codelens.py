@@ -12,6 +12,7 @@ from typing import Any
 from lsprotocol import types
 
 from tilelens_lsp.launches.kernels import find_kernels
+from tilelens_lsp.lsp.codeactions import DECLARE_LAUNCH
 from tilelens_lsp.model import FileResult, LaunchResult
 
 SHOW = "tilelens.showLaunches"
@@ -61,7 +62,8 @@ def title(launches: list[LaunchResult]) -> str:
 
 
 def lenses(uri: str, text: str, result: FileResult | None, state: str = NEVER) -> list[types.CodeLens]:
-    """Two lenses above each kernel: the verdict (→ per-launch summary) and re-run."""
+    """Two lenses above each kernel: the verdict (→ per-launch summary) and re-run, or, for a kernel
+    without a launch, "declare an example launch" (the command form of TL100's quick fix)."""
     lines = text.split("\n")
     out = []
     for kernel in find_kernels(text):
@@ -78,6 +80,10 @@ def lenses(uri: str, text: str, result: FileResult | None, state: str = NEVER) -
             label = "tilelens: " + title(launches)
         out.append(types.CodeLens(range=rng, command=types.Command(title=label, command=SHOW,
                                                                    arguments=[uri, kernel.name])))
+        if result is not None and not launches:   # TL100's fix, one click away
+            out.append(types.CodeLens(range=rng, command=types.Command(
+                title="declare an example launch", command=DECLARE_LAUNCH, arguments=[uri, kernel.name])))
+            continue
         out.append(types.CodeLens(range=rng, command=types.Command(title="re-run", command=RERUN,
                                                                    arguments=[uri])))
     return out
