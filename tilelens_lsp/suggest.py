@@ -31,6 +31,11 @@ from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir.locs import PathMapper, default_mapper
 
 WIDTH = 100          # wrap a directive's arguments over continuation lines past this many characters
+# (row-major strides?, integer scalars) in the order tried: sizes of 128 first; all strides alike next
+# (a stride of 1 specializes differently, and names may group strides of different tensors); small
+# sizes last, for kernels that loop over the product of several sizes (128**4 elements is past any
+# placeholder tensor)
+VARIANTS = ((True, 128), (False, 128), (True, 8))
 MIN_SIZE = 16        # elements of a placeholder tensor no access reaches
 FINDINGS = frozenset({"TL001", "TL002", "TL003", "TL004", "TL005"})
 PLACEHOLDER_NOTE = ("# Example launch from tilelens: it compiles, but the sizes, values and grid are "
@@ -81,8 +86,8 @@ class _Context:
 
 
 def _one(context: _Context, name: str) -> Suggestion:
-    """The first of these that compiles as written and whose analysis reports nothing: row-major strides
-    or all strides alike, each with two programs along every axis the kernel reads a program id of, then
+    """The first of these that compiles as written and whose analysis reports nothing: the VARIANTS of
+    strides and sizes, each with two programs along every axis the kernel reads a program id of, then
     with one program; else the first that compiles (its verdicts may be the kernel's own)."""
     module, target = context.module, context.settings.target
     kernel_obj = getattr(module, name, None)
@@ -91,8 +96,8 @@ def _one(context: _Context, name: str) -> Suggestion:
     compiles = compile_check(module, target)
     compiled: list[tuple[str, ...]] = []
     failed, tried = None, 0
-    for layout in (True, False):
-        found = synthesize(kernel_obj, name, compiles, layout=layout)
+    for layout, ints in VARIANTS:
+        found = synthesize(kernel_obj, name, compiles, layout=layout, int_value=ints)
         tried += found.tried
         if found.launch is None or found.fails_alike:
             failed = failed or found.error or "no candidate"

@@ -556,6 +556,10 @@ def suggest_sweep(args) -> int:
                     if kind == "analyzed":
                         kind = "analyzed-" + ("+".join(codes) if codes else "clean")
                     counts[kind] += 1
+                    if codes or kind == "crashed":
+                        first = next((d["message"] for d in launch.get("diagnostics", [])
+                                      if d["code"] in codes or kind == "crashed"), "")
+                        print(f"suggest: {dist}:   {kind}: {f['path']}: {launch['kernel']}: {first[:200]}", flush=True)
             counts["seconds"] = round(time.time() - start)
             print(f"suggest: {dist}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), flush=True)
             for why, n in failures.most_common(6):

@@ -342,9 +342,10 @@ def layout_strides(params: list[str]) -> dict[str, int]:
     return out
 
 
-def candidates(jit, layers, name: str, layout: bool = False) -> list[str]:
+def candidates(jit, layers, name: str, layout: bool = False, int_value: int = INT_VALUE) -> list[str]:
     """Launch directives to try, most likely first. `layout`: strides as `layout_strides` gives them,
-    not all INT_VALUE (the editor's suggestion; the corpus keeps the plain form it was measured with)."""
+    not all INT_VALUE (the editor's suggestion; the corpus keeps the plain form it was measured with);
+    `int_value`: the other integer scalars (sizes, counts)."""
     pointers = pointer_params(jit)
     indices = index_pointers(jit, pointers)
     literals = compared_literals(jit)
@@ -374,16 +375,17 @@ def candidates(jit, layers, name: str, layout: bool = False) -> list[str]:
             elif _FLOAT_NAME.search(p.name) and not re.search(r"(stride|^n_|_n$|num|size|len|dim)", p.name, re.I):
                 args.append(f"{p.name}=1.0")
             else:
-                args.append(f"{p.name}={strides.get(p.name, INT_VALUE)}")
+                args.append(f"{p.name}={strides.get(p.name, int_value)}")
         text = f"{name}[{GRID}]({', '.join(args)})"
         if text not in out:
             out.append(text)
     return out
 
 
-def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None], layout: bool = False) -> Synthesized:
-    """The first candidate for which `compiles(directive)` returns None (no error); `layout`: see
-    `candidates`."""
+def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None], layout: bool = False,
+               int_value: int = INT_VALUE) -> Synthesized:
+    """The first candidate for which `compiles(directive)` returns None (no error); `layout` and
+    `int_value`: see `candidates`."""
     try:
         chain = unwrap(kernel_obj)
     except LaunchBindingError as exc:
@@ -393,7 +395,7 @@ def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None], lay
               and p.default is inspect.Parameter.empty and re.search(r"dtype$", p.name, re.I)]
     if dtypes:   # the directive language has no dtype values (DESIGN §2): a named gap, not a guess
         return Synthesized(name, None, 0, f"gap: dtype-valued constexpr {dtypes[0]}")
-    tried = candidates(chain.jit, chain.layers, name, layout)
+    tried = candidates(chain.jit, chain.layers, name, layout, int_value)
     errors: list[str] = []
     for i, text in enumerate(tried, 1):
         error = compiles(text)
