@@ -4,7 +4,8 @@ code-server session that runs the TileLens extension against the real language s
 Usage: python screenshots.py URL WORKSPACE OUT_DIR [CHROMIUM]
 
 URL is the code-server address (loopback), WORKSPACE the folder it serves (a copy of samples/),
-OUT_DIR where diagnostics.png, hover.png and codelens-quickfix.png are written. Nothing here
+OUT_DIR where diagnostics.png, hover.png, codelens-quickfix.png, declare-launch.png
+(the TL100 quick fix) and declare-launch-applied.png are written. Nothing here
 edits a picture: each PNG is the browser's own screenshot of the page (only re-encoded smaller).
 Every step waits for what it shows (diagnostics, hover, code lens, quick-fix menu) and fails
 loudly if it does not appear, so a missing feature is never captured as if it worked.
@@ -18,6 +19,16 @@ import time
 from playwright.sync_api import sync_playwright
 
 VIEWPORT = {"width": 1400, "height": 850}
+LONELY = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * alpha, mask=mask)
+"""
 ANALYSIS_TIMEOUT_S = 120  # the first analysis compiles Triton kernels on the host
 
 
@@ -192,6 +203,38 @@ def main():
         print("screenshots: hover text:", hover.replace("\n", " | ")[:400], flush=True)
         time.sleep(1.0)
         shoot(page, os.path.join(out_dir, "hover.png"))
+        page.mouse.move(5, VIEWPORT["height"] / 2)
+
+        # 4. TL100: a kernel without a launch; Ctrl+. offers "Declare an example launch", which the
+        # server resolves (it compiles the launch first); applied and saved, the file is analysed.
+        with open(os.path.join(workspace, "scale.py"), "w") as f:
+            f.write(LONELY)
+        open_file(page, "scale.py")
+        wait_until("the 'no launch declared' code lens",
+                   lambda: any("no launch declared" in t for t in page.locator(".codelens-decoration").all_inner_texts()),
+                   ANALYSIS_TIMEOUT_S)
+        goto_line(page, 6, 5)
+        page.keyboard.press("Control+.")
+        menu = wait_until(
+            "the quick-fix menu with 'Declare an example launch'",
+            lambda: (
+                lambda t: t if "Declare an example launch" in t else ""
+            )(" ".join(page.locator(".action-widget:visible").all_inner_texts())),
+            20,
+        )
+        print("screenshots: TL100 menu:", menu.replace("\n", " | "), flush=True)
+        time.sleep(1.0)
+        shoot(page, os.path.join(out_dir, "declare-launch.png"))
+        page.keyboard.press("Enter")   # the preferred fix is selected first
+        wait_until("the inserted launch", lambda: page.locator(".view-line", has_text="scale_kernel[(").count() > 0,
+                   ANALYSIS_TIMEOUT_S)
+        page.keyboard.press("Control+s")
+        wait_until("the '1 launch' code lens after saving",
+                   lambda: any("1 launch" in t for t in page.locator(".codelens-decoration").all_inner_texts()),
+                   ANALYSIS_TIMEOUT_S)
+        goto_line(page, 1, 1)
+        time.sleep(1.0)
+        shoot(page, os.path.join(out_dir, "declare-launch-applied.png"))
 
         browser.close()
 
