@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from tilelens_lsp import releases
-from tilelens_lsp.launches.kernels import kernel_head
+from tilelens_lsp.launches.kernels import find_kernels, kernel_head
 from tilelens_lsp.model import Suggestion
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.cli.options import settings_from_args
@@ -64,7 +64,8 @@ def run_suggest(args) -> int:
 
 def _report(args, path: Path, text: str, found: list[Suggestion]) -> int:
     if not found:
-        print(f"{args.file}: every kernel has a declared launch")
+        has_kernels = any(not k.is_helper for k in find_kernels(text))
+        print(f"{args.file}: " + ("every kernel has a declared launch" if has_kernels else "no @triton.jit kernel"))
         return 0
     good = [s for s in found if s.lines]
     for s in found:
