@@ -171,22 +171,31 @@ def _split_call(launch: str) -> tuple[str, list[str]]:
     return head, [p for p in parts if p is not None]
 
 
-def _analyse(context: _Context, name: str, lines: tuple[str, ...]) -> list[LaunchResult]:
+def _analyse(context: _Context, name: str, lines: tuple[str, ...]) -> list[LaunchResult] | None:
+    """The analysis of the launch `lines` declare; None when it failed (a launch too big for this
+    worker's memory, a client's crash): such a variant is not preferred, and the other kernels of the
+    file still get their suggestions."""
     launches, _ = parse_directives("\n".join(lines) + "\n", {name})
-    return analyze_launch(launches[0], getattr(context.module, name), context.settings, context.mapper,
-                          context.source_hash)
+    try:
+        return analyze_launch(launches[0], getattr(context.module, name), context.settings, context.mapper,
+                              context.source_hash)
+    except Exception:  # noqa: BLE001 - MemoryError included: its arrays are gone once it unwinds
+        return None
 
 
-def _findings(results: list[LaunchResult]) -> int:
-    """How many out-of-bounds, overflow, view and race verdicts `results` hold."""
-    return sum(1 for r in results for d in r.diagnostics if d.code in FINDINGS)
+def _findings(results: list[LaunchResult] | None) -> int:
+    """How many out-of-bounds, overflow, view and race verdicts `results` hold (one for a failed
+    analysis: nothing vouches for it), or a TL050 a client's failure left."""
+    if results is None:
+        return 1
+    return sum(1 for r in results for d in r.diagnostics if d.code in FINDINGS or d.code == "TL050")
 
 
-def _fitted(launch: str, results: list[LaunchResult]) -> str | None:
+def _fitted(launch: str, results: list[LaunchResult] | None) -> str | None:
     """`launch` with each placeholder tensor as small as its footprint allows (the next power of two at
     or above the last element any config touches; MIN_SIZE for one nothing touches): sizes a reader can
     take in. None when some config was not analysed to the end (no footprint to fit)."""
-    if not results or any(r.status != "analyzed" for r in results):
+    if not results or any(r.status != "analyzed" for r in results):   # (None: the analysis failed)
         return None
     reach: dict[str, int] = {}
     for r in results:
