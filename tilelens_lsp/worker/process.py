@@ -299,67 +299,60 @@ class Worker:
     def analyze(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
                 settings: Settings | None = None) -> FileResult:
         """FileResult for one file; crashes and timeouts become a TL050 diagnostic on the file."""
-        settings = settings or self.settings
-        # absolute: the worker's working directory is not ours
-        params = {"path": os.path.abspath(path),
-                  "workspace_root": os.path.abspath(workspace_root) if workspace_root else None,
-                  "config_file": os.path.abspath(config_file) if config_file else None,
-                  "settings": _settings_json(settings)}
-        display = str(path)
-        try:
-            reply = self.request("analyze", params, settings.timeout)
-        except TimeoutError:
-            return failed_result(display, f"analysis timed out after {settings.timeout:g} s "
-                                 "(a hung import or compile?); the worker was restarted")
-        except WorkerUnavailable as exc:
-            return failed_result(display, str(exc))
-        if reply.get("cancelled"):
-            return failed_result(display, "analysis cancelled")
-        if reply.get("crashed"):
-            return failed_result(display, _crash_message(reply))
-        if reply.get("kind") == "memory":
-            self.stop()   # whatever the module left allocated goes with it; the next request starts fresh
-            limit = self.settings.memory_limit_mb
-            return failed_result(display, "the analysis worker ran out of memory"
-                                 + (f" (limit {limit} MB)" if limit > 0 else "") + "; a fresh worker was started")
-        if "error" in reply:
-            return failed_result(display, f"the analysis worker failed: {reply['error']}")
+        reply, failure = self._file_request("analyze", path, workspace_root, config_file, settings or self.settings)
+        if failure is not None:
+            return failed_result(str(path), failure)
         if isinstance(reply.get("stats"), dict):
             self.last_stats = reply["stats"]
-        if reply.get("retire"):
-            # the module left threads or child processes behind: they could change the next file's
-            # verdict, so this worker (and its process group) goes; the next request starts a fresh one
-            self.retired.append(str(reply["retire"]))
-            self.stop()
         return FileResult.from_json(reply["result"])
-
 
     def suggest(self, path: str | Path, workspace_root: str | Path | None, kernels: list[str] | None = None,
                 config_file: str | None = None, settings: Settings | None = None) -> list[Suggestion]:
         """Compile-verified example launches (suggest.py) for `kernels` of one file; a failure of the
         worker itself becomes the error of every kernel asked for, never an exception."""
-        settings = settings or self.settings
+        reply, failure = self._file_request("suggest", path, workspace_root, config_file, settings or self.settings,
+                                            {"kernels": kernels})
+        if failure is None and not isinstance(reply.get("result"), list):
+            failure = "the analysis worker sent no suggestions"
+        if failure is not None:
+            return [Suggestion(k, error=failure) for k in kernels or ()]
+        return [Suggestion.from_json(x) for x in reply["result"]]
+
+    def _file_request(self, method: str, path: str | Path, workspace_root: str | Path | None,
+                      config_file: str | None, settings: Settings,
+                      extra: dict[str, Any] | None = None) -> tuple[dict, str | None]:
+        """One request about one file: (the reply, None), or (whatever came, why it failed). A timeout,
+        crash or memory blow-up costs this worker its process (the next request starts a fresh one), and
+        so does a module that left threads or children behind."""
+        # absolute: the worker's working directory is not ours
         params = {"path": os.path.abspath(path),
                   "workspace_root": os.path.abspath(workspace_root) if workspace_root else None,
                   "config_file": os.path.abspath(config_file) if config_file else None,
-                  "kernels": kernels, "settings": _settings_json(settings)}
+                  "settings": _settings_json(settings), **(extra or {})}
         try:
-            reply = self.request("suggest", params, settings.timeout)
+            reply = self.request(method, params, settings.timeout)
         except TimeoutError:
-            reply = {"error": f"timed out after {settings.timeout:g} s; the worker was restarted"}
+            return {}, (f"analysis timed out after {settings.timeout:g} s "
+                        "(a hung import or compile?); the worker was restarted")
         except WorkerUnavailable as exc:
-            reply = {"error": str(exc)}
+            return {}, str(exc)
+        if reply.get("cancelled"):
+            return reply, "analysis cancelled"
         if reply.get("crashed"):
-            reply = {"error": _crash_message(reply)}
-        elif reply.get("cancelled"):
-            reply = {"error": "cancelled"}
+            return reply, _crash_message(reply)
+        if reply.get("kind") == "memory":
+            self.stop()   # whatever the module left allocated goes with it; the next request starts fresh
+            limit = self.settings.memory_limit_mb
+            return reply, ("the analysis worker ran out of memory"
+                           + (f" (limit {limit} MB)" if limit > 0 else "") + "; a fresh worker was started")
+        if "error" in reply:
+            return reply, f"the analysis worker failed: {reply['error']}"
         if reply.get("retire"):
+            # the module left threads or child processes behind: they could change the next file's
+            # verdict, so this worker (and its process group) goes; the next request starts a fresh one
             self.retired.append(str(reply["retire"]))
             self.stop()
-        if "error" in reply or not isinstance(reply.get("result"), list):
-            why = str(reply.get("error", "no answer"))
-            return [Suggestion(k, error=f"the analysis worker failed: {why}") for k in kernels or ()]
-        return [Suggestion.from_json(x) for x in reply["result"]]
+        return reply, None
 
 
 def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
