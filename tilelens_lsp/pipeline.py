@@ -31,7 +31,7 @@ from tilelens_lsp.engines.values import ArgInfo, IntV, LaunchModel, Opaque, PtrV
 from tilelens_lsp.compile.binding import FakeTensor, LaunchBindingError, element_size
 from tilelens_lsp.compile.compiler import (CompiledConfig, HostCompiler, compile_error_stack, compile_launch,
                                            compiler_for)
-from tilelens_lsp.launches.kernels import find_kernels
+from tilelens_lsp.launches.kernels import KernelDef, find_kernels
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.launches.toml import launches_for_file
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
@@ -511,6 +511,20 @@ def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec) -> Diagnostic:
 # ---------------------------------------------------------------- one file
 
 
+def declared_launches(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None):
+    """(the file's kernels, its directive launches, its directive errors, its toml launches)."""
+    kernels = find_kernels(text)
+    known = {k.name for k in kernels}
+    launches, errors = parse_directives(text, known or None)
+    return kernels, launches, errors, launches_for_file(path, workspace_root, config_file, known or None)
+
+
+def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: list) -> list[KernelDef]:
+    """The kernels TL100 names: no launch (nor a broken directive) names them, and they are no helper."""
+    launched = {launch.kernel for launch in launches} | {e.kernel for e in errors if e.kernel}
+    return [k for k in kernels if k.name not in launched and not k.is_helper]
+
+
 def analyze_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
                  config_file: Path | None = None, extra_launches: list[LaunchSpec] | None = None) -> FileResult:
     """Analyse every declared launch of one file."""
@@ -524,10 +538,7 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
     except (OSError, UnicodeDecodeError) as exc:
         return FileResult(portable, (), (Diagnostic("TL010", f"cannot read this file: {exc}", 1, 1),))
     file_diags: list[Diagnostic] = []
-    kernels = find_kernels(text)
-    known = {k.name for k in kernels}
-    launches, errors = parse_directives(text, known or None)
-    toml = launches_for_file(path, root, config_file, known or None)
+    kernels, launches, errors, toml = declared_launches(path, text, root, config_file)
     if toml.target and not settings.target_pinned and settings.target == Settings().target:
         settings = replace(settings, target=toml.target)
     launches = list(launches) + list(toml.launches) + list(extra_launches or [])
@@ -538,14 +549,12 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
         where = f"{mapper.portable(str(err.path))}:{err.line}:{err.column}"
         file_diags.append(Diagnostic("TL020", f"{where}: {err.message}", 1, 1,
                                      stack=(Frame(mapper.portable(str(err.path)), err.line, err.column),)))
-    launched = {launch.kernel for launch in launches} | {e.kernel for e in errors if e.kernel}
-    for k in kernels:
-        if k.name not in launched and not k.is_helper:
-            file_diags.append(Diagnostic(
-                "TL100", f"{k.name} has no declared launch, so it is not checked: the quick fix \"Declare an "
-                f"example launch\" (or `tilelens-lsp suggest {path.name}`) writes one that compiles, and "
-                "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
-                k.line, k.column))
+    for k in unlaunched(kernels, launches, errors):
+        file_diags.append(Diagnostic(
+            "TL100", f"{k.name} has no declared launch, so it is not checked: the quick fix \"Declare an "
+            f"example launch\" (or `tilelens-lsp suggest {path.name}`) writes one that compiles, and "
+            "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
+            k.line, k.column))
     if not launches:
         return FileResult(portable, (), tuple(file_diags))
     with file_scope(import_roots(path, root)):

@@ -22,11 +22,10 @@ from typing import Any
 
 from tilelens_lsp.compile.compiler import compile_launch
 from tilelens_lsp.compile.synth import GRID, SIZE, compile_check, synthesize
-from tilelens_lsp.launches.kernels import find_kernels
 from tilelens_lsp.launches.scanner import parse_directives
-from tilelens_lsp.launches.toml import launches_for_file
 from tilelens_lsp.model import LaunchResult, Suggestion
-from tilelens_lsp.pipeline import ImportFailure, analyze_launch, file_scope, import_module, import_roots
+from tilelens_lsp.pipeline import (ImportFailure, analyze_launch, declared_launches, file_scope, import_module,
+                                   import_roots, unlaunched)
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir.locs import PathMapper, default_mapper
 
@@ -43,13 +42,9 @@ PLACEHOLDER_NOTE = ("# Example launch from tilelens: it compiles, but the sizes,
 
 
 def undeclared(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None) -> list[str]:
-    """The kernels of `text` that TL100 names: launched from nowhere (directives or toml), not helpers."""
-    kernels = find_kernels(text)
-    known = {k.name for k in kernels}
-    launches, errors = parse_directives(text, known or None)
-    toml = launches_for_file(path, workspace_root, config_file, known or None)
-    launched = {x.kernel for x in list(launches) + list(toml.launches)} | {e.kernel for e in errors if e.kernel}
-    return [k.name for k in kernels if k.name not in launched and not k.is_helper]
+    """The kernels of `text` that TL100 names (the pipeline's rule)."""
+    kernels, launches, errors, toml = declared_launches(path, text, workspace_root, config_file)
+    return [k.name for k in unlaunched(kernels, list(launches) + list(toml.launches), errors)]
 
 
 def suggest_launches(path: Path | str, workspace_root: Path | str | None = None, kernels: list[str] | None = None,
