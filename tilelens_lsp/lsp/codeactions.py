@@ -236,12 +236,12 @@ def _declare_launch_action(uri: str, diag: types.Diagnostic, resolve_edits: bool
         return None
     kernel = m.group("kernel")
     title = f"Declare an example launch of {kernel}"
-    data = {"tilelens": "declare-launch", "uri": uri, "kernel": kernel}
+    action = types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag], is_preferred=True)
     if resolve_edits:
-        return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
-                                is_preferred=True, data=data)
-    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag], is_preferred=True,
-                            command=types.Command(title=title, command=DECLARE_LAUNCH, arguments=[uri, kernel]))
+        action.data = {"tilelens": "declare-launch", "uri": uri, "kernel": kernel}
+    else:
+        action.command = types.Command(title=title, command=DECLARE_LAUNCH, arguments=[uri, kernel])
+    return action
 
 
 def declare_launch_request(action: types.CodeAction) -> tuple[str, str] | None:
