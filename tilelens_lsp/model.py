@@ -9,44 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Union
 
+from tilelens_lsp.diagnostics import CODES, DOCS_URL
+
 # ---------------------------------------------------------------- diagnostic codes
 
-SEVERITY = {
-    "TL001": "error",        # out-of-bounds
-    "TL002": "warning",      # possible out-of-bounds
-    "TL003": "error",        # integer overflow in address arithmetic
-    "TL004": "warning",      # access outside its view but inside the storage
-    "TL005": "error",        # race between programs
-    "TL010": "error",        # Triton compile error / failed import
-    "TL020": "error",        # bad launch directive
-    "TL030": "information",  # not analyzed: refusal kind
-    "TL040": "warning",      # untested Triton release
-    "TL050": "warning",      # worker crash / timeout / client failure
-    "TL060": "information",  # unused suppression comment
-    "TL100": "hint",         # kernel without a declared launch
-}
-
-CODE_TITLES = {
-    "TL001": "out-of-bounds access",
-    "TL002": "possible out-of-bounds access",
-    "TL003": "integer overflow in address arithmetic",
-    "TL004": "access outside its view",
-    "TL005": "race between programs",
-    "TL010": "Triton compile error",
-    "TL020": "bad launch directive",
-    "TL030": "not analyzed",
-    "TL040": "untested Triton release",
-    "TL050": "worker crash or timeout",
-    "TL060": "unused suppression",
-    "TL100": "kernel without a declared launch",
-}
-
-README_URL = "https://github.com/tilelens/tilelens-lsp/blob/main/README.md"
+# derived from the one table of codes (diagnostics.py); kept here because every record reads them
+SEVERITY = {code: c.severity for code, c in CODES.items()}
+CODE_TITLES = {code: c.title for code, c in CODES.items()}
 
 
 def code_url(code: str) -> str:
     """The documentation of `code` (the CLI's SARIF and the server's `codeDescription` link to it)."""
-    return f"{README_URL}#{code.lower()}"
+    return CODES[code].url if code in CODES else DOCS_URL
 
 
 def _to_json(value: Any) -> Any:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 DEFAULT_TARGET = "cuda:89"
+# every IR client, in the order they run; clients/__init__.py refuses to import unless its registry
+# (`clients.CLIENTS`, keyed by each client class's `name`) has exactly these names
 ALL_CLIENTS = ("footprint", "sanitizer", "overflow", "view", "race")
 _TARGET_RE = re.compile(r"^(cuda|hip):(\w+)$")
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tilelens_lsp import __version__, releases, suppress
-from tilelens_lsp.cli import report, suggest
+from tilelens_lsp.cli import report, rule, suggest
 from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.cli.files import collect_files, declared_only, too_large
 from tilelens_lsp.model import Diagnostic, FileResult
@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     capture.add_argument("--per-kernel", type=int, default=8, help="at most N launches per kernel (default 8)")
     capture.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND", help="the program to run, after --")
     suggest.add_parser(sub)
+    rule.add_parser(sub)
     return parser
 
 
@@ -77,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_check(args, parser)
     if args.command == "suggest":
         return suggest.run_suggest(args)
+    if args.command == "rule":
+        return rule.run_rule(args)
     if args.command == "capture":
         command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         if not command:

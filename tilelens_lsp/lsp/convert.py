@@ -19,17 +19,13 @@ from typing import Any
 
 from lsprotocol import types
 
+from tilelens_lsp.diagnostics import LSP_SEVERITY
 from tilelens_lsp.lsp.linemap import split_lines
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, code_url
 
 SOURCE = "tilelens"
 
-_SEVERITY = {
-    "error": types.DiagnosticSeverity.Error,
-    "warning": types.DiagnosticSeverity.Warning,
-    "information": types.DiagnosticSeverity.Information,
-    "hint": types.DiagnosticSeverity.Hint,
-}
+_SEVERITY = {name: types.DiagnosticSeverity(number) for name, number in LSP_SEVERITY.items()}
 
 # Codes whose location is a memory access: their range is the whole `tl.load(...)` call.
 _ACCESS_CODES = frozenset({"TL001", "TL002", "TL030"})
