@@ -9,7 +9,7 @@ os.environ.setdefault("TILELENS_CACHE_DIR", tempfile.mkdtemp(prefix="tilelens-te
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 
-# ---------------------------------------------------------------- untested Triton releases (DESIGN §3)
+# ---------------------------------------------------------------- untested Triton releases (releases.py)
 # The IR test suites skip, with the reason, when the installed Triton is not a tested release and
 # TILELENS_IR_ALLOW_UNTESTED_TRITON is unset. The gate's own test runs whatever the release.
 

@@ -1,7 +1,7 @@
 """Records that cross stage and process boundaries: declared launches and analysis results.
 
 They are plain frozen data with `to_json`/`from_json` that round-trip exactly; no behaviour hides
-in them. The JSON shapes are the public contract of DESIGN §5 (CLI `--format json`, worker protocol).
+in them. The JSON shapes are a public contract (CLI `--format json`, documented in docs/cli.md, and the worker protocol).
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ class Suggestion(Record):
 
 @dataclass(frozen=True)
 class Frame(Record):
-    """One frame of a source location stack; `path` is portable (DESIGN §4)."""
+    """One frame of a source location stack; `path` is portable (workspace-relative, or `triton/...`: ttir/locs.py)."""
 
     path: str
     line: int

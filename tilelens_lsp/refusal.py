@@ -1,4 +1,4 @@
-"""Refusals: what the model cannot express, named by a stable kind (DESIGN §3).
+"""Refusals: what the model cannot express, named by a stable kind.
 
 A refusal is a value that stages return or raise inside one launch's analysis; the pipeline turns it
 into a TL030 diagnostic at its line. It never becomes silence or a false "clean".

@@ -1,4 +1,4 @@
-"""tilelens-lsp benchmarks: ratios measured side by side in one run (DESIGN §8). A script, not a test.
+"""tilelens-lsp benchmarks: ratios measured side by side in one run. A script, not a test.
 
     python tests/bench/bench.py [--quick] [--only save,open,check,interp,memory,jobs] [--out FILE]
     python tests/bench/bench.py --profile matmul      # cProfile one in-process analysis, top functions

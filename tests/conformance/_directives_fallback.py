@@ -1,7 +1,7 @@
 """Throwaway stand-in for the product's directive reader (`tilelens_lsp.launches`), used only while
 the product's parser is missing.
 
-Parses the `# tilelens:` comment form of DESIGN §2 into `LaunchSpec`s with a small whitelist
+Parses the `# tilelens:` comment form (docs/directives.md) into `LaunchSpec`s with a small whitelist
 evaluator over `ast` (never `eval`). It exists so the oracle can run the corpus before the product's
 parser lands; the conformance test itself always uses the product's parser.
 """

@@ -3,7 +3,7 @@
     .venv/bin/python tests/conformance/compile_check.py [FILE ...]
 
 A kernel that the interpreter runs but Triton cannot compile would only test the product's
-compile-error path, so each corpus kernel is checked here through the JIT's own binder (DESIGN §9).
+compile-error path, so each corpus kernel is checked here through the JIT's own binder.
 Independent of the product; must run without TRITON_INTERPRET.
 """
 

@@ -1,6 +1,6 @@
 """Conformance counts, kept across the session and printed at its end whatever `-s`/`-q` say.
 
-The summary line is the suite's measurement (DESIGN §8):
+The summary line is the suite's measurement (docs/performance.md):
 `conformance: K kernels, L launches, C compared, C conforming, R refused (kind: n, ...)`.
 """
 

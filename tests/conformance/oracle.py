@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 KERNELS_DIR = HERE / "kernels"
 BUGS_DIR = HERE / "bugs"
 
-# DESIGN §2 dtype names -> Triton dtype names (Triton's own names are accepted as they are).
+# directive dtype names (docs/directives.md) -> Triton dtype names (Triton's own names are accepted as they are).
 _DTYPE_ALIASES = {
     "i1": "int1", "bool": "int1",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",

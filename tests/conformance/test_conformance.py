@@ -1,4 +1,4 @@
-"""The footprint client against Triton's own interpreter, access by access (DESIGN §8).
+"""The footprint client against Triton's own interpreter, access by access.
 
 For every declared launch of every corpus kernel (each autotune config on its own), the elements
 that `tilelens_lsp` says each load/store/atomic touches must equal what `TRITON_INTERPRET=1` touched

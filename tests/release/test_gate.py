@@ -1,4 +1,4 @@
-"""The untested-release gate of `tilelens-lsp check` (DESIGN §3, TL040, exit 2).
+"""The untested-release gate of `tilelens-lsp check` (TL040, exit 2).
 
 The installed release is made "untested" by running the CLI in a subprocess whose
 `tilelens_lsp.releases.TESTED_RELEASES` is emptied before `cli.main` runs. The CLI checks the release

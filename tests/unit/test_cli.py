@@ -170,7 +170,7 @@ def test_text_summary_goes_to_stderr(text_run):
     assert re.search(r"tilelens-lsp: 7 file\(s\), \d+ launch\(es\), \d+ error\(s\)", text_run.stderr)
 
 
-# ---------------------------------------------------------------- JSON (DESIGN §5)
+# ---------------------------------------------------------------- JSON (docs/cli.md)
 
 
 def test_json_document_header(document):

@@ -1,4 +1,4 @@
-"""Portable locs (DESIGN §4): every TTIR loc form resolves to a stack, innermost first, with portable paths."""
+"""Portable locs: every TTIR loc form resolves to a stack, innermost first, with portable paths."""
 
 from __future__ import annotations
 

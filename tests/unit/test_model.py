@@ -1,4 +1,4 @@
-"""Records round-trip through JSON unchanged (DESIGN §3 "Verdict records"), including real analyses."""
+"""Records round-trip through JSON unchanged, including real analyses."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Kernels behind wrappers (autotuner subclasses, heuristics over autotuners, launch-cache wrappers such
 as FlagGems' LibEntry) are found through their `.fn` chain; importing a user's module sees Triton's
-driver as a plain import would, never the host compile stand-in (DESIGN §3 "Import fidelity")."""
+driver as a plain import would, never the host compile stand-in."""
 
 from __future__ import annotations
 

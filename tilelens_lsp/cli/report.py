@@ -1,4 +1,4 @@
-"""Batch output formats of `tilelens-lsp check`: text, JSON (DESIGN §5), SARIF 2.1.0 and GitHub annotations."""
+"""Batch output formats of `tilelens-lsp check`: text, JSON (docs/cli.md), SARIF 2.1.0 and GitHub annotations."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ def install_host_driver(target) -> None:
 def host_driver(target):
     """The stand-in is Triton's active driver only for the duration of one compile: import-time code
     of the user's modules (which asks `driver.active` to choose a device, and torch.cuda what it is)
-    must see exactly what a plain import on this host sees (DESIGN §3 "Import fidelity")."""
+    must see exactly what a plain import on this host sees."""
     from triton.runtime import driver  # lazy: Triton start-up cost
 
     saved = driver.__dict__.get("_active")   # never the `active` property: it would create a driver

@@ -393,7 +393,7 @@ def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None], lay
     supplied = _supplied(chain.layers)
     dtypes = [p.name for p in chain.jit.params if p.is_constexpr and p.name not in supplied
               and p.default is inspect.Parameter.empty and re.search(r"dtype$", p.name, re.I)]
-    if dtypes:   # the directive language has no dtype values (DESIGN §2): a named gap, not a guess
+    if dtypes:   # the directive language has no dtype values: a named gap, not a guess
         return Synthesized(name, None, 0, f"gap: dtype-valued constexpr {dtypes[0]}")
     tried = candidates(chain.jit, chain.layers, name, layout, int_value)
     errors: list[str] = []

@@ -1,6 +1,6 @@
 """The directive vocabulary and tensor specs: dtypes, limits, checked values, `TensorSpec` builders.
 
-What a launch directive may name and build (DESIGN §2), shared by the evaluator, the statement runner,
+What a launch directive may name and build (docs/directives.md), shared by the evaluator, the statement runner,
 the toml tables and editor help. Pure values and checks: nothing here parses or evaluates user text.
 """
 

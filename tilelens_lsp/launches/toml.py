@@ -1,5 +1,5 @@
 """Launches declared in toml instead of comments: `[[tool.tilelens.launch]]` in pyproject.toml,
-`[[launch]]` in a workspace `tilelens.toml`, or an explicit `--config` file (DESIGN §2).
+`[[launch]]` in a workspace `tilelens.toml`, or an explicit `--config` file (docs/directives.md).
 
 A table names its kernel file by `file =` (relative to the toml's folder) or, for a kernel of an
 installed package, by `module = "pkg.mod"`: found on the worker interpreter's `sys.path` (then the

@@ -205,7 +205,7 @@ def to_lsp_diagnostics(result: FileResult, ctx: DocumentContext) -> list[types.D
     for diag, label, kernel in entries:
         anchor, related = _anchor(diag, ctx)
         placed.append((diag, anchor, related, diag.message, label, kernel))
-        # A helper defined in this document: its call sites here get the diagnostic too (DESIGN §4).
+        # A helper defined in this document: its call sites here get the diagnostic too.
         for site in _call_sites(diag, anchor, ctx):
             placed.append((diag, site, [(anchor, "the access, inside the called helper")],
                            f"{diag.message} (through this call; the access is on line {anchor.line})", label, kernel))
@@ -328,7 +328,7 @@ def _file_index(path: str) -> ExpressionIndex:
 
 
 def resolve_portable(portable: str, root: Path | None) -> Path | None:
-    """A portable path (DESIGN §4) back to an existing file: workspace-relative, or Triton's."""
+    """A portable path (ttir/locs.py) back to an existing file: workspace-relative, or Triton's."""
     if not portable:
         return None
     if os.path.isabs(portable):

@@ -1,4 +1,4 @@
-"""Where the lines of the last analysed text are now, after the unsaved edits since (DESIGN §6).
+"""Where the lines of the last analysed text are now, after the unsaved edits since.
 
 The server analyses a document on save, and the user keeps typing. A hover must find an access's
 footprint on the line the access is on now, and must never show it on another line. `advance`

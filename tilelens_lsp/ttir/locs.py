@@ -1,4 +1,4 @@
-"""TTIR `loc` attributes → portable call stacks (DESIGN §4).
+"""TTIR `loc` attributes → portable call stacks.
 
 A stack is innermost first. Paths leave the worker portable: workspace files by relative path,
 Triton's own sources as `triton/<path in the package>`, anything else by bare file name.
