@@ -34,3 +34,11 @@ def test_every_relative_link_resolves():
             elif anchor and target.suffix == ".md" and anchor not in _anchors(target):
                 broken.append(f"{doc.relative_to(ROOT)}: {link} (no such heading)")
     assert broken == []
+
+
+def test_nothing_cites_a_design_file_the_repository_does_not_have():
+    files = [*DOCS, *(ROOT / "tilelens_lsp").rglob("*.py"), *(ROOT / "tests").rglob("*.py"),
+             *(ROOT / "tools").rglob("*.py"), *(ROOT / "editors").rglob("*.md")]
+    citing = [f.relative_to(ROOT).as_posix() for f in files if "node_modules" not in f.parts
+              and re.search(r"DESIGN(\.md| §)", f.read_text(encoding="utf-8", errors="replace"))]
+    assert citing == []
