@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tilelens_lsp import releases
 from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
 from tilelens_lsp.engines import accounting, select, views as view_runs
@@ -572,10 +571,3 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
                 continue
             results.extend(analyze_launch(launch, kernel_obj, settings, mapper, source_hash))
     return FileResult(portable, tuple(results), tuple(file_diags))
-
-
-def release_gate() -> Diagnostic | None:
-    version = triton_version()
-    if releases.is_tested(version) or releases.untested_allowed():
-        return None
-    return Diagnostic("TL040", releases.gate_message(version), 1, 1)

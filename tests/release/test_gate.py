@@ -87,3 +87,15 @@ def test_tested_release_passes_the_gate():
                           text=True, cwd=REPO_ROOT, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "TL040" not in proc.stdout
+
+
+def test_the_one_gate_refuses_only_untested_releases_unless_allowed(monkeypatch):
+    from tilelens_lsp import releases
+
+    monkeypatch.delenv(releases.ALLOW_ENV, raising=False)
+    assert [releases.gate(v) for v in ("3.6.0", "3.9.1+git1234", "3.8")] == [None, None, None]
+    refused = releases.gate("3.10.0")
+    assert (refused.code, refused.severity, refused.line) == ("TL040", "warning", 1)
+    assert "3.10.0" in refused.message and releases.ALLOW_ENV in refused.message
+    monkeypatch.setenv(releases.ALLOW_ENV, "1")
+    assert releases.gate("3.10.0") is None

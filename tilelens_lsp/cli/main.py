@@ -19,7 +19,7 @@ from tilelens_lsp import __version__, releases, suppress
 from tilelens_lsp.cli import report, rule, suggest
 from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.cli.files import collect_files, declared_only, too_large
-from tilelens_lsp.model import Diagnostic, FileResult
+from tilelens_lsp.model import FileResult
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, from_environment
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable
@@ -163,8 +163,8 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     except WorkerUnavailable as exc:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2
-    if not releases.is_tested(hello.triton) and not releases.untested_allowed():
-        diag = Diagnostic("TL040", releases.gate_message(hello.triton), 1, 1)
+    diag = releases.gate(hello.triton)
+    if diag is not None:
         _stop(workers)
         return _finish(args.format, [FileResult("", (), (diag,))], hello.triton, settings.target, 2)
     results = _analyze_all(workers, files, root, config, settings)

@@ -50,8 +50,9 @@ def run_suggest(args) -> int:
     worker = Worker(settings)
     try:
         hello = worker.start()
-        if not releases.is_tested(hello.triton) and not releases.untested_allowed():
-            print(f"tilelens-lsp: {releases.gate_message(hello.triton)}", file=sys.stderr)
+        refused = releases.gate(hello.triton)
+        if refused is not None:
+            print(f"tilelens-lsp: {refused.message}", file=sys.stderr)
             return 2
         found = worker.suggest(path, root, args.kernel, settings=settings)
     except WorkerUnavailable as exc:

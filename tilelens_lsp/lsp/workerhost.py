@@ -115,10 +115,7 @@ class WorkerHost:
         hello = worker.start()   # returns at once for a running worker
         self.note_hello(worker)
         self.error = None
-        if not releases.is_tested(hello.triton) and not releases.untested_allowed():
-            self.gate = Diagnostic("TL040", releases.gate_message(hello.triton), 1, 1)
-        else:
-            self.gate = None
+        self.gate = releases.gate(hello.triton)
         self.session.editor.log(f"worker {worker.pid()} ready: Triton {hello.triton}, {hello.python}, "
                                 f"target {self.session.settings.target}")
 
@@ -129,9 +126,7 @@ class WorkerHost:
             hello = worker.start()
         except WorkerUnavailable:
             return None   # the analysis reports why (TL050)
-        if releases.is_tested(hello.triton) or releases.untested_allowed():
-            return None
-        self.gate = Diagnostic("TL040", releases.gate_message(hello.triton), 1, 1)
+        self.gate = releases.gate(hello.triton)
         return self.gate
 
     def after_analysis(self, worker: Worker) -> None:  # in the lane
