@@ -1,4 +1,5 @@
-"""Where things are: the workspace root a file belongs to, and where the standard library ends on sys.path.
+"""Where things are: the workspace root a file belongs to, a path relative to it, and where the standard
+library ends on sys.path.
 
 Below both faces and the worker, so the CLI and the server never import each other for a root, and
 the pipeline never imports the worker for a sys.path position. Pure stdlib; nothing here imports Triton.
@@ -20,6 +21,20 @@ def find_root(start: Path) -> Path:
         if any((folder / m).exists() for m in ROOT_MARKERS):
             return folder
     return start
+
+
+def relative_posix(path: str | os.PathLike, root: str | os.PathLike, *, resolved: bool = False) -> str | None:
+    """`path` relative to the folder `root` with `/` separators (`.` for the root itself), symlinks of
+    both resolved first unless the caller already did (`resolved`); None when `path` lies outside `root`.
+    The one way a path becomes portable: the worker's locs, the CLI's results and the server's files."""
+    real = os.fspath(path) if resolved else os.path.realpath(path)
+    base = os.fspath(root) if resolved else os.path.realpath(root)
+    if real == base:
+        return "."
+    base = base.rstrip(os.sep)
+    if not real.startswith(base + os.sep):
+        return None
+    return real[len(base) + 1:].replace(os.sep, "/")
 
 
 def stdlib_end(entries: list[str]) -> int:

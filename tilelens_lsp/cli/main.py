@@ -20,7 +20,7 @@ from tilelens_lsp.cli import report, rule, suggest
 from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.cli.files import collect_files, declared_only, too_large
 from tilelens_lsp.model import FileResult
-from tilelens_lsp.paths import find_root
+from tilelens_lsp.paths import find_root, relative_posix
 from tilelens_lsp.settings import Settings, from_environment
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable
 
@@ -259,11 +259,7 @@ def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: P
 def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
     if result.path and not os.path.isabs(result.path):
         return result
-    try:
-        rel = path.relative_to(root).as_posix()
-    except ValueError:
-        rel = path.name
-    return replace(result, path=rel)
+    return replace(result, path=relative_posix(path, root) or path.name)
 
 
 def _stop(workers: list[Worker]) -> None:

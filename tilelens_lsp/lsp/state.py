@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlparse
 
 from tilelens_lsp.lsp import linemap
 from tilelens_lsp.model import FileResult
+from tilelens_lsp.paths import relative_posix
 from tilelens_lsp.settings import Settings
 
 log = logging.getLogger("tilelens_lsp.server")
@@ -110,8 +111,5 @@ def is_config_file(uri: str) -> bool:
 
 
 def relative(path: Path, root: Path) -> str:
-    real, base = os.path.realpath(path), os.path.realpath(root)
-    try:
-        return Path(real).relative_to(base).as_posix()
-    except ValueError:
-        return path.name
+    """`path` relative to `root` (paths.relative_posix), else its bare name."""
+    return relative_posix(path, root) or path.name

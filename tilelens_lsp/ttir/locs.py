@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilelens_lsp.model import Frame
+from tilelens_lsp.paths import relative_posix
 
 _LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
 _FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)(?:\s+to\s+(?:\d+:)?\d+)?$')
@@ -35,9 +36,9 @@ class PathMapper:
         for root, prefix in ((self.triton_root, "triton/"), (self.workspace_root, "")):
             if not root:
                 continue
-            base = _real_root(root)
-            if real == base or real.startswith(base + os.sep):
-                return prefix + os.path.relpath(real, base).replace(os.sep, "/")
+            rel = relative_posix(real, _real_root(root), resolved=True)
+            if rel is not None:
+                return prefix + rel
         return os.path.basename(path)
 
 
