@@ -114,3 +114,12 @@ def test_unterminated_region_is_refused_as_reader_misalignment(vector_add):
 ])
 def test_types_read_shape_and_element(text, expected):
     assert ttir.parse_type(text) == expected
+
+
+def test_split_top_keeps_brackets_arrows_and_strings_whole():
+    from tilelens_lsp.ttir.types import split_top
+
+    assert split_top("tensor<4x!tt.ptr<f32>>, (i32, i64) -> f32, i1", ", ") == [
+        "tensor<4x!tt.ptr<f32>>", "(i32, i64) -> f32", "i1"]
+    assert split_top('"a, (b.py":1:2 at "c\\" at d.py":3:4', " at ") == ['"a, (b.py":1:2', '"c\\" at d.py":3:4']
+    assert split_top('"x.py":1:2,"y, z.py":3:4', ",") == ['"x.py":1:2', '"y, z.py":3:4']

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tilelens_lsp.model import Frame
 from tilelens_lsp.paths import relative_posix
+from tilelens_lsp.ttir.types import split_top
 
 _LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
 _FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)(?:\s+to\s+(?:\d+:)?\d+)?$')
@@ -58,32 +59,6 @@ def default_mapper(workspace_root: str | os.PathLike | None) -> PathMapper:
     return PathMapper(str(workspace_root) if workspace_root else None, triton_root)
 
 
-def _split_top(text: str, sep: str) -> list[str]:
-    """Split on `sep` at bracket depth 0, ignoring separators inside strings."""
-    parts, depth, start, i, in_str = [], 0, 0, 0, False
-    while i < len(text):
-        c = text[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "([<{":
-            depth += 1
-        elif c in ")]>}":
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            parts.append(text[start:i])
-            start = i + len(sep)
-            i += len(sep)
-            continue
-        i += 1
-    parts.append(text[start:])
-    return parts
-
-
 class LocTable:
     """Resolves `#locN` aliases and inline `loc(...)` bodies to raw (abs path, line, col) stacks."""
 
@@ -116,7 +91,7 @@ class LocTable:
             return ((m.group(1).encode().decode("unicode_escape"), int(m.group(2)), int(m.group(3))),)
         m = _CALLSITE.match(body)
         if m:
-            parts = _split_top(m.group(1), " at ")
+            parts = split_top(m.group(1), " at ")
             if len(parts) == 2:
                 return self.resolve(parts[0]) + self.resolve(parts[1])
             return ()
@@ -125,7 +100,7 @@ class LocTable:
             return self.resolve(m.group(2))
         m = _FUSED.match(body)
         if m:
-            for part in _split_top(m.group(1), ","):
+            for part in split_top(m.group(1), ","):
                 stack = self.resolve(part)
                 if stack:
                     return stack

@@ -35,14 +35,18 @@ class Type:
 
 
 def split_top(text: str, sep: str) -> list[str]:
-    """Split on `sep` at bracket depth 0 (`([{<`; the `>` of `->` closes nothing). Jumps from one
-    bracket or separator to the next (a hot path of the reader: every op's types go through it)."""
+    """Split on `sep` at bracket depth 0 (`([{<`; the `>` of `->` closes nothing), ignoring brackets and
+    separators inside double-quoted strings (loc paths, string attributes). The one bracket splitter of
+    the reader, the attribute accessors and the locs. Jumps from one bracket, string or separator to the
+    next (a hot path of the reader: every op's types go through it)."""
     pattern = _SPLITTERS.get(sep)
     if pattern is None:
-        pattern = _SPLITTERS[sep] = re.compile(r"[(\[{<)\]}>]|" + re.escape(sep))
+        pattern = _SPLITTERS[sep] = re.compile(r'"(?:[^"\\]|\\.)*"|[(\[{<)\]}>]|' + re.escape(sep))
     parts, depth, start = [], 0, 0
     for m in pattern.finditer(text):
         tok = m.group()
+        if tok[0] == '"':
+            continue
         if tok == sep:
             if depth == 0:
                 parts.append(text[start:m.start()])
