@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tilelens_lsp.dtypes import element_bytes
 from tilelens_lsp.launches.evaluator import eval_grid
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 
@@ -37,9 +38,9 @@ def triton_dtype(name: str):
 
 
 def element_size(dtype_name: str) -> int:
-    if dtype_name in ("i1", "u1"):
-        return 1
-    return max(1, triton_dtype(dtype_name).primitive_bitwidth // 8)
+    """Bytes per element of a directive dtype (the table in dtypes.py); Triton's width for any other name."""
+    size = element_bytes(dtype_name)
+    return size if size is not None else max(1, triton_dtype(dtype_name).primitive_bitwidth // 8)
 
 
 class FakeTensor:

@@ -13,12 +13,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tilelens_lsp.dtypes import element_bytes
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Module
 
-DTYPE_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4,
-               "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "f8E4M3B11FNUZ": 1,
-               "tf32": 4}
 
 
 # ---------------------------------------------------------------- values
@@ -133,9 +131,9 @@ def unsigned(a: np.ndarray, bits: int) -> np.ndarray:
 
 
 def elem_bytes(elem: str) -> int:
-    if elem.startswith("ptr<"):
-        return 8
-    return DTYPE_BYTES.get(elem, 4)
+    """Bytes per element of a TTIR element type (dtypes.py), 4 for one the table does not know."""
+    size = element_bytes(elem)
+    return 4 if size is None else size
 
 
 # ---------------------------------------------------------------- results of evaluation
