@@ -6,21 +6,10 @@ into a TL030 diagnostic at its line. It never becomes silence or a false "clean"
 
 from __future__ import annotations
 
-KINDS = (
-    "indirect-address",       # an address depends on loaded data
-    "data-dependent-bound",   # a loop bound or branch condition depends on loaded data
-    "control-flow",           # while loops and other control flow the model does not follow
-    "call",                   # a call the model cannot follow
-    "inline-asm",             # inline assembly feeding an address or mask
-    "out-of-vocabulary",      # an op the model does not know feeds an address or mask
-    "reader-misalignment",    # the text reader and the MLIR bindings disagree
-    "launch-too-large",       # enumeration would exceed the budget
-    "pointer-provenance",     # a pointer that may come from more than one argument
-)
-
 
 class Refusal(Exception):
-    """UnsupportedTTIR(kind, message, loc): raised within a launch's analysis, caught at its edge."""
+    """Refusal(kind, message, loc): raised within a launch's analysis, caught at its edge. The kinds are
+    the stable names docs/diagnostics.md lists under TL030 (`indirect-address`, `unvisited`, ...)."""
 
     def __init__(self, kind: str, message: str, loc: str = "") -> None:
         super().__init__(f"{kind}: {message}")
@@ -28,5 +17,3 @@ class Refusal(Exception):
         self.message = message
         self.loc = loc
 
-
-UnsupportedTTIR = Refusal

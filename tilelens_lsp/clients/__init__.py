@@ -1,4 +1,4 @@
-"""IR clients: each declares the IR stages it needs and turns one launch's analysis into verdicts.
+"""IR clients: each turns one launch's analysis into accesses and verdicts.
 
 New clients (uncoalesced access, ...) plug in by adding a module, its class in `_CLASSES`, and its
 name in `settings.ALL_CLIENTS` (checked at import).

@@ -36,7 +36,6 @@ class ClientOutput:
 
 class IRClient:
     name: str = ""
-    stages: tuple[str, ...] = ("ttir",)
 
     def run(self, analysis: LaunchAnalysis) -> ClientOutput:
         raise NotImplementedError

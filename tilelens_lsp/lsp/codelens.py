@@ -17,7 +17,6 @@ from tilelens_lsp.model import FileResult, LaunchResult
 
 SHOW = "tilelens.showLaunches"
 RERUN = "tilelens.rerun"
-COMMANDS = (SHOW, RERUN)
 
 # What the session knows about a document without a result.
 PENDING, OUTSIDE, NEVER = "pending", "outside", "never"

@@ -74,10 +74,6 @@ class Tracked:
     text: str
     map: LineMap
 
-    @property
-    def unchanged(self) -> bool:
-        return self.base == self.text
-
 
 def start(text: str) -> Tracked:
     return Tracked(text, text, LineMap.identity(len(split_lines(text))))

@@ -103,7 +103,6 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.hello: Hello | None = None
         self.last_stats: dict[str, int] | None = None   # the worker's counters, from its last analysis
-        self.restarts = 0
         self._lines: queue.Queue = queue.Queue()
         self._stderr = bytearray()        # the last STDERR_TAIL_BYTES of the current process's stderr
         self._stderr_lock = threading.Lock()
@@ -186,11 +185,6 @@ class Worker:
             proc.stdin and proc.stdin.close()
         except (OSError, ValueError):
             pass
-
-    def restart(self) -> None:
-        self.stop()
-        self.restarts += 1
-        self.start()
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
