@@ -6,7 +6,7 @@ in them. The JSON shapes are a public contract (CLI `--format json`, documented 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any, Union
 
 from tilelens_lsp.diagnostics import CODES, DOCS_URL
@@ -24,7 +24,7 @@ def code_url(code: str) -> str:
 
 
 def _to_json(value: Any) -> Any:
-    if is_dataclass(value):
+    if isinstance(value, Record):
         return value.to_json()
     if isinstance(value, (list, tuple)):
         return [_to_json(v) for v in value]
@@ -36,7 +36,7 @@ def _to_json(value: Any) -> Any:
 class Record:
     """Mixin: JSON in field order, loaded back by the field types named in `_nested`."""
 
-    _nested: dict[str, type] = {}
+    _nested: dict[str, type[Record]] = {}
     _tuples: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from lsprotocol import types
 
@@ -35,7 +35,7 @@ DECLARE_LAUNCH = "tilelens.declareLaunch"    # the command behind TL100's fix wh
 
 
 def code_actions(uri: str, text: str, diagnostics: list[types.Diagnostic], units: Units = convert.utf16_units,
-                 only: list[str] | None = None, resolve_edits: bool = True) -> list[types.CodeAction]:
+                 only: Sequence[str] | None = None, resolve_edits: bool = True) -> list[types.CodeAction]:
     """The quick fixes for the tilelens diagnostics among `diagnostics` (those the client sent).
     `resolve_edits`: the client resolves a code action's edit lazily (else TL100's fix is a command)."""
     if only is not None and not any(types.CodeActionKind.QuickFix.value.startswith(k) for k in only):
@@ -115,14 +115,13 @@ def _int64_fix(uri: str, text: str, diag: types.Diagnostic, units: Units) -> typ
         return None
     int64 = f"{_language_alias(tree)}.int64"
     src = ast.get_source_segment(text, operand) or "operand"
+    end_line, end_col = operand.end_lineno or operand.lineno, operand.end_col_offset or operand.col_offset
     if isinstance(operand, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
-        edits = [_edit(text, operand.end_lineno - 1, operand.end_col_offset, operand.end_col_offset,
-                       f".to({int64})", units)]
+        edits = [_edit(text, end_line - 1, end_col, end_col, f".to({int64})", units)]
         shown = f"{src}.to({int64})"
     else:
         edits = [_edit(text, operand.lineno - 1, operand.col_offset, operand.col_offset, "(", units),
-                 _edit(text, operand.end_lineno - 1, operand.end_col_offset, operand.end_col_offset,
-                       f").to({int64})", units)]
+                 _edit(text, end_line - 1, end_col, end_col, f").to({int64})", units)]
         shown = f"({src}).to({int64})"
     return _action(f"Compute in 64 bits: {shown}", uri, edits, diag, preferred=True)
 

@@ -103,7 +103,7 @@ def summary(result: FileResult | None, kernel: str | None = None) -> dict[str, A
     if result is None:
         return {"kernel": kernel, "launches": [], "text": "tilelens: this file has not been analysed yet"}
     launches = [launch for launch in result.launches if kernel is None or launch.kernel == kernel]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for launch in launches:
         rows.append({
             "kernel": launch.kernel, "line": launch.line, "config": launch.config, "status": launch.status,

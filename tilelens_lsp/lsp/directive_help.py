@@ -544,10 +544,10 @@ def _kernel_signature(kernel: KernelInfo, frame: _Frame) -> Signature:
         params.append((at, at + len(p.label), doc))
         at += len(p.label) + 2
     constexprs = [p.name for p in kernel.params if p.constexpr]
-    doc = [kernel.doc] if kernel.doc else []
-    doc.append(f"defined on line {kernel.target.line + 1}"
-               + (f"; constexpr: {', '.join(constexprs)}" if constexprs else ""))
-    return Signature(label, tuple(params), _active([p.name for p in kernel.params], frame), "\n\n".join(doc))
+    docs = [kernel.doc] if kernel.doc else []
+    docs.append(f"defined on line {kernel.target.line + 1}"
+                + (f"; constexpr: {', '.join(constexprs)}" if constexprs else ""))
+    return Signature(label, tuple(params), _active([p.name for p in kernel.params], frame), "\n\n".join(docs))
 
 
 def _function_signature(frame: _Frame) -> Signature:

@@ -133,8 +133,9 @@ class WorkerHost:
         """Keep the counters the worker sent; a worker that died gets a warm successor now."""
         self.note_hello(worker)
         if worker.alive() and not self.session.closing:
-            if worker.last_stats is not None and worker.pid():   # they come with every analysis reply
-                self.stats[worker.pid()] = worker.last_stats
+            pid = worker.pid()
+            if worker.last_stats is not None and pid:   # they come with every analysis reply
+                self.stats[pid] = worker.last_stats
         elif not self.session.closing and worker is self.worker:
             self._restart_soon(worker)
 

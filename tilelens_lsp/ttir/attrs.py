@@ -58,9 +58,17 @@ def int_constant(text: str, result: Type) -> IntConstant | None:
     return IntConstant(v, None, result.shape, result.bits)
 
 
+def _search(pattern: re.Pattern[str], text: str) -> re.Match[str]:
+    """The attribute `pattern` finds in an op's text; a ValueError naming both if the op has none."""
+    m = pattern.search(text)
+    if m is None:
+        raise ValueError(f"no {pattern.pattern!r} in {text!r}")
+    return m
+
+
 def range_bounds(text: str) -> tuple[int, int]:
     """`tt.make_range {end = 16 : i32, start = 0 : i32}` → (start, end)."""
-    return int(_RANGE_START.search(text).group(1)), int(_RANGE_END.search(text).group(1))
+    return int(_search(_RANGE_START, text).group(1)), int(_search(_RANGE_END, text).group(1))
 
 
 def predicate(text: str) -> str:
@@ -75,7 +83,7 @@ def program_axis(text: str) -> int:
 
 def axis(text: str) -> int:
     """`tt.expand_dims %x {axis = 1 : i32}` → 1."""
-    return int(_AXIS.search(text).group(1))
+    return int(_search(_AXIS, text).group(1))
 
 
 def order(text: str) -> tuple[int, ...] | None:
