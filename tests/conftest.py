@@ -32,20 +32,43 @@ def _untested_reason() -> str | None:
             f"set {releases.ALLOW_ENV}=1 to run the IR tests anyway")
 
 
+# ---------------------------------------------------------------- markers (registered in pyproject.toml)
+# `slow`: every test of the folders below (a real server over stdio, an editor, Triton's interpreter,
+# fuzzing and faults through workers, a captured run, the benchmark and mutation scripts), plus the
+# tests elsewhere that carry @pytest.mark.slow. `corpus`: tests/corpus (the real packages of
+# .venv-corpus). `gpu`: tests that need a GPU, skipped on a host without one. The fast subset is
+# `pytest -m "not slow and not corpus"`; a plain `pytest` (and CI) runs everything.
+
+_SLOW_SUITES = ("lsp", "editors", "conformance", "reliability", "capture", "bench", "mutation")
+_CORPUS_SUITES = ("corpus",)
+
+
+def _has_gpu() -> bool:
+    import shutil
+
+    return shutil.which("nvidia-smi") is not None or os.path.exists("/dev/nvidia0")
+
+
 def pytest_collection_modifyitems(config, items):
     import pathlib
 
     import pytest
 
-    reason = _untested_reason()
-    if reason is None:
-        return
     tests_dir = pathlib.Path(__file__).resolve().parent
-    mark = pytest.mark.skip(reason=reason)
+    reason = _untested_reason()
+    untested = pytest.mark.skip(reason=reason) if reason else None
+    no_gpu = None if _has_gpu() else pytest.mark.skip(reason="needs a GPU (none on this host)")
     for item in items:
         try:
             rel = pathlib.Path(item.path).resolve().relative_to(tests_dir)
         except ValueError:
             continue
-        if rel.parts and rel.parts[0] in _IR_SUITES and rel.name not in _GATE_TESTS:
-            item.add_marker(mark)
+        suite = rel.parts[0] if len(rel.parts) > 1 else ""
+        if suite in _SLOW_SUITES:
+            item.add_marker(pytest.mark.slow)
+        if suite in _CORPUS_SUITES:
+            item.add_marker(pytest.mark.corpus)
+        if no_gpu is not None and item.get_closest_marker("gpu"):
+            item.add_marker(no_gpu)
+        if untested is not None and suite in _IR_SUITES and rel.name not in _GATE_TESTS:
+            item.add_marker(untested)

@@ -6,6 +6,7 @@ imports pygls or lsprotocol (ARCHITECTURE.md)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tilelens_lsp"
@@ -35,13 +36,17 @@ def _unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def _modules():
+@functools.lru_cache(maxsize=1)
+def _modules() -> tuple[tuple[str, Path, ast.Module], ...]:
+    """(dotted name, path, syntax tree) of every module of the package, parsed once per test session."""
+    found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE.parent).with_suffix("")
         name = ".".join(rel.parts)
         if name.endswith(".__init__"):
             name = name[: -len(".__init__")]
-        yield name, path, ast.parse(path.read_text(encoding="utf-8"))
+        found.append((name, path, ast.parse(path.read_text(encoding="utf-8"))))
+    return tuple(found)
 
 
 def _imports(module: str, tree: ast.AST):

@@ -59,6 +59,7 @@ def test_a_triangular_mask_is_split_and_stays_exact():
     assert image_set(rows, coef, ext, C) == brute(np.array(rows), np.array(coef), ext, np.array(C))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_box_image_equals_brute_force(data):
@@ -159,6 +160,7 @@ def test_an_out_of_bounds_launch_gets_the_enumerations_witness(tmp_path, monkeyp
     assert results["auto"].accesses == results["enumerate"].accesses
 
 
+@pytest.mark.slow
 def test_a_16384_cubed_matmul_that_reads_past_its_matrices_gets_exact_verdicts(tmp_path, monkeypatch):
     # one loop iteration too many, unmasked: too large to enumerate, so the summary keeps its exact
     # footprint and a witness comes from enumerating the one program found for each access
@@ -234,6 +236,7 @@ def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 '''
 
 
+@pytest.mark.slow
 def test_grids_past_per_program_arrays_take_program_ids_as_variables(tmp_path, monkeypatch):
     # 2**25 programs: too many for per-program constants, so the program id is a box variable; the
     # clean launch is answered exactly, the one whose output is one element short goes to the

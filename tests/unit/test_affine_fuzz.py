@@ -79,6 +79,7 @@ def kernels(draw) -> str:
     return textwrap.dedent(src) + "".join(f"    {line}\n" for line in body)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("programs", ["arrays", "variables"])
 @settings(max_examples=int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "60")), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -136,6 +137,7 @@ SCALARS = st.one_of(
 ARGS = st.one_of(tensors(), SCALARS)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.sampled_from(sorted(KERNELS)),
        st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=3),

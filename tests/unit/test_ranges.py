@@ -42,6 +42,7 @@ OPS = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arit
        "arith.andi": lambda a, b: a & b}
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(st.sampled_from(sorted(OPS)), st.integers(-50, 50), st.integers(0, 40), st.integers(-9, 9), st.booleans())
 def test_interval_arithmetic_covers_every_value(name, lo, width, c, ranged_left):
