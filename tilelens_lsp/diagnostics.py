@@ -4,8 +4,8 @@ Each `Code` holds its severity (and the LSP and SARIF levels that follow from it
 one-line summary, what it means and how to fix it (SARIF `fullDescription` and `help`), the longer
 details of docs/diagnostics.md and `tilelens-lsp rule`, and the anchor its `codeDescription` and
 `helpUri` link to. `model.SEVERITY`/`CODE_TITLES`, the CLI's SARIF rules, `tilelens-lsp rule` and
-the codes section of docs/diagnostics.md (`tools/gen_diagnostics_docs.py`, checked by a test) are
-all derived from it.
+the codes section of docs/diagnostics.md (`tools/gen_diagnostics_docs.py`) are derived from it; the
+README's table of codes is checked against it by a test.
 
 It holds data only: it decides no verdict and does not know which client emits which code.
 """
@@ -31,7 +31,7 @@ class Code:
     code: str
     severity: str
     title: str
-    summary: str       # one line: `rule --all`, completion of suppression codes
+    summary: str       # one line: the README's table of codes
     description: str   # what it means (SARIF fullDescription)
     fix: str           # what to do about it (SARIF help, after the description)
     details: str = ""  # more for the reader of the docs: witness, scope, edge cases (Markdown)
