@@ -10,16 +10,12 @@ Pure: no LSP library and no I/O; a change is anything with `text` and an optiona
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-_BREAK = re.compile(r"\r\n|\r|\n")     # LSP's line breaks (not str.splitlines, which knows more)
+from tilelens_lsp.textlines import line_starts, split_lines
+
 _NONE: frozenset[int] = frozenset()
-
-
-def split_lines(text: str) -> list[str]:
-    return _BREAK.split(text)
 
 
 @dataclass(frozen=True)
@@ -130,7 +126,7 @@ def apply_change(text: str, change: Any, encoding: str = "utf-16") -> tuple[str,
                           _position(lines, _get(rng, "end"), encoding))
     if (el, ec) < (sl, sc):
         (sl, sc), (el, ec) = (el, ec), (sl, sc)
-    starts = _line_starts(text)
+    starts = line_starts(text)
     a, b = starts[sl] + sc, starts[el] + ec
     result = text[:a] + new_text + text[b:]
     segments = split_lines(new_text)
@@ -160,12 +156,6 @@ def apply_change(text: str, change: Any, encoding: str = "utf-16") -> tuple[str,
 
 def _get(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    starts.extend(m.end() for m in _BREAK.finditer(text))
-    return starts
 
 
 def _position(lines: list[str], pos: Any, encoding: str) -> tuple[int, int]:

@@ -75,11 +75,13 @@ class Session:
     # -- documents
 
     def open(self, item: types.TextDocumentItem) -> None:
+        self.editor.opened(item)
         doc = Doc(item.uri, file_path(item.uri), item.version)
         self.docs[item.uri] = doc
         self.scheduler.schedule(doc, "opened")
 
     def change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self.editor.changed(params)
         doc = self.docs.get(params.text_document.uri)
         if doc is None:
             return
@@ -94,6 +96,7 @@ class Session:
             self.scheduler.schedule(doc, "saved")
 
     def close_doc(self, uri: str) -> None:
+        self.editor.closed(uri)
         doc = self.docs.pop(uri, None)
         self.scheduler.pending.pop(uri, None)
         if doc is None:

@@ -54,7 +54,10 @@ class TilelensProtocol(LanguageServerProtocol):
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
         if unquote(params.text_document.uri) not in self.workspace.text_documents:
             return  # a change to a document never opened: nothing to update
-        yield from super().lsp_text_document__did_change(params)
+        # pygls applies changes through str.splitlines(), which breaks at more than LSP's line breaks:
+        # the handler applies them to the server's own copy (lsp/documents.py) instead.
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
 
 
 @dataclass
