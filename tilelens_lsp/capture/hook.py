@@ -109,12 +109,27 @@ def _importable(module: str, source: str) -> bool:
     return spec is not None and spec.origin is not None and os.path.abspath(spec.origin) == os.path.abspath(source)
 
 
-def _binding_name(kernel, fn) -> str:
+def _binding_name(kernel, fn) -> tuple[str | None, str]:
+    """(the module-level name the checker will find this very kernel under, or None; why not).
+
+    A kernel is identified by its code object, not its name: a test's local `k` that shadows the
+    module's `k` must never be recorded as a launch of the module's one."""
+    qualname = getattr(fn, "__qualname__", fn.__name__)
     module = sys.modules.get(getattr(fn, "__module__", ""), None)
-    for name, value in (vars(module).items() if module else ()):
+    values = list(vars(module).items()) if module else []
+    for name, value in values:
         if value is kernel:
-            return name
-    return fn.__name__
+            return name, ""
+    for name, value in values:     # the launched object is inside a wrapper the module holds
+        try:
+            if _chain(value)[1] is fn or getattr(_chain(value)[1], "__code__", None) is fn.__code__:
+                return name, ""
+        except Exception:  # noqa: BLE001 - a module attribute that misbehaves on getattr
+            continue
+    if "<locals>" in qualname:
+        where = qualname.split(".<locals>")[0]
+        return None, f"defined inside {where}(), where the checker cannot reach it"
+    return None, f"no module-level name of {getattr(fn, '__module__', '?')} holds it"
 
 
 def _grid(grid, kernel, args, kwargs, jit) -> dict:
@@ -194,10 +209,13 @@ def record(kernel, grid, args, kwargs) -> None:
         source = inspect.getsourcefile(fn) or fn.__code__.co_filename
     except TypeError:
         source = fn.__code__.co_filename
-    line = {"module": fn.__module__, "file": os.path.abspath(source), "kernel": _binding_name(kernel, fn),
+    name, why = _binding_name(kernel, fn)
+    line = {"module": fn.__module__, "file": os.path.abspath(source), "kernel": name or fn.__name__,
             "importable": _importable(fn.__module__, source),
             "params": params, "grid": _grid(grid, kernel, args, kwargs, jit), "args": arg_specs,
             "kwargs": kw_specs, "wrapped": kernel is not jit}
+    if name is None:
+        line["unlocatable"] = why
     with _LOCK:
         with open(os.path.join(_DIR, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")

@@ -78,7 +78,7 @@ def run(command: list[str], out: Path, merge: bool, per_kernel: int) -> int:
           f"({captured.duplicates} duplicate(s), {captured.capped} past the cap of {per_kernel} per kernel)",
           file=sys.stderr)
     for why in captured.skipped[:10]:
-        print(f"tilelens-lsp capture: not written: {why}", file=sys.stderr)
+        print(f"tilelens-lsp capture: not recorded: {why}", file=sys.stderr)
     return status
 
 
@@ -111,6 +111,8 @@ def tables(records: list[dict], root: Path, per_kernel: int) -> Captured:
 
 
 def _table(rec: dict, root: Path) -> tuple[str, dict]:
+    if rec.get("unlocatable"):
+        raise ValueError(f"({Path(rec['file']).name}) {rec['unlocatable']}")
     table: dict = {}
     file = Path(rec["file"])
     try:
