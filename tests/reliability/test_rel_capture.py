@@ -299,3 +299,114 @@ def test_the_environments_own_sitecustomize_runs_even_when_the_hook_cannot_load(
                          env={**env(), "PYTHONPATH": f"{hook}{os.pathsep}{user}"})
     assert run.stdout.split() == ["own", "sitecustomize", "program"], (run.stdout, run.stderr)
     relfig.bump("capture", "tested")
+
+
+# ---------------------------------------------------------------- 11, 12. on a GPU; without bound
+
+class _FakeCudaTensor:
+    """An i32 CUDA tensor as the hook sees one; min()/max() during graph capture would sync the host."""
+
+    is_cuda = True
+    dtype = "int32"
+    shape = (8,)
+
+    def __init__(self, log: list) -> None:
+        self.log = log
+
+    def data_ptr(self):
+        return 4096
+
+    def stride(self):
+        return (1,)
+
+    def storage_offset(self):
+        return 0
+
+    def element_size(self):
+        return 4
+
+    def untyped_storage(self):
+        return type("S", (), {"nbytes": lambda self: 32})()
+
+    def min(self):
+        self.log.append("min")
+        return 0
+
+    def max(self):
+        self.log.append("max")
+        return 7
+
+
+def test_value_ranges_are_not_read_while_a_cuda_stream_captures_a_graph(monkeypatch):
+    import types as pytypes
+
+    from tilelens_lsp.capture import hook
+    capturing = [True]
+    torch = pytypes.SimpleNamespace(cuda=pytypes.SimpleNamespace(is_current_stream_capturing=lambda: capturing[0]))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    log: list = []
+    spec = hook._tensor(_FakeCudaTensor(log))
+    assert log == [] and "values" not in spec and spec["values_skipped"]      # before: min() and max() called
+    capturing[0] = False
+    spec = hook._tensor(_FakeCudaTensor(log))
+    assert log == ["min", "max"] and spec["values"] == [0, 8]
+    monkeypatch.delitem(sys.modules, "torch")                                # no torch at all: values read
+    assert hook._tensor(_FakeCudaTensor(log))["values"] == [0, 8]
+    relfig.bump("capture", "tested")
+
+
+MANY = """
+    from capture_prog import Tensor, triton, tl
+
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, 1.0, mask=offs < n)
+
+    x = Tensor("fp32", 64)
+    for i in range(3000):
+        k[(1,)](x, i % 50, BLOCK=64)
+"""
+
+
+def test_the_hooks_counts_reach_the_summary(tmp_path):
+    run = capture(tmp_path, MANY, "--per-kernel", "4")
+    assert run.returncode == 0, run.stderr
+    assert "3000 launch(es) recorded, 4 written" in run.stderr, run.stderr
+
+
+def _plain(x_ptr, n):
+    return x_ptr, n
+
+
+class _FakeJIT:
+    """What the hook needs of a JITFunction: its parameter names and the Python function under it."""
+
+    arg_names = ["x_ptr", "n"]
+    fn = staticmethod(_plain)
+
+
+FAKE_KERNEL = _FakeJIT()
+_plain.__module__ = __name__
+
+
+def test_records_are_deduplicated_and_capped_as_they_are_made(tmp_path, monkeypatch):
+    """3000 launches, 50 distinct: at most _KEEP records reach the disk, the rest are counted (before:
+    one ~0.5 KB line per launch, and ~4.6 KB per launch in memory at the end)."""
+    from tilelens_lsp.capture import hook
+    monkeypatch.setattr(hook, "_DIR", str(tmp_path))
+    monkeypatch.setattr(hook, "_KEEP", 16)
+    for name in ("_SEEN", "_PER", "_STATIC"):
+        monkeypatch.setattr(hook, name, type(getattr(hook, name))())
+    monkeypatch.setattr(hook, "_COUNTS", {"duplicates": 0, "capped": 0, "failures": 0})
+    monkeypatch.setattr(hook, "_OUT", [None, 0])
+    x = _FakeCudaTensor([])
+    x.is_cuda = False
+    for i in range(3000):
+        hook.record(FAKE_KERNEL, (1,), (x, i % 50), {})
+    hook._OUT[0].close()
+    lines = (tmp_path / f"{os.getpid()}.jsonl").read_text().splitlines()
+    assert len(lines) == 16, len(lines)
+    assert hook._COUNTS["duplicates"] + hook._COUNTS["capped"] == 3000 - 16 and hook._COUNTS["capped"] >= 50 - 16
+    assert len(hook._SEEN) == 16
+    relfig.record("capture", launches=3000, records=len(lines))
