@@ -68,6 +68,8 @@ def _tensor(value) -> dict | None:
     span = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1 if all(shape) else offset
     storage = span
     try:
+        if not hasattr(value, "untyped_storage"):
+            raise TypeError("not a torch tensor")
         size = value.element_size()
         storage = max(span, int(value.untyped_storage().nbytes()) // size)
     except Exception:  # noqa: BLE001 - not a torch tensor: the view's own span
@@ -240,6 +242,10 @@ def prepare(kernel, args, kwargs) -> dict | None:
     info = _static(kernel)
     if info is None:
         return None
+    base = info["base"]
+    if _PER.get((base["file"], base["kernel"]), 0) >= _KEEP:
+        _COUNTS["capped"] += 1      # its kernel has all it keeps: no specs, no value ranges to read
+        return None
     params = info["params"]
     arg_specs = []
     for value in args:
@@ -267,7 +273,7 @@ def prepare(kernel, args, kwargs) -> dict | None:
 def finish(line: dict, grid, seen: list) -> None:
     """Add the grid and write the record, unless it repeats one or its kernel has _KEEP already."""
     line["grid"] = _grid(grid, seen if not line["wrapped"] else [])
-    key = json.dumps(line, sort_keys=True, default=repr)
+    key = repr((line["file"], line["kernel"], line["args"], line["kwargs"], line["grid"]))
     kernel = (line["file"], line["kernel"])
     with _LOCK:
         if key in _SEEN:
