@@ -229,6 +229,7 @@ def _static(kernel):
         name, why = _binding_name(kernel, fn)
         info = {"jit": jit, "fn": fn, "params": list(jit.arg_names), "unlocatable": why if name is None else "",
                 "base": {"module": fn.__module__, "file": os.path.abspath(source), "kernel": name or fn.__name__,
+                         "qualname": getattr(fn, "__qualname__", fn.__name__),
                          "importable": _importable(fn.__module__, source), "params": list(jit.arg_names),
                          "wrapped": kernel is not jit}}
     if len(_STATIC) > 4096:
@@ -243,7 +244,7 @@ def prepare(kernel, args, kwargs) -> dict | None:
     if info is None:
         return None
     base = info["base"]
-    if _PER.get((base["file"], base["kernel"]), 0) >= _KEEP:
+    if _PER.get((base["file"], base["qualname"], base["kernel"]), 0) >= _KEEP:
         _COUNTS["capped"] += 1      # its kernel has all it keeps: no specs, no value ranges to read
         return None
     params = info["params"]
@@ -273,8 +274,8 @@ def prepare(kernel, args, kwargs) -> dict | None:
 def finish(line: dict, grid, seen: list) -> None:
     """Add the grid and write the record, unless it repeats one or its kernel has _KEEP already."""
     line["grid"] = _grid(grid, seen if not line["wrapped"] else [])
-    key = repr((line["file"], line["kernel"], line["args"], line["kwargs"], line["grid"]))
-    kernel = (line["file"], line["kernel"])
+    key = repr((line["file"], line["qualname"], line["kernel"], line["args"], line["kwargs"], line["grid"]))
+    kernel = (line["file"], line["qualname"], line["kernel"])
     with _LOCK:
         if key in _SEEN:
             _COUNTS["duplicates"] += 1
