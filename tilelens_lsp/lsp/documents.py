@@ -10,10 +10,10 @@ decides what to analyse or talks to the client.
 
 from __future__ import annotations
 
-import bisect
-
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
+
+import numpy as np
 
 from tilelens_lsp.textlines import BREAK, line_starts
 
@@ -22,11 +22,17 @@ from tilelens_lsp.textlines import BREAK, line_starts
 class Document:
     text: str
     version: int | None = None
-    starts: list[int] = field(default_factory=list)    # line_starts(text)
+    # line_starts(text) as int64: a change shifts the starts after it in one array operation. Never
+    # changed in place (a change makes a new array), so a copy of the document may share it.
+    starts: Any = None
 
     def __post_init__(self) -> None:
-        if not self.starts:
-            self.starts = line_starts(self.text)
+        if self.starts is None or not len(self.starts):
+            self.starts = _starts(self.text)
+
+
+def _starts(text: str) -> np.ndarray:
+    return np.fromiter(line_starts(text), dtype=np.int64)
 
 
 class Documents:
@@ -61,7 +67,7 @@ def apply(doc: Document, change: Any, encoding: str = "utf-16") -> None:
     new = _get(change, "text") or ""
     rng = _get(change, "range")
     if rng is None:
-        doc.text, doc.starts = new, line_starts(new)
+        doc.text, doc.starts = new, _starts(new)
         return
     a, b = offset(doc, _get(rng, "start"), encoding), offset(doc, _get(rng, "end"), encoding)
     if b < a:
@@ -70,13 +76,13 @@ def apply(doc: Document, change: Any, encoding: str = "utf-16") -> None:
     end = a + len(new)
     if text[a - 1:a + 1] == "\r\n" or text[end - 1:end + 1] == "\r\n" or doc.text[b - 1:b + 1] == "\r\n" \
             or doc.text[a - 1:a + 1] == "\r\n":
-        doc.text, doc.starts = text, line_starts(text)      # a break split or joined at the seam
+        doc.text, doc.starts = text, _starts(text)      # a break split or joined at the seam
         return
-    sl = _line_of(doc.starts, a)
-    el = _line_of(doc.starts, b)
+    sl = line_of(doc.starts, a)
+    el = line_of(doc.starts, b)
     delta = len(new) - (b - a)
-    inserted = [a + m.end() for m in BREAK.finditer(new)]
-    doc.starts = doc.starts[:sl + 1] + inserted + [s + delta for s in doc.starts[el + 1:]]
+    inserted = np.fromiter((a + m.end() for m in BREAK.finditer(new)), dtype=np.int64)
+    doc.starts = np.concatenate((doc.starts[:sl + 1], inserted, doc.starts[el + 1:] + delta))
     doc.text = text
 
 
@@ -86,8 +92,8 @@ def offset(doc: Document, pos: Any, encoding: str) -> int:
     units = max(_get(pos, "character") or 0, 0)
     if line >= len(doc.starts):
         return len(doc.text)
-    start = doc.starts[line]
-    stop = doc.starts[line + 1] if line + 1 < len(doc.starts) else len(doc.text)
+    start = int(doc.starts[line])
+    stop = int(doc.starts[line + 1]) if line + 1 < len(doc.starts) else len(doc.text)
     body = doc.text[start:stop]
     if line + 1 < len(doc.starts):
         body = body.rstrip("\r\n")                         # the line without its break
@@ -101,9 +107,9 @@ def offset(doc: Document, pos: Any, encoding: str) -> int:
     return start + len(body)
 
 
-def _line_of(starts: list[int], index: int) -> int:
+def line_of(starts: Any, index: int) -> int:
     """The line holding `index`."""
-    return bisect.bisect_right(starts, index) - 1
+    return int(np.searchsorted(starts, index, side="right")) - 1
 
 
 def _get(obj: Any, name: str) -> Any:
