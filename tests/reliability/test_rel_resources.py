@@ -89,3 +89,46 @@ def test_suggest_write_refuses_a_read_only_file(tmp_path):
     finally:
         path.chmod(0o644)
     relfig.bump("resources", "tested")
+
+
+# ---------------------------------------------------------------- 14. a document over the limit
+
+BIG_KERNEL = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+
+    # tilelens: k[(4,)](fp32[1000], 1000, BLOCK=256)
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, 1.0)
+""").lstrip("\n")
+
+
+def test_the_server_refuses_a_document_over_the_limit_check_refuses(tmp_path):
+    """Before: `check` refused a 9 MiB file (TL010) but the server analysed it, at ~13x its size in memory."""
+    import asyncio
+
+    from lsprotocol import types
+
+    from lsp.lsphelp import SERVER, start_session
+    from tilelens_lsp.settings import MAX_FILE_BYTES
+
+    filler = "# " + "x" * 98 + "\n"
+    text = BIG_KERNEL + filler * (MAX_FILE_BYTES // len(filler) + 10_000)
+    assert len(text.encode()) > MAX_FILE_BYTES
+
+    async def session() -> list[types.Diagnostic]:
+        client = await SERVER.start()
+        try:
+            ws = await start_session(client, tmp_path / "ws")
+            uri = ws.open("big.py", text)
+            return await ws.diagnostics(uri, timeout=120)
+        finally:
+            await client.shutdown_session()
+            await client.stop()
+
+    diags = asyncio.run(session())
+    assert [str(d.code) for d in diags] == ["TL010"], [(d.code, d.message) for d in diags]
+    assert "MiB limit" in diags[0].message
+    relfig.bump("resources", "tested")
