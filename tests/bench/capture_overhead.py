@@ -120,10 +120,10 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=50, help="distinct launches among them")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    out = tempfile.mkdtemp(prefix="tilelens-bench-capture-")
-    hooks = {"none": None, "new": load(NEW, "hook_new", out)}
+    outs = {name: tempfile.mkdtemp(prefix=f"tilelens-bench-capture-{name}-") for name in ("new", "old")}
+    hooks = {"none": None, "new": load(NEW, "hook_new", outs["new"])}
     if args.old:
-        hooks["old"] = load(args.old, "hook_old", out)
+        hooks["old"] = load(args.old, "hook_old", outs["old"])
     results: dict[str, list[float]] = {name: [] for name in hooks}
     for _ in range(args.repeat):
         for name, hook in hooks.items():
@@ -141,8 +141,10 @@ def main() -> None:
     print(f"TRITON_INTERPRET=1 launches of a 256-lane kernel, median of {args.repeat}:")
     for name, per in interpreted.items():
         print(f"  {name:5s} {per * 1e6:8.1f} µs/launch  ({per / interpreted['none']:.2f}x without the hook)")
-    size = sum(p.stat().st_size for p in Path(out).glob("*.jsonl"))
-    print(f"  records on disk after all runs: {size / 1024:.1f} KiB")
+    for name in hooks:
+        if name != "none":
+            size = sum(p.stat().st_size for p in Path(outs[name]).glob("*.jsonl"))
+            print(f"  {name}: records on disk after all runs: {size / 1024:.1f} KiB")
 
 
 if __name__ == "__main__":
