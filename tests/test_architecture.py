@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tilelens_lsp"
 # bottom to top; a module may import its own layer and those below it
 LAYERS = [
     {"model", "diagnostics", "dtypes", "settings", "releases", "refusal", "paths", "cache", "suppress",
-     "_warmup", "__init__"},
+     "textlines", "_warmup", "__init__"},
     {"launches"},
     {"compile"},
     {"ttir"},

@@ -20,7 +20,7 @@ import traceback
 import types
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
@@ -100,16 +100,28 @@ def _package_name(path: Path, roots: list[Path]) -> str | None:
 _USER_MODULES: set[str] = set()   # modules of the user's own code that earlier imports brought in
 
 
-def _is_user_module(module) -> bool:
-    """A module loaded from the user's files, not from an installed distribution or the stdlib."""
+def _is_user_module(module, roots: Sequence[Path] = ()) -> bool:
+    """A module loaded from the user's files, not from an installed distribution or the stdlib.
+
+    A file under one of the user's import roots is the user's unless a `site-packages` folder lies
+    between: the workspace may itself sit inside the interpreter's prefix (`python -m venv .` in the
+    project, a container's `/usr/src/app` under `/usr`), where the prefix rule alone would call every
+    workspace module installed and never forget it between files."""
     file = getattr(module, "__file__", None)
     if not file:
         return False
     real = os.path.realpath(file)
-    if any(part in ("site-packages", "dist-packages") for part in Path(real).parts):
+    for root in roots:
+        base = os.path.realpath(root)
+        if real.startswith(base + os.sep):
+            return not any(part in _INSTALLED for part in Path(real[len(base) + 1:]).parts)
+    if any(part in _INSTALLED for part in Path(real).parts):
         return False
     prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     return not any(real == p or real.startswith(p + os.sep) for p in prefixes)
+
+
+_INSTALLED = ("site-packages", "dist-packages")
 
 
 def _forget_user_modules() -> None:
@@ -151,7 +163,8 @@ def file_scope(roots: list[Path]):
     finally:
         sys.path[:] = saved_path
         for name in set(sys.modules) - before:
-            if name.partition(".")[0] not in ("tilelens_lsp", "triton") and _is_user_module(sys.modules.get(name)):
+            if name.partition(".")[0] not in ("tilelens_lsp", "triton") and _is_user_module(sys.modules.get(name),
+                                                                                            roots):
                 sys.modules.pop(name, None)
         for name in [n for n in os.environ if n not in saved_env]:
             del os.environ[name]
@@ -183,7 +196,7 @@ def import_module(path: Path, workspace_root: Path | None):
     finally:
         _USER_MODULES.update(n for n in set(sys.modules) - before
                              if n.partition(".")[0] not in ("tilelens_lsp", "triton")
-                             and _is_user_module(sys.modules.get(n)))
+                             and _is_user_module(sys.modules.get(n), roots))
 
 
 def _import_fresh(path: Path, roots: list[Path]):

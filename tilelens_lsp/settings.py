@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 DEFAULT_TARGET = "cuda:89"
+MAX_FILE_BYTES = 8 * 1024 * 1024   # a larger file is not analysed, by `check` or the server: a TL010 says so
 # every IR client, in the order they run; clients/__init__.py refuses to import unless its registry
 # (`clients.CLIENTS`, keyed by each client class's `name`) has exactly these names
 ALL_CLIENTS = ("footprint", "sanitizer", "overflow", "view", "race")

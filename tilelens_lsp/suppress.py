@@ -14,6 +14,7 @@ import tokenize
 from dataclasses import dataclass, replace
 
 from tilelens_lsp.model import SEVERITY, Diagnostic, FileResult
+from tilelens_lsp.textlines import split_lines
 
 UNUSED = "TL060"
 _IGNORE = re.compile(r"#[ \t]*tilelens:[ \t]*ignore\b(?P<bracket>[ \t]*\[(?P<codes>[^\]]*)\])?(?P<rest>.*)$")
@@ -47,7 +48,7 @@ def _match(comment: str) -> re.Match | None:
 
 def find(text: str) -> list[Suppression]:
     """Every suppression comment of `text`, with the lines it silences."""
-    lines = text.split("\n")
+    lines = split_lines(text)
     comments, logical = _comments(text, lines)
     out = []
     for line, col, comment in comments:
@@ -77,7 +78,7 @@ def _comments(text: str, lines: list[str]) -> tuple[list[tuple[int, int, str]], 
     start = None
     last = 0
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             last = tok.end[0]
             if tok.type == tokenize.COMMENT:
                 found.append((tok.start[0], tok.start[1], tok.string))

@@ -188,11 +188,13 @@ def test_stdin_eof_ends_the_server_and_a_busy_worker(workspace: Path):
     assert wait_gone(pid, 5), "the worker outlived the server"
 
 
-def test_tcp_transport_serves_a_session(workspace: Path):
+def test_tcp_transport_serves_a_session(workspace: Path, tmp_path: Path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "tilelens_lsp", "--tcp", f"127.0.0.1:{port}"],
+    token = tmp_path / "token"
+    proc = subprocess.Popen([sys.executable, "-m", "tilelens_lsp", "--tcp", f"127.0.0.1:{port}",
+                             "--token-file", str(token)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=ENV, cwd=REPO)
     try:
@@ -207,7 +209,8 @@ def test_tcp_transport_serves_a_session(workspace: Path):
         with sock:
             f = sock.makefile("rwb")
             client = RawClient(f, f)
-            assert client.initialize(workspace)["result"]["capabilities"]["hoverProvider"] is True
+            reply = client.initialize(workspace, {"tcpToken": token.read_text().strip()})
+            assert reply["result"]["capabilities"]["hoverProvider"] is True
             pid = _wait_for_worker(client)
             assert client.request("shutdown", None)["result"] is None
             client.notify("exit", None)

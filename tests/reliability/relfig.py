@@ -11,7 +11,7 @@ from typing import Any
 FIGURES: dict[str, dict[str, Any]] = {}
 
 ORDER = ("fuzz", "grids", "faults", "bigfile", "binary", "garbage", "workspace", "cache", "safety", "isolation",
-         "cachekey")
+         "cachekey", "lines", "prefix", "capture", "tcp", "outside", "resources")
 
 
 def record(key: str, **values: Any) -> None:
@@ -59,7 +59,7 @@ def _fmt(key: str, f: dict[str, Any]) -> str:
                 f"{f.get('scanner_ratio', '?')}x work)")
     if key == "cachekey":
         return f"cache key {len(f.get('kinds', ()))} kinds of dependency change the verdict"
-    return f"{key} {f}"
+    return f"{key} " + ", ".join(f"{name} {value}" for name, value in sorted(f.items()))
 
 
 def summary() -> str | None:

@@ -8,13 +8,17 @@ be imported, then wraps the `run` of the JIT, the interpreter, autotuners and he
 a launch, so an autotuned kernel is recorded with the user's own arguments and grid, never with the
 configs it expands. (Triton's launch-enter hooks see compiled launches without the arguments' views,
 so they cannot give a launch's storage, offset or value range.)
-Each launch becomes one JSON line in `$TILELENS_CAPTURE_DIR/<pid>.jsonl`. Recording never changes
-what the program computes or prints: a failure to record is counted and skipped.
+Each distinct launch becomes one JSON line in `$TILELENS_CAPTURE_DIR/<pid>.jsonl` (repeats and those
+past `$TILELENS_CAPTURE_PER_KERNEL` per kernel are only counted, in a summary line at exit). Recording
+never changes what the program computes or prints: the user's grid function is called only by the
+launch itself, value ranges are not read while a CUDA stream captures a graph, and a launch that
+cannot be recorded is written as its reason.
 """
 
 from __future__ import annotations
 
 import ast
+import atexit
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -28,6 +32,14 @@ import threading
 _DIR = os.environ.get("TILELENS_CAPTURE_DIR", "")
 _LOCK = threading.Lock()
 _STATE = {"patched": False, "failures": 0}
+# Records are deduplicated and capped as they are made (a training loop launches the same kernel
+# millions of times): at most _KEEP distinct launches per kernel, the rest only counted.
+_KEEP = int(os.environ.get("TILELENS_CAPTURE_PER_KERNEL", "") or 32)
+_COUNTS = {"duplicates": 0, "capped": 0, "failures": 0}
+_SEEN: set = set()
+_PER: dict = {}
+_STATIC: dict = {}     # id(launched object) -> (the object, what never changes between its launches)
+_OUT: list = [None, 0]  # the open records file and the pid it belongs to (a fork opens its own)
 _DTYPES = {  # torch / numpy / triton dtype names -> directive dtype names
     "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
     "float64": "fp64", "double": "fp64", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -56,18 +68,33 @@ def _tensor(value) -> dict | None:
     span = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1 if all(shape) else offset
     storage = span
     try:
+        if not hasattr(value, "untyped_storage"):
+            raise TypeError("not a torch tensor")
         size = value.element_size()
         storage = max(span, int(value.untyped_storage().nbytes()) // size)
     except Exception:  # noqa: BLE001 - not a torch tensor: the view's own span
         storage = max(span, int(getattr(value, "storage", span) or span))
     spec = {"dtype": dtype, "shape": shape, "strides": strides, "offset": offset, "storage": storage}
-    if dtype[0] in "iu" and dtype != "i1" and all(shape):
+    if dtype[0] in "iu" and dtype != "i1" and all(shape) and _graph_capturing(value):
+        spec["values_skipped"] = "CUDA graph capture"    # min()/max() would sync the host mid-capture
+    elif dtype[0] in "iu" and dtype != "i1" and all(shape):
         try:     # the values this launch saw: an index tensor's range (embedding ids, block tables)
             lo, hi = int(value.min()), int(value.max())
             spec["values"] = [lo, hi + 1]
         except Exception:  # noqa: BLE001 - e.g. a tensor on a device without min/max
             pass
     return spec
+
+
+def _graph_capturing(value) -> bool:
+    """Whether `value` is a CUDA tensor and the current stream is capturing a CUDA graph."""
+    if not getattr(value, "is_cuda", False):
+        return False
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch.cuda.is_current_stream_capturing())
+    except Exception:  # noqa: BLE001 - no torch, no CUDA: nothing is capturing
+        return False
 
 
 def _scalar(value):
@@ -109,16 +136,32 @@ def _importable(module: str, source: str) -> bool:
     return spec is not None and spec.origin is not None and os.path.abspath(spec.origin) == os.path.abspath(source)
 
 
-def _binding_name(kernel, fn) -> str:
+def _binding_name(kernel, fn) -> tuple[str | None, str]:
+    """(the module-level name the checker will find this very kernel under, or None; why not).
+
+    A kernel is identified by its code object, not its name: a test's local `k` that shadows the
+    module's `k` must never be recorded as a launch of the module's one."""
+    qualname = getattr(fn, "__qualname__", fn.__name__)
     module = sys.modules.get(getattr(fn, "__module__", ""), None)
-    for name, value in (vars(module).items() if module else ()):
+    values = list(vars(module).items()) if module else []
+    for name, value in values:
         if value is kernel:
-            return name
-    return fn.__name__
+            return name, ""
+    for name, value in values:     # the launched object is inside a wrapper the module holds
+        try:
+            if _chain(value)[1] is fn or getattr(_chain(value)[1], "__code__", None) is fn.__code__:
+                return name, ""
+        except Exception:  # noqa: BLE001 - a module attribute that misbehaves on getattr
+            continue
+    if "<locals>" in qualname:
+        where = qualname.split(".<locals>")[0]
+        return None, f"defined inside {where}(), where the checker cannot reach it"
+    return None, f"no module-level name of {getattr(fn, '__module__', '?')} holds it"
 
 
-def _grid(grid, kernel, args, kwargs, jit) -> dict:
-    """The grid as data: concrete dims, or a lambda's source with the values it reads."""
+def _grid(grid, seen: list) -> dict:
+    """The grid as data: concrete dims, or a lambda's source with the values it reads, plus the dims
+    the launch itself computed from it (`seen`: the hook never calls the user's grid function)."""
     if isinstance(grid, int):
         return {"dims": [grid]}
     if isinstance(grid, (tuple, list)):
@@ -128,12 +171,11 @@ def _grid(grid, kernel, args, kwargs, jit) -> dict:
         lam = _lambda_source(grid)
         if lam is not None:
             out["lambda"], out["names"] = lam
-        try:      # its value for the arguments as launched (a plain kernel has no configs to expand)
-            meta = dict(zip(jit.arg_names, args))
-            meta.update(kwargs)
-            out["dims"] = [int(g) for g in grid(meta)]
-        except Exception:  # noqa: BLE001 - autotuned: the lambda reads config values
-            pass
+        if seen:
+            try:
+                out["dims"] = [int(g) for g in (seen[0] if isinstance(seen[0], (tuple, list)) else (seen[0],))]
+            except (TypeError, ValueError):
+                pass
         return out
     return {}
 
@@ -172,11 +214,40 @@ def _lambda_source(fn):
     return ast.unparse(lambdas[0]), names
 
 
-def record(kernel, grid, args, kwargs) -> None:
+def _static(kernel):
+    """What never changes between launches of `kernel` (its file, name, parameters), found once."""
+    hit = _STATIC.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
     jit, fn = _chain(kernel)
-    if jit is None:
-        return
-    params = list(jit.arg_names)
+    info = None
+    if jit is not None:
+        try:
+            source = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        except TypeError:
+            source = fn.__code__.co_filename
+        name, why = _binding_name(kernel, fn)
+        info = {"jit": jit, "fn": fn, "params": list(jit.arg_names), "unlocatable": why if name is None else "",
+                "base": {"module": fn.__module__, "file": os.path.abspath(source), "kernel": name or fn.__name__,
+                         "qualname": getattr(fn, "__qualname__", fn.__name__),
+                         "importable": _importable(fn.__module__, source), "params": list(jit.arg_names),
+                         "wrapped": kernel is not jit}}
+    if len(_STATIC) > 4096:
+        _STATIC.clear()
+    _STATIC[id(kernel)] = (kernel, info)
+    return info
+
+
+def prepare(kernel, args, kwargs) -> dict | None:
+    """The launch's record but its grid, taken before the launch (the value ranges it sees)."""
+    info = _static(kernel)
+    if info is None:
+        return None
+    base = info["base"]
+    if _PER.get((base["file"], base["qualname"], base["kernel"]), 0) >= _KEEP:
+        _COUNTS["capped"] += 1      # its kernel has all it keeps: no specs, no value ranges to read
+        return None
+    params = info["params"]
     arg_specs = []
     for value in args:
         spec = _tensor(value)
@@ -187,20 +258,75 @@ def record(kernel, grid, args, kwargs) -> None:
             continue     # launch options (num_warps, num_stages, ...) do not change the TTIR
         spec = _tensor(value)
         kw_specs[name] = {"tensor": spec} if spec is not None else {"scalar": _scalar(value)}
-    for spec in list(arg_specs) + list(kw_specs.values()):
+    specs = list(arg_specs) + list(kw_specs.values())
+    for spec in specs:
         if isinstance(spec.get("scalar"), _Unsupported):
-            raise TypeError(f"an argument of type {spec['scalar'].what}")
-    try:
-        source = inspect.getsourcefile(fn) or fn.__code__.co_filename
-    except TypeError:
-        source = fn.__code__.co_filename
-    line = {"module": fn.__module__, "file": os.path.abspath(source), "kernel": _binding_name(kernel, fn),
-            "importable": _importable(fn.__module__, source),
-            "params": params, "grid": _grid(grid, kernel, args, kwargs, jit), "args": arg_specs,
-            "kwargs": kw_specs, "wrapped": kernel is not jit}
+            raise TypeError(f"an argument of type {spec['scalar'].what}, which the hook cannot record")
+    line = dict(info["base"])
+    line.update(args=arg_specs, kwargs=kw_specs)
+    if info["unlocatable"]:
+        line["unlocatable"] = info["unlocatable"]
+    if any("values_skipped" in (spec.get("tensor") or {}) for spec in specs):
+        line["values_skipped"] = True
+    return line
+
+
+def finish(line: dict, grid, seen: list) -> None:
+    """Add the grid and write the record, unless it repeats one or its kernel has _KEEP already."""
+    line["grid"] = _grid(grid, seen if not line["wrapped"] else [])
+    key = repr((line["file"], line["qualname"], line["kernel"], line["args"], line["kwargs"], line["grid"]))
+    kernel = (line["file"], line["qualname"], line["kernel"])
     with _LOCK:
-        with open(os.path.join(_DIR, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") as f:
-            f.write(json.dumps(line) + "\n")
+        if key in _SEEN:
+            _COUNTS["duplicates"] += 1
+            return
+        if _PER.get(kernel, 0) >= _KEEP:
+            _COUNTS["capped"] += 1
+            return
+        _SEEN.add(key)
+        _PER[kernel] = _PER.get(kernel, 0) + 1
+    _emit(line)
+
+
+def record(kernel, grid, args, kwargs) -> None:
+    """One launch, recorded at once (for callers outside the patched `run`s)."""
+    line = prepare(kernel, args, kwargs)
+    if line is not None:
+        finish(line, grid, [])
+
+
+def _failed(kernel, exc: Exception) -> None:
+    """A launch the hook could not record: counted, and its reason written once per kernel."""
+    with _LOCK:
+        _COUNTS["failures"] += 1
+        _STATE["failures"] += 1
+    try:
+        name = getattr(_chain(kernel)[1], "__name__", None) or type(kernel).__name__
+        reason = str(exc) or type(exc).__name__
+        key = ("failed", name, reason)
+        with _LOCK:
+            if key in _SEEN:
+                return
+            _SEEN.add(key)
+        _emit({"kernel": name, "unrecordable": reason})
+    except Exception:  # noqa: BLE001 - recording must never change what the program does
+        pass
+
+
+def _emit(line: dict) -> None:
+    with _LOCK:
+        if _OUT[0] is None or _OUT[1] != os.getpid():
+            _OUT[0] = open(os.path.join(_DIR, f"{os.getpid()}.jsonl"), "a", encoding="utf-8", buffering=1)
+            _OUT[1] = os.getpid()
+        _OUT[0].write(json.dumps(line) + "\n")
+
+
+def _summary() -> None:
+    if _DIR and (_COUNTS["duplicates"] or _COUNTS["capped"]) and _OUT[1] == os.getpid():
+        try:
+            _emit({"summary": dict(_COUNTS)})
+        except Exception:  # noqa: BLE001 - at exit: nothing left to protect but the exit itself
+            pass
 
 
 _LOCAL = threading.local()
@@ -222,16 +348,28 @@ def _patch(module) -> None:
 def _wrap(run):
     def wrapped(self, *args, grid=None, warmup=False, **kwargs):
         depth = getattr(_LOCAL, "depth", 0)
+        pending, seen, call_grid = None, [], grid
         if depth == 0 and not warmup:
             try:
-                record(self, grid, args, kwargs)
-            except Exception:  # noqa: BLE001 - capture must never change what the program does
-                _STATE["failures"] += 1
+                pending = prepare(self, args, kwargs)
+            except Exception as exc:  # noqa: BLE001 - capture must never change what the program does
+                _failed(self, exc)
+        if pending is not None and callable(grid):
+            def call_grid(meta, _user_grid=grid):   # the launch's own call, watched, never repeated
+                dims = _user_grid(meta)
+                if not seen:
+                    seen.append(dims)
+                return dims
         _LOCAL.depth = depth + 1
         try:
-            return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+            return run(self, *args, grid=call_grid, warmup=warmup, **kwargs)
         finally:
             _LOCAL.depth = depth
+            if pending is not None:
+                try:
+                    finish(pending, grid, seen)
+                except Exception as exc:  # noqa: BLE001
+                    _failed(self, exc)
 
     wrapped._tilelens_capture = True
     wrapped.__wrapped__ = run
@@ -264,6 +402,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 def install() -> None:
     if not _DIR:
         return
+    atexit.register(_summary)
     for name in _CLASSES:
         if name in sys.modules:
             _patch(sys.modules[name])

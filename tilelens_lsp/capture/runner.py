@@ -11,9 +11,13 @@ exit status pass through untouched.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,8 +32,11 @@ SITECUSTOMIZE = f'''"""tilelens-lsp capture: records Triton launches, then runs 
 import importlib.machinery as _machinery
 import importlib.util as _util
 import sys as _sys
-import {HOOK_MODULE} as _hook
-_hook.install()
+try:     # a child that cannot load the hook (Python < 3.7) still gets its own sitecustomize below
+    import {HOOK_MODULE} as _hook
+    _hook.install()
+except Exception:
+    pass
 _here = __file__.rsplit("/", 1)[0].rstrip("/")
 _spec = _machinery.PathFinder.find_spec("sitecustomize", [p for p in _sys.path if p.rstrip("/") != _here])
 if _spec is not None and _spec.loader is not None:
@@ -48,10 +55,16 @@ class Captured:
 
 
 def run(command: list[str], out: Path, merge: bool, per_kernel: int) -> int:
-    """Run `command` under the hook; write what it launched to `out`. Returns the command's status."""
+    """Run `command` under the hook; write what it launched to `out`. Returns the command's status
+    (128 + N when a signal N ended it), or 2 when `out` cannot be written (found before the run)."""
+    problem = out_problem(out)
+    if problem:
+        print(f"tilelens-lsp capture: {problem}; nothing was run", file=sys.stderr)
+        return 2
     if out.exists() and not merge:
         print(f"tilelens-lsp capture: {out} exists; pass --merge to add to it", file=sys.stderr)
         return 2
+    existed = out.exists()
     work = Path(tempfile.mkdtemp(prefix="tilelens-capture-"))
     try:
         hook_dir, records = work / "hook", work / "records"
@@ -62,24 +75,86 @@ def run(command: list[str], out: Path, merge: bool, per_kernel: int) -> int:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(hook_dir)] + [p for p in [env.get("PYTHONPATH", "")] if p])
         env["TILELENS_CAPTURE_DIR"] = str(records)
-        try:
-            status = subprocess.call(command, env=env)
-        except OSError as exc:
-            print(f"tilelens-lsp capture: cannot run {command[0]}: {exc}", file=sys.stderr)
+        env["TILELENS_CAPTURE_PER_KERNEL"] = str(HOOK_KEEP * per_kernel)
+        status = run_forwarding_signals(command, env)
+        if status is None:
             return 2
         lines = []
         for path in sorted(records.glob("*.jsonl")):
             lines += [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    captured = tables(lines, out.resolve().parent, per_kernel)
-    written = write(out, captured.tables, merge)
+    summaries = [rec["summary"] for rec in lines if "summary" in rec]
+    launches = [rec for rec in lines if "summary" not in rec]
+    captured = tables(launches, out.resolve().parent, per_kernel)
+    for summary in summaries:    # what each process's hook already dropped as it recorded
+        captured.launches += summary.get("duplicates", 0) + summary.get("capped", 0)
+        captured.duplicates += summary.get("duplicates", 0)
+        captured.capped += summary.get("capped", 0)
+    appeared = not existed and out.exists()
+    try:
+        written = write(out, captured.tables, merge)
+    except (OSError, ValueError) as exc:
+        print(f"tilelens-lsp capture: could not write {out}: {exc}", file=sys.stderr)
+        return 2
+    if appeared:
+        print(f"tilelens-lsp capture: {out} was written by another capture meanwhile: merged into it",
+              file=sys.stderr)
     print(f"tilelens-lsp capture: {captured.launches} launch(es) recorded, {written} written to {out} "
           f"({captured.duplicates} duplicate(s), {captured.capped} past the cap of {per_kernel} per kernel)",
           file=sys.stderr)
+    skipped_values = sum(1 for rec in launches if rec.get("values_skipped"))
+    if skipped_values:
+        print(f"tilelens-lsp capture: value ranges not recorded for {skipped_values} launch(es) made while a CUDA "
+              "stream was capturing a graph (reading them would break the capture)", file=sys.stderr)
     for why in captured.skipped[:10]:
-        print(f"tilelens-lsp capture: not written: {why}", file=sys.stderr)
+        print(f"tilelens-lsp capture: not recorded: {why}", file=sys.stderr)
+    if len(captured.skipped) > 10:
+        print(f"tilelens-lsp capture: ... and {len(captured.skipped) - 10} more not recorded", file=sys.stderr)
     return status
+
+
+HOOK_KEEP = 4     # the hook keeps up to this many times --per-kernel distinct launches per kernel
+FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+def out_problem(out: Path) -> str | None:
+    """Why `out` cannot be written (checked before the run, so no launch is recorded in vain)."""
+    folder = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        return f"{out} is a folder"
+    if not folder.is_dir():
+        return f"the folder of {out} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder of {out} is not writable"
+    if out.exists() and not os.access(out, os.R_OK | os.W_OK):
+        return f"{out} is not readable and writable"
+    return None
+
+
+def run_forwarding_signals(command: list[str], env: dict[str, str]) -> int | None:
+    """Run `command` to its end as a shell would: Ctrl-C (which the terminal sends the whole process
+    group) is left to the command, SIGTERM/SIGHUP/SIGQUIT are passed on to it, and capture waits for
+    it either way. Its status, 128 + N for a death by signal N; None if it could not start."""
+    try:
+        proc = subprocess.Popen(command, env=env)
+    except OSError as exc:
+        print(f"tilelens-lsp capture: cannot run {command[0]}: {exc}", file=sys.stderr)
+        return None
+
+    def forward(signum, _frame) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signum)
+
+    saved = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN)}
+    for signum in FORWARDED:
+        saved[signum] = signal.signal(signum, forward)
+    try:
+        code = proc.wait()
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+    return 128 - code if code < 0 else code
 
 
 # ---------------------------------------------------------------- records → launch tables
@@ -94,7 +169,9 @@ def tables(records: list[dict], root: Path, per_kernel: int) -> Captured:
         try:
             where, table = _table(rec, root)
         except ValueError as exc:
-            out.skipped.append(f"{rec.get('kernel')}: {exc}")
+            why = f"{rec.get('kernel')}: {exc}"
+            if why not in out.skipped:
+                out.skipped.append(why)
             continue
         key = (where, table["launch"], table.get("let", ""))
         if key in seen:
@@ -111,6 +188,10 @@ def tables(records: list[dict], root: Path, per_kernel: int) -> Captured:
 
 
 def _table(rec: dict, root: Path) -> tuple[str, dict]:
+    if rec.get("unlocatable"):
+        raise ValueError(f"({Path(rec['file']).name}) {rec['unlocatable']}")
+    if rec.get("unrecordable"):
+        raise ValueError(rec["unrecordable"])
     table: dict = {}
     file = Path(rec["file"])
     try:
@@ -146,6 +227,8 @@ def _spec(arg: dict) -> str:
     if "tensor" in arg:
         return _tensor(arg["tensor"])
     value = arg["scalar"]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"a {value} scalar, which the directive grammar cannot write")
     if isinstance(value, bool) or value is None:
         return repr(value)
     if isinstance(value, (int, float, str)):
@@ -179,22 +262,66 @@ def _tensor(t: dict) -> str:
 
 
 def write(out: Path, new: list[dict], merge: bool) -> int:
-    """Append the tables that `out` does not hold yet (its text, comments included, is kept)."""
-    existing: set[tuple] = set()
-    text = ""
-    if merge and out.exists():
-        text = out.read_text(encoding="utf-8")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SystemExit(f"tilelens-lsp capture: {out} is not valid TOML ({exc}); nothing written")
-        for t in data.get("launch", []):
-            existing.add((t.get("file") or t.get("module"), t.get("launch"), t.get("let", "")))
-    fresh = [t for t in new if (t.get("file") or t.get("module"), t["launch"], t.get("let", "")) not in existing]
-    if not fresh:
-        return 0
-    chunk = tomli_w.dumps({"launch": fresh})
-    header = "" if text else "# Launches captured by `tilelens-lsp capture` from real runs.\n\n"
-    sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-    out.write_text(text + sep + header + chunk, encoding="utf-8")
+    """Add the tables that `out` does not hold yet (its text, comments included, is kept), as
+    `[[launch]]` tables, under a lock on the folder (two captures to one file both land), and only
+    after the new text reads back with every table; the file is replaced whole, never half-written."""
+    with _folder_lock(out.parent if str(out.parent) else Path(".")):
+        existing: set[tuple] = set()
+        text, count = "", 0
+        if out.exists():
+            text = out.read_text(encoding="utf-8")
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise SystemExit(f"tilelens-lsp capture: {out} is not valid TOML ({exc}); nothing written")
+            count = len(data.get("launch", []))
+            for t in data.get("launch", []):
+                existing.add((t.get("file") or t.get("module"), t.get("launch"), t.get("let", "")))
+        fresh = [t for t in new if (t.get("file") or t.get("module"), t["launch"], t.get("let", "")) not in existing]
+        if not fresh:
+            return 0
+        chunk = "\n".join(_table_text(t) for t in fresh)
+        header = "" if text else "# Launches captured by `tilelens-lsp capture` from real runs.\n\n"
+        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        result = text + sep + header + chunk
+        if len(tomllib.loads(result).get("launch", [])) != count + len(fresh):
+            raise ValueError("the merged text does not read back with every launch table; nothing written")
+        _replace(out, result)
     return len(fresh)
+
+
+def _table_text(table: dict) -> str:
+    """One `[[launch]]` table (tomli_w writes an array of tables inline, which a second array breaks)."""
+    return "[[launch]]\n" + "".join(tomli_w.dumps({key: value}) for key, value in table.items())
+
+
+def _replace(out: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=f".{out.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        if out.exists():
+            os.chmod(tmp, out.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path):
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.paths import find_root
+from tilelens_lsp.settings import MAX_FILE_BYTES
 
-MAX_FILE_BYTES = 8 * 1024 * 1024   # a larger file is not read: a TL010 says so
 
 
 def has_launch(path: Path) -> bool:

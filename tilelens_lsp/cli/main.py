@@ -38,7 +38,10 @@ def _positive_seconds(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tilelens-lsp", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"tilelens-lsp {__version__}")
-    parser.add_argument("--tcp", metavar="HOST:PORT", help="serve LSP over TCP instead of stdio")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="serve LSP over TCP instead of stdio (one client, "
+                        "which must send the token: see --token-file)")
+    parser.add_argument("--token-file", type=Path, metavar="FILE", help="with --tcp: write the client's secret "
+                        "here (mode 0600); clients send it as initializationOptions.tcpToken")
     parser.add_argument("--stdio", action="store_true", help="serve LSP over stdio (the default)")
     sub = parser.add_subparsers(dest="command")
     check = sub.add_parser("check", help="check files and folders, print verdicts")
@@ -88,9 +91,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--per-kernel must be at least 1")
         from tilelens_lsp.capture import runner as capture   # lazy: only this subcommand needs tomli_w and the hook
         return capture.run(command, args.out, args.merge, args.per_kernel)
+    if args.token_file is not None and not args.tcp:
+        parser.error("--token-file goes with --tcp")
     prestarted = _prestart_worker()
     from tilelens_lsp.lsp.server import serve   # lazy: pygls and lsprotocol take most of a second to import
-    return serve(args.tcp, prestarted)
+    return serve(args.tcp, prestarted, args.token_file)
 
 
 def _prestart_worker() -> Worker | None:

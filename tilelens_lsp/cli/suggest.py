@@ -8,10 +8,10 @@ the file only when every block was found against the text it read.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 from tilelens_lsp import releases
@@ -90,8 +90,7 @@ def _report(args, path: Path, text: str, found: list[Suggestion]) -> int:
 
 
 def _insert(path: Path, text: str, found: list[Suggestion]) -> None:
-    """Each block above its kernel, bottom first so earlier line numbers hold; atomically, and only if
-    the file is still the text the suggestions were made for."""
+    """Each block above its kernel, bottom first so earlier line numbers hold; a read-only file is refused."""
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)   # the line breaks ast counts, kept
     heads = []
@@ -102,15 +101,17 @@ def _insert(path: Path, text: str, found: list[Suggestion]) -> None:
         heads.append((head, s))
     for (first, indent), s in sorted(heads, key=lambda h: -h[0][0]):
         lines[first - 1:first - 1] = [f"{indent}{x}{newline}" for x in s.lines]
-    if path.read_bytes().decode("utf-8") != text:
-        raise ValueError("it changed while the launches were being found")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tilelens")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write("".join(lines))
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    if not path.stat().st_mode & 0o222:
+        raise ValueError("it is read-only")
+    data = "".join(lines).encode("utf-8")
+    # In place (the same inode: hard links and the file's owner, mode and ACLs stay), under a lock,
+    # and only if the file is still the text the suggestions were made for.
+    with open(path, "r+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        if f.read().decode("utf-8") != text:
+            raise ValueError("it changed while the launches were being found")
+        f.seek(0)
+        f.write(data)
+        f.truncate()
+        f.flush()
+        os.fsync(f.fileno())

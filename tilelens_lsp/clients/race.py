@@ -44,9 +44,11 @@ class RaceClient(IRClient):
                                  "there is not known exactly")
                 continue
             info = analysis.args[arg]
-            if _cannot_race(mine, info.lo, info.hi):
+            # footprints are int64 arrays: a storage past 2**63 elements ([2**32, 2**32]) is clamped to what they can hold
+            lo, hi = max(info.lo, _I64_MIN), min(info.hi, _I64_MAX)
+            if _cannot_race(mine, lo, hi):
                 continue
-            found = _find(mine, info.lo, info.hi)
+            found = _find(mine, lo, hi)
             if found is not None:
                 out.diagnostics.append(self._diagnostic(analysis, mine, found))
         return out
@@ -71,6 +73,9 @@ class RaceClient(IRClient):
                      "the programs of a launch run in no fixed order"),
             line=where["line"], column=where["column"], stack=stack,
             witness=Witness(pa, (), None, int(element), None), kind=self.name)
+
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def _union(sites: list, op: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from tilelens_lsp.launches.specs import MAX_DIRECTIVE_CHARS
 from tilelens_lsp.launches.statements import Brackets, run_statements
 from tilelens_lsp.model import DirectiveError, LaunchSpec
 from tilelens_lsp.suppress import is_ignore
+from tilelens_lsp.textlines import split_lines
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*tilelens:(.*)$")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -60,12 +61,12 @@ def _comment_lines(text: str) -> tuple[set[int], float]:
             if isinstance(n, (ast.Constant, ast.JoinedStr)) and (n.end_lineno or 0) > n.lineno:
                 if isinstance(n, ast.JoinedStr) or isinstance(n.value, (str, bytes)):
                     inside.update(range(n.lineno + 1, n.end_lineno + 1))
-        lines = text.split("\n")
+        lines = split_lines(text)
         return {i for i, line in enumerate(lines, 1) if "#" in line and i not in inside}, math.inf
     found: set[int] = set()
     last = 0
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             last = tok.end[0]
             if tok.type == tokenize.COMMENT:
                 found.add(tok.start[0])

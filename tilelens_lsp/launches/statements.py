@@ -16,6 +16,7 @@ from tilelens_lsp.launches.evaluator import NODE_WORDS, Evaluator, call_name
 from tilelens_lsp.launches.specs import (MAX_DIRECTIVE_CHARS, RESERVED, EvalError, Failed, GridLambda,
                                          as_grid, kind_of, to_arg)
 from tilelens_lsp.model import DirectiveError, LaunchSpec
+from tilelens_lsp.textlines import split_lines
 
 _STATEMENT_FORMS = "`NAME = expr` or `KERNEL[GRID](ARGS)`"
 
@@ -192,7 +193,7 @@ def run_statements(text: str, env: dict[str, Any], *, locate: Locate, end_line: 
     """
     launches: list[LaunchSpec] = []
     errors: list[DirectiveError] = []
-    lines = text.split("\n")
+    lines = split_lines(text)
 
     def fail(message: str, lineno: int = 1, col: int = 0, kernel: str | None = None) -> None:
         line, column = locate(lineno, col)

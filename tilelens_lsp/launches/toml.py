@@ -400,7 +400,9 @@ def declared_by_folder(folder: Path, path: Path, python: str | None = None) -> b
         if not config.is_file() or (origin == "pyproject" and not _declares_tilelens(config)):
             continue
         cfg = _load(config, origin)
-        return any(_table_file(cfg, table, python) == Path(path).resolve() for table in cfg.tables)
+        # `module =` only: a `file =` that leaves the folder ("../elsewhere/k.py") gives it no file to import
+        return any(isinstance(table.data, dict) and "module" in table.data and "file" not in table.data
+                   and _table_file(cfg, table, python) == Path(path).resolve() for table in cfg.tables)
     return False
 
 

@@ -20,6 +20,7 @@ from tilelens_lsp import suppress
 from tilelens_lsp.launches.kernels import kernel_head
 from tilelens_lsp.lsp import convert
 from tilelens_lsp.lsp.convert import SOURCE, Span, expression_index, to_client_range
+from tilelens_lsp.textlines import split_lines
 
 Units = Callable[[str], int]
 
@@ -40,7 +41,7 @@ def code_actions(uri: str, text: str, diagnostics: list[types.Diagnostic], units
     `resolve_edits`: the client resolves a code action's edit lazily (else TL100's fix is a command)."""
     if only is not None and not any(types.CodeActionKind.QuickFix.value.startswith(k) for k in only):
         return []
-    lines = text.split("\n")
+    lines = split_lines(text)
     actions: list[types.CodeAction] = []
     suppressions: list[types.CodeAction] = []
     for diag in diagnostics:
@@ -101,7 +102,7 @@ def _int64_fix(uri: str, text: str, diag: types.Diagnostic, units: Units) -> typ
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    lines = text.split("\n")
+    lines = split_lines(text)
     lineno, col = diag.range.start.line + 1, _byte_col(lines, diag.range.start, units)
     at = [n for n in ast.walk(tree) if isinstance(n, ast.BinOp) and (n.lineno, n.col_offset) == (lineno, col)]
     m = _OVERFLOW_OP.search(diag.message)

@@ -14,6 +14,7 @@ from lsprotocol import types
 from tilelens_lsp.launches.kernels import find_kernels
 from tilelens_lsp.lsp.codeactions import DECLARE_LAUNCH
 from tilelens_lsp.model import FileResult, LaunchResult
+from tilelens_lsp.textlines import split_lines
 
 SHOW = "tilelens.showLaunches"
 RERUN = "tilelens.rerun"
@@ -63,7 +64,7 @@ def title(launches: list[LaunchResult]) -> str:
 def lenses(uri: str, text: str, result: FileResult | None, state: str = NEVER) -> list[types.CodeLens]:
     """Two lenses above each kernel: the verdict (→ per-launch summary) and re-run, or, for a kernel
     without a launch, "declare an example launch" (the command form of TL100's quick fix)."""
-    lines = text.split("\n")
+    lines = split_lines(text)
     out = []
     for kernel in find_kernels(text):
         launches = [launch for launch in result.launches if launch.kernel == kernel.name] if result else []

@@ -20,7 +20,7 @@ from typing import Any
 from lsprotocol import types
 
 from tilelens_lsp.diagnostics import LSP_SEVERITY
-from tilelens_lsp.lsp.linemap import split_lines
+from tilelens_lsp.textlines import split_lines
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, code_url
 
 SOURCE = "tilelens"
@@ -54,7 +54,7 @@ class ExpressionIndex:
     """Expressions of one source text by their start (line, byte column), for diagnostic ranges."""
 
     def __init__(self, text: str) -> None:
-        self.lines = text.splitlines()
+        self.lines = split_lines(text)        # LSP's breaks: not str.splitlines()
         self._calls: dict[tuple[int, int], Span] = {}
         self._exprs: dict[tuple[int, int], Span] = {}
         try:

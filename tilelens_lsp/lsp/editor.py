@@ -14,6 +14,7 @@ from typing import Any, Callable
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from tilelens_lsp.lsp.documents import Documents
 from tilelens_lsp.lsp.state import file_path
 
 CONFIG_GLOB = "**/{pyproject.toml,tilelens.toml}"
@@ -24,6 +25,7 @@ class Editor:
 
     def __init__(self, server: LanguageServer) -> None:
         self.server = server
+        self.documents = Documents()     # the text as the client has it (documents.py), not pygls' copy
 
     # -- capabilities
 
@@ -46,10 +48,26 @@ class Editor:
     # -- documents and folders
 
     def text(self, uri: str) -> str:
-        try:
-            return self.server.workspace.get_text_document(uri).source
-        except Exception:  # noqa: BLE001 - an unreadable document is analysed from disk anyway
-            return ""
+        return self.documents.text(uri) or ""
+
+    def opened(self, item: types.TextDocumentItem) -> None:
+        self.documents.open(item.uri, item.text, item.version)
+
+    def changed(self, params: types.DidChangeTextDocumentParams) -> str | None:
+        """Apply a didChange to our copy; pygls' copy (which it no longer updates) gets the result."""
+        uri, version = params.text_document.uri, params.text_document.version
+        text = self.documents.change(uri, params.content_changes, version, self.encoding())
+        if text is not None:
+            try:
+                old = self.server.workspace.get_text_document(uri)
+                self.server.workspace.put_text_document(types.TextDocumentItem(
+                    uri=uri, language_id=old.language_id or "python", version=version, text=text))
+            except Exception:  # noqa: BLE001 - pygls' copy is only a convenience; ours is the text
+                pass
+        return text
+
+    def closed(self, uri: str) -> None:
+        self.documents.close(uri)
 
     def units(self, text: str) -> int:
         return self.server.workspace.position_codec.client_num_units(text)

@@ -10,16 +10,13 @@ Pure: no LSP library and no I/O; a change is anything with `text` and an optiona
 from __future__ import annotations
 
 import difflib
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-_BREAK = re.compile(r"\r\n|\r|\n")     # LSP's line breaks (not str.splitlines, which knows more)
+from tilelens_lsp.lsp import documents
+from tilelens_lsp.textlines import line_starts, split_lines
+
 _NONE: frozenset[int] = frozenset()
-
-
-def split_lines(text: str) -> list[str]:
-    return _BREAK.split(text)
 
 
 @dataclass(frozen=True)
@@ -65,6 +62,40 @@ class LineMap:
             edited.append(frozenset(sources) if sources else _NONE)
         return LineMap(tuple(copies), tuple(edited))
 
+    def then_splice(self, splice: "Splice") -> "LineMap":
+        """`then` for one ranged change: lines outside it are copied by slicing, so the cost is the
+        change's lines (plus a memory copy), not one Python step per line of the document."""
+        copies: list[int | None] = []
+        edited: list[frozenset[int]] = []
+        sources: set[int] | None = None
+        for old in splice.region:
+            if old is not None:
+                copies.append(self.copy_of[old])
+                edited.append(self.edited_from[old])
+                continue
+            if sources is None:
+                sources = set()
+                for m in splice.touched:
+                    if self.copy_of[m] is not None:
+                        sources.add(self.copy_of[m])    # type: ignore[arg-type]
+                    sources |= self.edited_from[m]
+            copies.append(None)
+            edited.append(frozenset(sources) if sources else _NONE)
+        sl, el = splice.first, splice.last
+        return LineMap(self.copy_of[:sl] + tuple(copies) + self.copy_of[el + 1:],
+                       self.edited_from[:sl] + tuple(edited) + self.edited_from[el + 1:])
+
+
+@dataclass(frozen=True)
+class Splice:
+    """One ranged change as lines: old lines first..last became `region` (each the old line it keeps
+    unchanged, or None), and the old lines in `touched` were edited into the None ones."""
+
+    first: int
+    last: int
+    region: tuple[int | None, ...]
+    touched: frozenset[int]
+
 
 @dataclass(frozen=True)
 class Tracked:
@@ -73,6 +104,7 @@ class Tracked:
     base: str
     text: str
     map: LineMap
+    starts: Any = field(default=None, compare=False, repr=False)    # of `text` (documents.Document.starts)
 
 
 def start(text: str) -> Tracked:
@@ -83,13 +115,57 @@ def advance(tracked: Tracked, changes: Iterable[Any], encoding: str = "utf-16") 
     """`tracked` after the content changes of one `didChange`, applied in order as LSP says.
 
     `encoding` is the negotiated position encoding (`utf-8`, `utf-16` or `utf-32`) that the
-    changes' character offsets count in.
+    changes' character offsets count in. A ranged change costs its own lines plus a copy of the
+    line starts (documents.py); only a whole-document change is diffed line by line.
     """
-    text, line_map = tracked.text, tracked.map
+    doc = documents.Document(tracked.text, starts=tracked.starts)
+    line_map = tracked.map
     for change in changes:
-        text, step = apply_change(text, change, encoding)
-        line_map = line_map.then(step)
-    return Tracked(tracked.base, text, line_map)
+        old = doc.text
+        splice = _splice(doc, change, encoding)
+        line_map = line_map.then_splice(splice) if splice is not None else line_map.then(diff_map(old, doc.text))
+    return Tracked(tracked.base, doc.text, line_map, doc.starts)
+
+
+def _splice(doc: documents.Document, change: Any, encoding: str) -> Splice | None:
+    """Apply `change` to `doc`; the lines it replaced, or None when only a line diff can say (a whole
+    document, or a `\r` that met a `\n`)."""
+    rng = _get(change, "range")
+    if rng is None:
+        documents.apply(doc, change, encoding)
+        return None
+    a, b = documents.offset(doc, _get(rng, "start"), encoding), documents.offset(doc, _get(rng, "end"), encoding)
+    if b < a:
+        a, b = b, a
+    sl, el = documents.line_of(doc.starts, a), documents.line_of(doc.starts, b)
+    first_line, last_line = _line(doc, sl), _line(doc, el)
+    sc, ec = a - int(doc.starts[sl]), b - int(doc.starts[el])
+    segments = split_lines(_get(change, "text") or "")
+    k = len(segments) - 1
+    lines_before = len(doc.starts)
+    documents.apply(doc, change, encoding)
+    if len(doc.starts) != lines_before - (el - sl) + k:
+        return None
+    prefix, suffix = first_line[:sc], last_line[ec:]
+    first = prefix + segments[0] + (suffix if k == 0 else "")
+    last = (prefix if k == 0 else "") + segments[-1] + suffix
+    keeps_first = sc == len(first_line) and first == first_line
+    keeps_last = ec == 0 and last == last_line and not (keeps_first and (sl == el or k == 0))
+    region: list[int | None] = [None] * (k + 1)
+    if keeps_first:
+        region[0] = sl
+    if keeps_last:
+        region[k] = el
+    kept = {line for line in region if line is not None}
+    return Splice(sl, el, tuple(region), frozenset(range(sl, el + 1)) - kept)
+
+
+def _line(doc: documents.Document, line: int) -> str:
+    """Line `line` of `doc` without its break."""
+    start = int(doc.starts[line])
+    if line + 1 < len(doc.starts):
+        return doc.text[start:int(doc.starts[line + 1])].rstrip("\r\n")
+    return doc.text[start:]
 
 
 def resync(tracked: Tracked, current: str) -> Tracked:
@@ -126,7 +202,7 @@ def apply_change(text: str, change: Any, encoding: str = "utf-16") -> tuple[str,
                           _position(lines, _get(rng, "end"), encoding))
     if (el, ec) < (sl, sc):
         (sl, sc), (el, ec) = (el, ec), (sl, sc)
-    starts = _line_starts(text)
+    starts = line_starts(text)
     a, b = starts[sl] + sc, starts[el] + ec
     result = text[:a] + new_text + text[b:]
     segments = split_lines(new_text)
@@ -156,12 +232,6 @@ def apply_change(text: str, change: Any, encoding: str = "utf-16") -> tuple[str,
 
 def _get(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    starts.extend(m.end() for m in _BREAK.finditer(text))
-    return starts
 
 
 def _position(lines: list[str], pos: Any, encoding: str) -> tuple[int, int]:

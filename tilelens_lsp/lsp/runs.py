@@ -16,6 +16,7 @@ from tilelens_lsp import suppress
 from tilelens_lsp.lsp import convert, linemap
 from tilelens_lsp.lsp.state import Doc, Published, Run, log, relative
 from tilelens_lsp.model import FileResult
+from tilelens_lsp.settings import MAX_FILE_BYTES
 from tilelens_lsp.worker.process import WorkerUnavailable
 
 if TYPE_CHECKING:
@@ -37,6 +38,16 @@ class Runs:
         text = snapshot.tracked.base if snapshot is not None else s.editor.text(doc.uri)
         if doc.path is None or not doc.path.name.endswith(".py") or not doc.path.is_file():
             s.publish(doc.uri, [], doc.version)
+            return
+        size = doc.path.stat().st_size
+        if doc.too_large or size > MAX_FILE_BYTES:   # as `check`: a TL010, nothing imported or indexed
+            mib = max(size, len(s.editor.text(doc.uri).encode("utf-8"))) / 2**20
+            doc.published = None
+            s.publish(doc.uri, [types.Diagnostic(
+                range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+                message=f"cannot read this file: it is {mib:.1f} MiB, above the {MAX_FILE_BYTES // 2**20} MiB "
+                        "limit; not analysed", severity=types.DiagnosticSeverity.Error, source=convert.SOURCE,
+                code="TL010")], doc.version)
             return
         root = s.root_for(doc.path)
         if root is None:

@@ -57,7 +57,8 @@ class Scheduler:
         """A new generation of `doc`: older results are dropped, its stale run cancelled."""
         now = time.monotonic()
         doc.generation += 1
-        doc.snapshot = Snapshot(doc.generation, linemap.start(self.session.editor.text(doc.uri)),
+        text = "" if doc.too_large else self.session.editor.text(doc.uri)   # too large: never tracked
+        doc.snapshot = Snapshot(doc.generation, linemap.start(text),
                                 f"version {doc.version}, {why} at {time.strftime('%H:%M:%S')}")
         doc.burst = doc.touched > 0 and now - doc.touched < DEBOUNCE
         doc.touched = now

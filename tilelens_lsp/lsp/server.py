@@ -11,6 +11,8 @@ import asyncio
 import logging
 import os
 import sys
+import threading
+from pathlib import Path
 from typing import Any
 
 import pygls.server
@@ -20,7 +22,8 @@ from pygls.lsp.server import LanguageServer
 from tilelens_lsp import __version__
 from tilelens_lsp.lsp import codeactions, codelens
 from tilelens_lsp.lsp.session import Session
-from tilelens_lsp.lsp.transport import OneLineDeserializeErrors, TilelensProtocol, robust_run_async
+from tilelens_lsp.lsp.transport import (OneClient, OneLineDeserializeErrors, TcpSecret, TilelensProtocol,
+                                        handle_body, make_secret, robust_run_async)
 from tilelens_lsp.worker.process import Worker
 
 STATS_METHOD = "tilelens/stats"
@@ -44,6 +47,31 @@ class TilelensServer(LanguageServer):
         if self._server:
             self._server.close()
         self.session.close()
+
+    def serve_one_tcp_client(self, host: str, port: int, secret: TcpSecret) -> None:
+        """pygls' TCP server, narrowed: the first connection whose `initialize` carries the secret is
+        the one client; every other connection is refused, and the server ends with that client."""
+        self._stop_event = stop_event = threading.Event()
+        gate = OneClient(secret)
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            first = await gate.admit(reader, writer)
+            if first is None:
+                return
+            self.protocol.set_writer(writer)   # type: ignore[attr-defined]
+            handle_body(first, self.protocol, self.report_server_error)
+            await robust_run_async(stop_event, reader, self.protocol, None, self.report_server_error)
+            self.shutdown()
+
+        async def tcp_server() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(tcp_server())
+        except asyncio.CancelledError:
+            pass
 
 
 def create_server() -> TilelensServer:
@@ -148,22 +176,32 @@ def create_server() -> TilelensServer:
     return server
 
 
-def serve(tcp: str | None = None, prestarted: Worker | None = None) -> int:
-    """Run the server over stdio (default) or TCP (`HOST:PORT`) until the client goes away."""
+def serve(tcp: str | None = None, prestarted: Worker | None = None, token_file: Path | None = None) -> int:
+    """Run the server over stdio (default) or TCP (`HOST:PORT`) until the client goes away.
+
+    Over TCP the client must send the secret in `initialize` (initializationOptions.tcpToken): the
+    TILELENS_TCP_TOKEN it set, or the token written to `token_file` (mode 0600)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="tilelens-lsp %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pygls.protocol.json_rpc").addFilter(OneLineDeserializeErrors())
     pygls.server.run_async = robust_run_async   # this process serves one client: ours is the loop
     server = create_server()
     server.session.workers.prestarted = prestarted
+    secret = None
     try:
         if tcp:
             host, _, port = tcp.rpartition(":")
-            server.start_tcp(host or "127.0.0.1", int(port))
+            secret = make_secret(int(port), token_file)
+            if secret.file is not None:
+                print(f"tilelens-lsp: TCP clients must send initializationOptions.tcpToken, written to {secret.file}",
+                      file=sys.stderr, flush=True)
+            server.serve_one_tcp_client(host or "127.0.0.1", int(port), secret)
         else:
             server.start_io()
     finally:
         server.session.close()
+        if secret is not None:
+            secret.remove()
     code = 0 if server.session.shutdown_requested else 1
     if not tcp:
         # Threads may still block on stdin or a dead pipe; nothing is left to flush but our streams.

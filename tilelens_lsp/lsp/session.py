@@ -21,7 +21,7 @@ from tilelens_lsp.lsp.features import Features
 from tilelens_lsp.lsp.progress import Progress
 from tilelens_lsp.lsp.runs import Runs
 from tilelens_lsp.lsp.scheduling import Scheduler
-from tilelens_lsp.lsp.state import Doc, file_path, follow_edits, is_config_file
+from tilelens_lsp.lsp.state import Doc, file_path, follow_edits, is_config_file, over_limit
 from tilelens_lsp.lsp.workerhost import WorkerHost
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, from_environment, merge
@@ -75,15 +75,21 @@ class Session:
     # -- documents
 
     def open(self, item: types.TextDocumentItem) -> None:
-        doc = Doc(item.uri, file_path(item.uri), item.version)
+        self.editor.opened(item)
+        doc = Doc(item.uri, file_path(item.uri), item.version, too_large=over_limit(item.text))
         self.docs[item.uri] = doc
         self.scheduler.schedule(doc, "opened")
 
     def change(self, params: types.DidChangeTextDocumentParams) -> None:
+        text = self.editor.changed(params)
         doc = self.docs.get(params.text_document.uri)
         if doc is None:
             return
         doc.version = params.text_document.version
+        doc.too_large = text is not None and over_limit(text)
+        if doc.too_large:
+            doc.snapshot = doc.published = None     # nothing to follow: it is not analysed
+            return
         follow_edits(doc, params.content_changes, self.editor.text(doc.uri), self.editor.encoding())
 
     def save(self, uri: str) -> None:
@@ -94,6 +100,7 @@ class Session:
             self.scheduler.schedule(doc, "saved")
 
     def close_doc(self, uri: str) -> None:
+        self.editor.closed(uri)
         doc = self.docs.pop(uri, None)
         self.scheduler.pending.pop(uri, None)
         if doc is None:

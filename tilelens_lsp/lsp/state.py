@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 from tilelens_lsp.lsp import linemap
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.paths import relative_posix
-from tilelens_lsp.settings import Settings
+from tilelens_lsp.settings import MAX_FILE_BYTES, Settings
 
 log = logging.getLogger("tilelens_lsp.server")
 
@@ -55,6 +55,12 @@ class Doc:
     burst: bool = False          # this save came within DEBOUNCE of the previous one
     published: Published | None = None
     snapshot: Snapshot | None = None
+    too_large: bool = False      # over MAX_FILE_BYTES: not analysed, its edits not followed
+
+
+def over_limit(text: str) -> bool:
+    """Whether a document is larger than `check` reads (MAX_FILE_BYTES of UTF-8)."""
+    return len(text) > MAX_FILE_BYTES or (len(text) > MAX_FILE_BYTES // 4 and len(text.encode("utf-8")) > MAX_FILE_BYTES)
 
 
 @dataclass

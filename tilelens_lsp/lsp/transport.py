@@ -2,18 +2,27 @@
 
 pygls stays deaf after one wrong Content-Length, dies on a huge one, and logs a traceback per
 non-JSON body; the loop here resynchronises, bounds what it reads and logs one line per problem
-(docs/reliability.md, fix 5). It knows nothing of tilelens: the session and handlers are server.py's.
+(docs/reliability.md, fix 5). Over `--tcp` it serves one client, the one whose `initialize` carries
+the secret (`OneClient`, docs/reliability.md). It knows nothing of tilelens: the session and handlers
+are server.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hmac
 import json
 import logging
+import os
 import re
+import secrets
+import stat
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -54,7 +63,10 @@ class TilelensProtocol(LanguageServerProtocol):
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
         if unquote(params.text_document.uri) not in self.workspace.text_documents:
             return  # a change to a document never opened: nothing to update
-        yield from super().lsp_text_document__did_change(params)
+        # pygls applies changes through str.splitlines(), which breaks at more than LSP's line breaks:
+        # the handler applies them to the server's own copy (lsp/documents.py) instead.
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
 
 
 @dataclass
@@ -161,3 +173,132 @@ class OneLineDeserializeErrors(logging.Filter):
             record.msg = "ignored a malformed message: %s: %s"
             record.args = (type(exc).__name__, exc) if exc is not None else ("?", "")
         return True
+
+
+# ---------------------------------------------------------------- --tcp: one client, who knows the secret
+
+TOKEN_OPTION = "tcpToken"              # initializationOptions key the client sends the secret in
+TOKEN_ENV = "TILELENS_TCP_TOKEN"       # a launching client may choose the secret and pass it here
+FIRST_MESSAGE_TIMEOUT = 30.0           # seconds a connection has to send its `initialize`
+MAX_FIRST_MESSAGE = 4 * 1024 * 1024
+
+
+@dataclass
+class TcpSecret:
+    """The secret a TCP client must send in `initialize`, and the 0600 file it was written to (if any)."""
+
+    token: str
+    file: Path | None = None
+
+    def remove(self) -> None:
+        if self.file is not None:
+            with contextlib.suppress(OSError):
+                self.file.unlink()
+
+
+def make_secret(port: int, token_file: Path | None) -> TcpSecret:
+    """The client's secret: TILELENS_TCP_TOKEN if the launching client set it, else a fresh random one
+    written to `token_file` (default: a per-user 0700 folder in the temp dir) with mode 0600."""
+    chosen = os.environ.get(TOKEN_ENV, "")
+    if chosen and token_file is None:
+        return TcpSecret(chosen)
+    token = chosen or secrets.token_urlsafe(32)
+    path = token_file or Path(tempfile.gettempdir()) / f"tilelens-lsp-{os.getuid()}" / f"tcp-{port}.token"
+    _private_folder(path.parent, created_by_us=token_file is None)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".token-")     # mode 0600, never a link
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return TcpSecret(token, path)
+
+
+def _private_folder(folder: Path, created_by_us: bool) -> None:
+    """`folder` exists, is ours and (for the default one) is reachable by nobody else."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise SystemExit(f"tilelens-lsp: {folder} is not a folder of this user: refusing to write the TCP token there")
+    if created_by_us and stat.S_IMODE(info.st_mode) & 0o077:
+        raise SystemExit(f"tilelens-lsp: {folder} is open to other users: refusing to write the TCP token there")
+
+
+class OneClient:
+    """Admits the first connection whose `initialize` carries the secret; refuses every other one."""
+
+    def __init__(self, secret: TcpSecret) -> None:
+        self.secret = secret
+        self.taken = False
+
+    async def admit(self, reader: Any, writer: Any) -> bytes | None:
+        """The first message (the token taken out) of an admitted connection; None: refused, closed."""
+        peer = writer.get_extra_info("peername")
+        if self.taken:
+            log.warning("refused a connection from %s: this server already serves a client", peer)
+            return await _refuse(writer, None, "this server already serves a client")
+        try:
+            body = await asyncio.wait_for(_read_message(reader), FIRST_MESSAGE_TIMEOUT)
+        except (asyncio.TimeoutError, ConnectionError, ValueError):
+            body = None
+        message = _json(body)
+        rid = message.get("id") if isinstance(message, dict) else None
+        params = message.get("params") if isinstance(message, dict) else None
+        options = params.get("initializationOptions") if isinstance(params, dict) else None
+        token = options.get(TOKEN_OPTION) if isinstance(options, dict) else None
+        if not isinstance(message, dict) or message.get("method") != "initialize" or not isinstance(token, str) \
+                or not hmac.compare_digest(token.encode(), self.secret.token.encode()):
+            log.warning("refused a connection from %s: its first message is not an initialize with the "
+                        "server's %s", peer, TOKEN_OPTION)
+            return await _refuse(writer, rid, f"unauthorized: send initializationOptions.{TOKEN_OPTION}")
+        if self.taken:
+            log.warning("refused a connection from %s: this server already serves a client", peer)
+            return await _refuse(writer, rid, "this server already serves a client")
+        self.taken = True
+        del options[TOKEN_OPTION]
+        return json.dumps(message).encode()
+
+
+async def _read_message(reader: Any) -> bytes | None:
+    length = None
+    while True:
+        line = await reader.readline()
+        if not line:
+            return None
+        if not line.strip():
+            if length is None:
+                continue
+            return await _read_body(reader, length)
+        match = _CONTENT_LENGTH.search(line)
+        if match is not None:
+            length = int(match.group(1))
+            if length > MAX_FIRST_MESSAGE:
+                return None
+
+
+def _json(body: bytes | None) -> Any:
+    if body is None:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+async def _refuse(writer: Any, rid: Any, why: str) -> None:
+    if rid is not None:
+        data = json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": why}}).encode()
+        with contextlib.suppress(Exception):
+            writer.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+            await writer.drain()
+    with contextlib.suppress(Exception):
+        writer.close()
+    return None
+
+
+def handle_body(body: bytes, protocol: Any, error_handler: Any) -> None:
+    """Dispatch one message body read off the wire (as the message loop does)."""
+    _handle_body(body, protocol, error_handler)
