@@ -225,7 +225,8 @@ class ArgInfo:
     elem_size: int
     lo: int          # lowest valid element index relative to the argument's address
     hi: int          # one past the highest
-    values: tuple[int, int] | None = None   # declared range [LO, HI) of the tensor's elements
+    # declared set of the tensor's elements: sorted disjoint half-open intervals ((LO, HI), ...)
+    values: tuple[tuple[int, int], ...] | None = None
     view: tuple[np.ndarray, np.ndarray] | None = None   # runs the declared view covers, when it does
     # not cover its whole storage (element indices relative to the argument's address)
 

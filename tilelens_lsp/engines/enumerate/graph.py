@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tilelens_lsp.engines import accounting
+from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.enumerate.address_slice import address_slice
 from tilelens_lsp.engines.enumerate.recording import SiteRecorder
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, opaque_of
@@ -72,6 +73,7 @@ class AccessGraph(SiteRecorder):
         self._steps: dict[tuple[int, int], tuple[np.ndarray, int | None]] = {}
         self._current_loc = ""
         self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
+        self.index = guards.FuncIndex(model.module.funcs)   # defs and uses, for guards
 
     def width_obligations(self) -> list[Obligation]:
         return list(self.obligations.values())
@@ -186,6 +188,12 @@ class AccessGraph(SiteRecorder):
         for when, v in incoming[1:]:
             value = blend(when, v, value, op)
         return value
+
+    def edge_values(self, term: Op, polarity: bool, env: dict[str, Value], ctx: Ctx) -> dict[str, Value]:
+        """Values narrowed on the edge of `cf.cond_br` taken when its condition is `polarity`."""
+        if not isinstance(env.get(term.operands[0]), Opaque):
+            return {}
+        return guards.branch_env(self, term, term.operands[0], polarity, env, ctx)
 
     def narrow(self, ctx: Ctx, may: np.ndarray, exact: bool) -> Ctx:
         return Ctx(may, ctx.iters, exact, ctx.stack)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.enumerate.table import handles
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, Opaque, PtrChoice, PtrV, Value
@@ -53,10 +54,19 @@ def _int_ptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     return [Opaque("pointer-provenance", f"{op.name} loses the pointer's provenance", op.loc)]
 
 
+def _guarded(g: AccessGraph, op: Op, env, ctx, mask_at: int) -> tuple[Value, Value]:
+    """The access's pointer and mask, the pointer narrowed by what its mask says about loaded indices."""
+    ptr = g.get(env, op.operands[0])
+    mask = g.get(env, op.operands[mask_at]) if len(op.operands) > mask_at else None
+    if isinstance(mask, Opaque) and mask.why == "data" and (
+            isinstance(ptr, PtrSpan) or isinstance(ptr, Opaque) and ptr.why == "data"):
+        ptr, mask = guards.access(g, op, op.operands[0], op.operands[mask_at], ptr, mask, env, ctx)
+    return ptr, mask
+
+
 @handles("tt.load")
 def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    ptr = g.get(env, op.operands[0])
-    mask = g.get(env, op.operands[1]) if len(op.operands) > 1 else None
+    ptr, mask = _guarded(g, op, env, ctx, 1)
     g.record(op, "load", ptr, mask, ctx)
     ty = op.result_types[0] if op.result_types else None
     info = g.m.args.get(getattr(ptr, "arg", ""))
@@ -66,23 +76,23 @@ def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         if other is None or isinstance(other, IntV):
             shape = np.broadcast_shapes(ptr.shape() if isinstance(ptr, PtrV) else ptr.lo.shape,
                                         *([mask.a.shape] if mask is not None else []))
-            return [ranges.loaded(info.values[0], info.values[1], shape, ty.bits, info.name,
+            return [ranges.loaded(info.values, shape, ty.bits, info.name,
                                   None if mask is None else mask.a, None if other is None else other.a)]
+    if info is not None:
+        return [Opaque("data", f"data loaded from {info.name}", op.loc)]
     return [Opaque("data", "loaded data", op.loc)]
 
 
 @handles("tt.store")
 def _store(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    ptr = g.get(env, op.operands[0])
-    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    ptr, mask = _guarded(g, op, env, ctx, 2)
     g.record(op, "store", ptr, mask, ctx)
     return []
 
 
 @handles("tt.atomic_rmw")
 def _atomic_rmw(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    ptr = g.get(env, op.operands[0])
-    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    ptr, mask = _guarded(g, op, env, ctx, 2)
     g.record(op, "atomic", ptr, mask, ctx)
     return [Opaque("data", "an atomic's old value", op.loc)]
 
