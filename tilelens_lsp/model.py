@@ -16,7 +16,8 @@ SEVERITY = {
     "TL002": "warning",      # possible out-of-bounds
     "TL003": "error",        # integer overflow in address arithmetic
     "TL004": "warning",      # access outside its view but inside the storage
-    "TL005": "error",        # race between programs
+    "TL005": "error",        # race between programs (or between lanes of one store)
+    "TL006": "warning",      # possible race: footprints that are bounds may meet
     "TL010": "error",        # Triton compile error / failed import
     "TL020": "error",        # bad launch directive
     "TL030": "information",  # not analyzed: refusal kind
@@ -32,6 +33,7 @@ CODE_TITLES = {
     "TL003": "integer overflow in address arithmetic",
     "TL004": "access outside its view",
     "TL005": "race between programs",
+    "TL006": "possible race",
     "TL010": "Triton compile error",
     "TL020": "bad launch directive",
     "TL030": "not analyzed",

@@ -255,8 +255,8 @@ MUTATIONS: list[Mutation] = [
       gap=('conformance kernel: if pid > 0: lo = pid * BLOCK - 1 (+ a store) else: lo = 0 (+ a store); load '
            'x_ptr + lo + arange')),
     M("data-branch-exact", "engines/enumerate/control.py",
-      "then_v = g.eval_block(then_b, dict(env), Ctx(ctx.pred, ctx.iters, False, ctx.stack))",
-      "then_v = g.eval_block(then_b, dict(env), Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack))",
+      "sides.append(g.eval_block(block, inner, Ctx(ctx.pred, ctx.iters, False, ctx.stack)))",
+      "sides.append(g.eval_block(block, inner, Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack)))",
       "accesses under a branch on loaded data are reported as exact",
       gap=('conformance kernel: if tl.load(flag_ptr + pid) > 0: copy the block (the oracle skips about half the '
            'programs)')),

@@ -64,6 +64,13 @@ RULE_HELP = {
               "Give each program its own output elements (check the grid and the tile strides), or combine "
               "partial results with an atomic (`tl.atomic_add`) as split-K reductions do. The message names "
               "the element and both programs and lines."),
+    "TL006": ("A plain store and another plain access (a store of another lane or program, or a load of "
+              "another program) may touch one element for some values in the declared ranges: their "
+              "footprints are bounds built from loaded indices (a histogram without atomics, a scatter). "
+              "Also two lanes of one store that write one element with values from loaded data.",
+              "Use an atomic (`tl.atomic_add`) where the indices can repeat; if they never do (a "
+              "permutation, unique slots), suppress with `# tilelens: ignore[TL006]`. The message names the "
+              "element, both programs or lanes and lines."),
     "TL010": ("Triton could not compile the kernel for the declared launch, or the module failed to "
               "import in the analysis worker.",
               "Read the compile error at the line Triton names; for an import error install the missing "

@@ -28,4 +28,4 @@ def token_offset_kernel(cu_ptr, out_ptr, num_seqs):
 
 
 # tilelens: token_offset_kernel[(32,)](i32[4].values(0, 33), i32[32], 4)
-# expect: TL002 at line 27
+# expect: TL002 at line 26

@@ -13,7 +13,7 @@ import numpy as np
 
 from tilelens_lsp.engines import views
 from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
-from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Ptr, parts_of
+from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Pieces, Ptr, parts_of
 from tilelens_lsp.engines.enumerate import AccessGraph
 from tilelens_lsp.engines.values import ArgInfo, SiteResult
 from tilelens_lsp.refusal import Refusal
@@ -28,6 +28,26 @@ RACE_SHARE = 64                  # per-program footprints for the race check get
 def kind_is_atomic(op: str) -> bool:
     return op == "atomic"
 
+
+
+def lanes_injective(off: "Form | Pieces") -> bool:
+    """Distinct lanes of one program get distinct addresses: the lane coefficients of the offset form
+    a mixed radix over the lane extents (each step larger than everything the smaller ones reach)."""
+    if not isinstance(off, Form) or off.side or any(v[0] == "q" for v in off.k):
+        return False
+    steps = []
+    for axis, n in enumerate(off.shape):
+        if n > 1:
+            a = abs(off.k.get(f"L{axis}", 0))
+            if a == 0:
+                return False
+            steps.append((a, n))
+    reach = 0
+    for a, n in sorted(steps):
+        if a <= reach:
+            return False
+        reach += a * (n - 1)
+    return True
 
 
 class SummaryFootprints:
@@ -58,6 +78,9 @@ class SummaryFootprints:
         if site is None:
             site = self.sites[key] = SiteResult(kind, ptr.arg, op.loc, ctx.stack)
         info = self.m.args[ptr.arg]
+        if kind == "store" and not lanes_injective(ptr.off):
+            # two lanes of one program may store one element: the enumeration compares their values
+            raise NotAffine("a store whose lanes may write one element")
         pred = np.broadcast_to(ctx.pred, (self.P,))
         if mask is not None:
             pred = pred & np.broadcast_to(mask.pred, (self.P,))

@@ -85,8 +85,7 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
         inner = dict(env)
         lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1)
         inner[iv] = IntV(lo.copy(), bits) if (lo == hi).all() else RangeV(lo, np.maximum(lo, hi), bits)
-        for name, v in zip(carried, values):
-            inner[name] = v
+        inner.update(zip(carried, values))
         exact = ctx.exact and bool((may == must).all())
         yielded = g.eval_block(body, inner, Ctx(may, ctx.iters + (t,), exact, ctx.stack))
         values = [blend_may(must, may, new, old, op) for new, old in zip(yielded, values)]

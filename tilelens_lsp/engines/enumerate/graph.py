@@ -234,10 +234,15 @@ class AccessGraph(SiteRecorder):
         if isinstance(v, IntV):
             return v
         if isinstance(v, (RangeV, PtrSpan)):
-            raise Refusal("data-dependent-bound", f"{role} depends on a loaded index", op.loc)
+            raise Refusal("data-dependent-bound", f"{role} depends on a loaded index in a way its declared "
+                          "range does not bound", op.loc)
         if isinstance(v, Opaque):
             kind = {"data": "data-dependent-bound", "float": "out-of-vocabulary"}.get(v.why, v.why)
-            raise Refusal(kind, f"{role} depends on {v.message or v.why}", v.loc or op.loc)
+            hint = ""
+            if v.why == "data":
+                hint = ("; declare the values of the tensor it is loaded from (`i32[N].values(LO, HI)` or "
+                        "`tensor(..., values=...)`) and the loop runs over every trip count they allow")
+            raise Refusal(kind, f"{role} depends on {v.message or v.why}{hint}", v.loc or op.loc)
         raise Refusal("out-of-vocabulary", f"{role} is not an integer", op.loc)
 
     def pred_like(self, ctx: Ctx, shape_ndim: int) -> np.ndarray:

@@ -30,8 +30,8 @@ def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         # an address from a declared-range index: per lane, the hull of what it may touch
         lo, hi = off.lo * p.pointee, off.hi * p.pointee
         if isinstance(p, PtrV):
-            return [PtrSpan(p.arg, p.boff + lo, p.boff + hi, p.pointee, off.undef, off.src)]
-        return [p.plus(lo, hi, off.undef, keep_src=False)]
+            return [PtrSpan(p.arg, p.boff + lo, p.boff + hi, p.pointee, off.undef, off.src, off.scatter)]
+        return [p.plus(lo, hi, off.undef, keep_src=False, scatter=off.scatter)]
     if isinstance(p, PtrSpan) and isinstance(off, IntV):
         shift = off.a.astype(np.int64, copy=False) * p.pointee
         return [p.plus(shift, shift)]
@@ -87,6 +87,11 @@ def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
 def _store(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     ptr, mask = _guarded(g, op, env, ctx, 2)
     g.record(op, "store", ptr, mask, ctx)
+    value = g.get(env, op.operands[1])
+    func = g.index.func_of.get(id(op))
+    source = g.index.defs[func].get(op.operands[1]) if func is not None else None
+    uniform = source is not None and source.name in ("tt.splat", "arith.constant")
+    g.check_lanes(op, ptr, mask, ctx, value, uniform)
     return []
 
 

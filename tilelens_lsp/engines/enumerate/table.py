@@ -97,7 +97,8 @@ def blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
         nu, ou = getattr(new, "undef", None), getattr(old, "undef", None)
         undef = None if nu is None and ou is None else np.where(
             c, False if nu is None else nu, False if ou is None else ou)
-        return PtrSpan(new.arg, np.where(c, nlo, olo), np.where(c, nhi, ohi), new.pointee, undef)
+        return PtrSpan(new.arg, np.where(c, nlo, olo), np.where(c, nhi, ohi), new.pointee, undef,
+                       scatter=getattr(new, "scatter", False) or getattr(old, "scatter", False))
     if isinstance(new, PtrV) and isinstance(old, PtrV):
         c = cond.reshape(cond.shape + (1,) * (max(new.boff.ndim, old.boff.ndim) - 1))
         return PtrV(new.arg, np.where(c, new.boff, old.boff), new.pointee)
@@ -145,7 +146,8 @@ def either(a: Value, b: Value, op: Op) -> Value:
         alo, ahi = (a.boff, a.boff) if isinstance(a, PtrV) else (a.lo, a.hi)
         blo, bhi = (b.boff, b.boff) if isinstance(b, PtrV) else (b.lo, b.hi)
         undef = ranges.join_undef(getattr(a, "undef", None), getattr(b, "undef", None))
-        return PtrSpan(a.arg, np.minimum(alo, blo), np.maximum(ahi, bhi), a.pointee, undef)
+        return PtrSpan(a.arg, np.minimum(alo, blo), np.maximum(ahi, bhi), a.pointee, undef,
+                       scatter=getattr(a, "scatter", False) or getattr(b, "scatter", False))
     if isinstance(a, Opaque):
         return a
     if isinstance(b, Opaque):
