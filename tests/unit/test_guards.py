@@ -179,3 +179,34 @@ def test_refine_keeps_every_value_the_fact_allows(pred, lo, width, c, cwidth, wi
         assert not allowed
         return
     assert all(int(out.lo[0]) <= v <= int(out.hi[0]) for v in allowed), (allowed, out)
+
+
+class _FakeTensor:
+    """What capture reads of an integer tensor: min, max, numel, unique."""
+
+    def __init__(self, values):
+        self.v = np.array(values)
+
+    def min(self):
+        return self.v.min()
+
+    def max(self):
+        return self.v.max()
+
+    def numel(self):
+        return self.v.size
+
+    def unique(self):
+        return np.unique(self.v)
+
+
+def test_capture_records_the_few_separate_parts_of_the_values_it_saw():
+    from tilelens_lsp.capture.hook import observed_values
+    from tilelens_lsp.capture.runner import values_text
+    labels = observed_values(_FakeTensor([-100, -100] + list(range(3, 991, 7)) + [990]))
+    assert labels == [[-100, -99], [3, 991]]
+    assert values_text(labels) == "[-100, (3, 991)]"
+    assert _values(f"i64[7].values({values_text(labels)})") == ((-100, -99), (3, 991))
+    assert observed_values(_FakeTensor([0, 5, 9])) == [0, 10]                       # one part
+    assert observed_values(_FakeTensor(list(range(0, 1000, 100)))) == [0, 901]      # too many parts
+    assert values_text([0, 10], pair=True) == "(0, 10)"

@@ -190,7 +190,7 @@ class Evaluator:
             raise EvalError("'.values' takes .values(LO, HI), every element in [LO, HI), or a list of "
                             "intervals and points: .values([(0, V), -100])", node)
         args = tuple(self._values_arg(a) for a in node.args)
-        if len(args) == 1 and isinstance(args[0], ValueList):
+        if len(args) == 1 and isinstance(args[0], tuple):   # a list, or one (LO, HI) pair
             return with_values(spec, args[0], node)
         if len(args) == 1:
             raise EvalError("'.values' takes two arguments .values(LO, HI) or one list .values([(0, V), -100]), "

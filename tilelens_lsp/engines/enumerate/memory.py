@@ -91,7 +91,11 @@ def _store(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     func = g.index.func_of.get(id(op))
     source = g.index.defs[func].get(op.operands[1]) if func is not None else None
     uniform = source is not None and source.name in ("tt.splat", "arith.constant")
-    g.check_lanes(op, ptr, mask, ctx, value, uniform)
+    copied = None       # a value loaded under the same mask: lanes loading one element store one value
+    if source is not None and source.name == "tt.load" and (
+            len(source.operands) < 2 or len(op.operands) > 2 and source.operands[1] == op.operands[2]):
+        copied = g.get(env, source.operands[0])
+    g.check_lanes(op, ptr, mask, ctx, value, uniform, copied)
     return []
 
 

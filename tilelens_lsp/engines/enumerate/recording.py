@@ -108,7 +108,8 @@ class SiteRecorder:
                 self._check_view(site, site.starts[-1], site.ends[-1], boff, m, info, ctx, exact)
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
 
-    def check_lanes(self, op: Op, ptr: Value, mask: Value, ctx: Ctx, value: Value, uniform: bool) -> None:
+    def check_lanes(self, op: Op, ptr: Value, mask: Value, ctx: Ctx, value: Value, uniform: bool,
+                    copied: Value = None) -> None:
         """Two lanes of one program storing one element (no defined winner on a GPU): a definite race
         where their values are known and differ, a possible one where they are loaded data (and not
         one value splat over the lanes). Lanes whose steps form a mixed radix cannot collide."""
@@ -145,6 +146,11 @@ class SiteRecorder:
             dup, definite = differ, True
         elif uniform:
             return
+        elif isinstance(copied, PtrV):     # loaded from one element by both lanes: one value
+            src = np.broadcast_to(copied.boff, shape).reshape(self.P, -1)[prog, lane]
+            dup = dup & (src[1:] != src[:-1])
+            if not dup.any():
+                return
         i = int(np.argmax(dup))
         a, b = i, i + 1
         if isinstance(value, IntV):
