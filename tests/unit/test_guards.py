@@ -102,7 +102,8 @@ def test_races_from_bounds_and_between_lanes():
     codes = {name: [d.code for d in launch.diagnostics] for name, launch in launches.items()}
     assert codes == {"histogram_kernel": ["TL006"], "histogram_block_kernel": ["TL006"],
                      "histogram_atomic_kernel": [], "pairs_kernel": ["TL005"],
-                     "pairs_data_kernel": ["TL006"], "pairs_same_kernel": []}, codes
+                     "pairs_data_kernel": ["TL006"], "pairs_same_kernel": [],
+                     "embedding_backward_kernel": ["TL006"]}, codes
     lanes = launches["pairs_kernel"].diagnostics[0]
     assert "lanes [0] and [1]" in lanes.message and "values 0 and 1" in lanes.message
     assert lanes.witness.element == 0

@@ -33,12 +33,14 @@ class RangeV:
     undef: np.ndarray | None = None
     src: tuple[np.ndarray, np.ndarray, str] | None = None
     decl: tuple[tuple[int, int], ...] | None = None
-    scatter: bool = False     # from an index loaded per lane (a histogram's bins), not per program
+    # bounded by another loaded value (`offs < end`, a loop from `start` to `end`): a segment between
+    # per-program offsets (cu_seqlens, expert offsets, row pointers), not a scatter's free index
+    segment: bool = False
 
     def map(self, fn: Callable[[np.ndarray], np.ndarray]) -> "RangeV":
         src = None if self.src is None else (fn(self.src[0]), fn(self.src[1]), self.src[2])
         return RangeV(fn(self.lo), fn(self.hi), self.bits, None if self.undef is None else fn(self.undef), src,
-                      self.decl, self.scatter)
+                      self.decl, self.segment)
 
 
 @dataclass
@@ -51,17 +53,17 @@ class PtrSpan:
     pointee: int
     undef: np.ndarray | None = None
     src: tuple[np.ndarray, np.ndarray, str] | None = None
-    scatter: bool = False     # built from an index loaded per lane (see RangeV)
+    segment: bool = False     # built from a segment's index (see RangeV)
 
     def map(self, fn: Callable[[np.ndarray], np.ndarray], pointee: int | None = None) -> "PtrSpan":
         src = None if self.src is None else (fn(self.src[0]), fn(self.src[1]), self.src[2])
         return PtrSpan(self.arg, fn(self.lo), fn(self.hi), self.pointee if pointee is None else pointee,
-                       None if self.undef is None else fn(self.undef), src, self.scatter)
+                       None if self.undef is None else fn(self.undef), src, self.segment)
 
     def plus(self, lo: np.ndarray, hi: np.ndarray, undef: np.ndarray | None = None,
-             src: tuple | None = None, keep_src: bool = True, scatter: bool = False) -> "PtrSpan":
+             src: tuple | None = None, keep_src: bool = True, segment: bool = False) -> "PtrSpan":
         return PtrSpan(self.arg, self.lo + lo, self.hi + hi, self.pointee, _undef(self.undef, undef),
-                       self.src if keep_src else src, self.scatter or scatter)
+                       self.src if keep_src else src, self.segment or segment)
 
 
 def _undef(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
@@ -102,7 +104,7 @@ def loaded(intervals: tuple[tuple[int, int], ...], shape: tuple[int, ...], bits:
                 decl = None          # a lane holding `other` is not one of the declared values
             lo_a, hi_a = np.where(off, o, lo_a), np.where(off, o, hi_a)
             src = (np.where(off, o, src[0]), np.where(off, o, src[1]), name)
-    return RangeV(lo_a, hi_a, bits, undef, src, decl, int(np.prod(shape[1:], dtype=np.int64)) > 1)
+    return RangeV(lo_a, hi_a, bits, undef, src, decl)
 
 
 def snap(r: RangeV) -> RangeV:
@@ -117,7 +119,7 @@ def snap(r: RangeV) -> RangeV:
     # hi: the last interval whose bottom is <= hi, then min(hi, its top)
     j = np.clip(np.searchsorted(los, r.hi, side="right") - 1, 0, len(los) - 1)
     hi = np.minimum(r.hi, his[j])
-    return RangeV(lo, hi, r.bits, r.undef, r.src, r.decl, r.scatter)
+    return RangeV(lo, hi, r.bits, r.undef, r.src, r.decl, r.segment)
 
 
 NEGATE = {"slt": "sge", "sle": "sgt", "sgt": "sle", "sge": "slt", "eq": "ne", "ne": "eq",
@@ -169,7 +171,7 @@ def refine(x: RangeV, pred: str, y) -> tuple[RangeV, np.ndarray]:
         elif not (np.array_equal(np.broadcast_to(x.lo, lo.shape), lo)
                   and np.array_equal(np.broadcast_to(x.hi, hi.shape), hi)):
             src = None                  # an end moved: which declared value gives it is not known
-    return RangeV(lo, hi, x.bits, x.undef, src, x.decl, x.scatter), empty
+    return RangeV(lo, hi, x.bits, x.undef, src, x.decl, x.segment or isinstance(y, RangeV)), empty
 
 
 def hull(a, b, bits: int) -> RangeV:
@@ -178,18 +180,18 @@ def hull(a, b, bits: int) -> RangeV:
     blo, bhi = bounds(b)
     ua, ub = getattr(a, "undef", None), getattr(b, "undef", None)
     return RangeV(np.minimum(alo, blo), np.maximum(ahi, bhi), bits, _undef(ua, ub),
-                  scatter=_scatter(a) or _scatter(b))
+                  segment=_segment(a) or _segment(b))
 
 
-def _scatter(v) -> bool:
-    return bool(getattr(v, "scatter", False))
+def _segment(v) -> bool:
+    return bool(getattr(v, "segment", False))
 
 
 def binary(name: str, a, b, bits: int) -> RangeV | None:
     """Interval arithmetic for `name` on RangeV/IntV operands; None where it gives no bound."""
     out = _binary(name, a, b, bits)
     if out is not None:
-        out.scatter = _scatter(a) or _scatter(b)
+        out.segment = _segment(a) or _segment(b)
     return out
 
 
@@ -289,7 +291,7 @@ def choose(cond: np.ndarray, a, b, bits: int) -> RangeV:
         zb = np.zeros(shape, bool) if ub is None else ub
         undef = np.where(cond, za, zb)
     return RangeV(np.where(cond, alo, blo), np.where(cond, ahi, bhi), bits, undef,
-                  scatter=_scatter(a) or _scatter(b))
+                  segment=_segment(a) or _segment(b))
 
 
 def _tdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:

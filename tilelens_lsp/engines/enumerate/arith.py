@@ -150,7 +150,7 @@ def _cast(kind: str):
         if isinstance(v, RangeV):
             if not ty.is_int or ty.bits < 2 or (kind == "zext" and (v.lo < 0).any()) or not ranges.fits(v, ty.bits):
                 return [Opaque("data", f"{op.name} of a loaded index", op.loc)]
-            return [RangeV(v.lo, v.hi, ty.bits, v.undef, v.src, v.decl, v.scatter)]
+            return [RangeV(v.lo, v.hi, ty.bits, v.undef, v.src, v.decl, v.segment)]
         if not isinstance(v, IntV):
             return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of a pointer", op.loc)]
         if not ty.is_int:

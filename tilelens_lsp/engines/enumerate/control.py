@@ -84,7 +84,7 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
         may, must = most > t, least > t
         inner = dict(env)
         lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1)
-        inner[iv] = IntV(lo.copy(), bits) if (lo == hi).all() else RangeV(lo, np.maximum(lo, hi), bits)
+        inner[iv] = IntV(lo.copy(), bits) if (lo == hi).all() else RangeV(lo, np.maximum(lo, hi), bits, segment=True)
         inner.update(zip(carried, values))
         exact = ctx.exact and bool((may == must).all())
         yielded = g.eval_block(body, inner, Ctx(may, ctx.iters + (t,), exact, ctx.stack))

@@ -30,8 +30,8 @@ def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         # an address from a declared-range index: per lane, the hull of what it may touch
         lo, hi = off.lo * p.pointee, off.hi * p.pointee
         if isinstance(p, PtrV):
-            return [PtrSpan(p.arg, p.boff + lo, p.boff + hi, p.pointee, off.undef, off.src, off.scatter)]
-        return [p.plus(lo, hi, off.undef, keep_src=False, scatter=off.scatter)]
+            return [PtrSpan(p.arg, p.boff + lo, p.boff + hi, p.pointee, off.undef, off.src, off.segment)]
+        return [p.plus(lo, hi, off.undef, keep_src=False, segment=off.segment)]
     if isinstance(p, PtrSpan) and isinstance(off, IntV):
         shift = off.a.astype(np.int64, copy=False) * p.pointee
         return [p.plus(shift, shift)]

@@ -205,7 +205,7 @@ class SiteRecorder:
         if not lo.size:
             return
         site.add_intervals(lo, hi + 1)
-        if not ptr.scatter:
+        if ptr.segment:
             # segments between per-program offsets (cu_seqlens, expert offsets, row pointers): disjoint
             # when the offsets are sorted, which a range cannot say; races there are not checked
             site.bounds = None

@@ -98,7 +98,7 @@ def blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
         undef = None if nu is None and ou is None else np.where(
             c, False if nu is None else nu, False if ou is None else ou)
         return PtrSpan(new.arg, np.where(c, nlo, olo), np.where(c, nhi, ohi), new.pointee, undef,
-                       scatter=getattr(new, "scatter", False) or getattr(old, "scatter", False))
+                       segment=getattr(new, "segment", False) or getattr(old, "segment", False))
     if isinstance(new, PtrV) and isinstance(old, PtrV):
         c = cond.reshape(cond.shape + (1,) * (max(new.boff.ndim, old.boff.ndim) - 1))
         return PtrV(new.arg, np.where(c, new.boff, old.boff), new.pointee)
@@ -147,7 +147,7 @@ def either(a: Value, b: Value, op: Op) -> Value:
         blo, bhi = (b.boff, b.boff) if isinstance(b, PtrV) else (b.lo, b.hi)
         undef = ranges.join_undef(getattr(a, "undef", None), getattr(b, "undef", None))
         return PtrSpan(a.arg, np.minimum(alo, blo), np.maximum(ahi, bhi), a.pointee, undef,
-                       scatter=getattr(a, "scatter", False) or getattr(b, "scatter", False))
+                       segment=getattr(a, "segment", False) or getattr(b, "segment", False))
     if isinstance(a, Opaque):
         return a
     if isinstance(b, Opaque):
