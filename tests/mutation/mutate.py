@@ -499,8 +499,8 @@ MUTATIONS: list[Mutation] = [
       "            key = prog",
       "two lanes of one program whose bounds meet are not a possible race"),
     M("possible-race-ignored", "clients/race.py",
-      "        hit = np.flatnonzero(reach[:-1] > stores.starts[1:])",
-      "        hit = np.flatnonzero(reach[:-1] < reach[:-1])",
+      "    hit = np.flatnonzero(reach[:-1] > runs.starts[1:])",
+      "    hit = np.flatnonzero(reach[:-1] < reach[:-1])",
       "stores of different programs or lanes whose bounds meet are not a possible race"),
 
     # ------------------------------------------------------------ TL100's example launch (suggest.py, synth.py)

@@ -50,8 +50,10 @@ class RaceClient(IRClient):
                         out.diagnostics.append(self._possible_diagnostic(analysis, mine, found))
                     continue
                 segment = any(s.tagged is None and s.bounds is None for s in unknown)
+                branch = any(s.tagged is not None and not s.exact for s in unknown)
                 why = ("is a bound between per-program offsets loaded from a declared range (segments such as "
                        "cu_seqlens or expert offsets, disjoint only when the offsets are sorted)" if segment else
+                       "is a bound: it runs under a mask or branch that loaded data decides" if branch else
                        "is not known exactly (a mask or address from loaded data without a declared range: "
                        "declare the index tensor's `.values(LO, HI)`)")
                 out.notes.append(f"races on {arg} not checked: the per-program footprint of the {unknown[0].op} "
@@ -167,26 +169,40 @@ def _bound_runs(sites: list, op: str, lo: int, hi: int, by_lane: bool) -> _Runs:
 
 
 def _possible(sites: list, lo: int, hi: int) -> tuple | None:
-    """(element, (site, key), (site, key), same program) where footprints that are bounds let a plain
-    store of one program (or lane) meet a plain store of another, or a load of another program, for
-    some values in the declared ranges; None when no data in the ranges can make them meet. Keys are
-    program * 2**24 + lane + 1 (lane 0: an exact run of the program)."""
-    stores = _bound_runs(sites, "store", lo, hi, by_lane=True)
-    if stores.starts.size > 1:
-        reach = np.maximum.accumulate(stores.ends)
-        hit = np.flatnonzero(reach[:-1] > stores.starts[1:])
-        if hit.size:
-            i = int(hit[0]) + 1
-            j = int(np.argmax(stores.ends[:i]))
-            return (int(stores.starts[i]), (int(stores.sites[j]), int(stores.progs[j])),
-                    (int(stores.sites[i]), int(stores.progs[i])))
-    per_program = _bound_runs(sites, "store", lo, hi, by_lane=False)
-    loads = _bound_runs(sites, "load", lo, hi, by_lane=False)
-    found = _store_meets_load(per_program, loads)
+    """(element, (site, key), (site, key)) where footprints that are bounds let a plain store of one
+    program meet a plain store or load of another, or two lanes of one store meet, for some values in
+    the declared ranges; None when no data in the ranges can make them meet. Keys are
+    program * 2**24 + lane + 1 (lane 0: the program as a whole). Accesses of one program at different
+    sites are ordered by the program."""
+    stores = _bound_runs(sites, "store", lo, hi, by_lane=False)
+    found = _first_overlap(stores)
     if found is None:
+        found = _store_meets_load(stores, _bound_runs(sites, "load", lo, hi, by_lane=False))
+    if found is not None:
+        element, (a, pa), (b, pb) = found
+        return element, (a, pa * (1 << 24)), (b, pb * (1 << 24))
+    for site in sites:
+        if site.op == "store" and site.tagged is None:
+            lanes = _bound_runs([site], "store", lo, hi, by_lane=True)
+            found = _first_overlap(lanes)
+            if found is not None:
+                element, (_, ka), (_, kb) = found
+                index = sites.index(site)
+                return element, (index, ka), (index, kb)
+    return None
+
+
+def _first_overlap(runs: _Runs) -> tuple | None:
+    """Runs merged per key overlap only across keys: the first such pair."""
+    if runs.starts.size < 2:
         return None
-    element, (a, pa), (b, pb) = found
-    return element, (a, pa * (1 << 24)), (b, pb * (1 << 24))
+    reach = np.maximum.accumulate(runs.ends)
+    hit = np.flatnonzero(reach[:-1] > runs.starts[1:])
+    if not hit.size:
+        return None
+    i = int(hit[0]) + 1
+    j = int(np.argmax(runs.ends[:i]))
+    return (int(runs.starts[i]), (int(runs.sites[j]), int(runs.progs[j])), (int(runs.sites[i]), int(runs.progs[i])))
 
 
 def _range_names(analysis: LaunchAnalysis, site) -> list[str]:
