@@ -28,7 +28,8 @@ CLEAN = ["guarded_gather.py", "csr_row_sum_guarded.py", "moe_rows_guarded.py", "
 TWINS = {"guarded_gather_off_by_one.py": (64, 64), "csr_guard_off_by_one.py": (40, None),
          "moe_rows_offsets_past_tokens.py": (1024, None), "labels_union_past_classes.py": (1600, 100),
          "varlen_loop_unmasked.py": (50, None), "moe_loop_offsets_past_tokens.py": (1024, None),
-         "token_count_past_slab.py": (128, None), "while_search_short_cu_seqlens.py": (4, None)}
+         "token_count_past_slab.py": (128, None), "while_search_short_cu_seqlens.py": (4, None),
+         "segment_heads_past_end.py": (59, None)}
 
 
 @pytest.fixture(autouse=True)
@@ -77,6 +78,24 @@ def test_a_narrowing_holds_inside_its_branch_and_on_its_edge_only():
     assert after.diagnostics[0].witness.value == -100
     edge = launches["wrong_edge_kernel"]
     assert [(d.code, d.line) for d in edge.diagnostics] == [("TL002", line_of(path, "y is -100 exactly"))]
+
+
+def test_an_early_return_s_narrowing_stops_where_another_edge_joins():
+    path = FIXTURES / "guard_join.py"
+    (launch,) = analyze_path(path, workspace_root=path.parent).launches
+    assert [(d.code, d.line) for d in launch.diagnostics] == [("TL002", line_of(path, "after the join"))]
+    assert launch.diagnostics[0].witness.value == -100
+
+
+def test_a_refusal_names_what_would_decide_it_for_arithmetic_the_range_does_not_bound(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(idx_ptr, t_ptr, out_ptr):\n    i = tl.load(idx_ptr)\n    v = tl.load(t_ptr + i * i)\n"
+        "    tl.store(out_ptr, v)\n\n\n# tilelens: k[(1,)](i32[1].values(-70000, 70000), fp32[16], fp32[1])\n")
+    (launch,) = analyze_path(path, workspace_root=tmp_path).launches
+    (refusal,) = [d for d in launch.diagnostics if d.code == "TL030"]
+    assert "idx_ptr" in refusal.message and ".values(" in refusal.message, refusal.message
 
 
 def test_a_lane_fact_reaches_an_address_only_through_the_lanes_its_mask_stands_for():

@@ -214,6 +214,9 @@ def _launch_hover(launches: list[tuple[str, LaunchResult]]) -> str:
         codes = sorted({d.code for d in launch.diagnostics})
         out.append(f"| {_md(label)} | ({grid}) | {_md(config)} | {launch.status} | {len(launch.accesses)} | "
                    f"{', '.join(codes) or 'clean'} |")
+    refusals = {d.message for _, launch in launches for d in launch.diagnostics if d.code == "TL030"}
+    for message in sorted(refusals)[:4]:     # what was refused, and what would decide it
+        out += ["", f"*{_md(message)}*"]
     return "\n".join(out)
 
 

@@ -82,13 +82,20 @@ def _range_binary(g: AccessGraph, op: Op, ctx: Ctx, a: Value, b: Value, bits: in
     with np.errstate(all="ignore"):
         r = ranges.binary(op.name, a, b, bits) if bits > 1 else None
     if r is None:
-        return Opaque("data", f"{op.name} of a loaded index", op.loc)
+        return Opaque("data", f"{op.name} of a declared-range index{_source(a, b)}", op.loc)
     if checked:      # a declared value at the end of its range overflows: a real TL003
         g.check_width(op, ctx, r.lo, bits)
         g.check_width(op, ctx, r.hi, bits)
     if not ranges.fits(r, bits):
-        return Opaque("data", f"{op.name} of a loaded index may wrap", op.loc)
+        return Opaque("data", f"{op.name} of a declared-range index{_source(a, b)} may wrap", op.loc)
     return r
+
+
+def _source(*vals: Value) -> str:
+    for v in vals:
+        if isinstance(v, RangeV) and v.src is not None:
+            return f" loaded from {v.src[2]}"
+    return ""
 
 
 def _is_mask(v: Value) -> bool:

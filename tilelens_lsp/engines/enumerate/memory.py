@@ -41,7 +41,9 @@ def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
     if isinstance(off, Opaque):
         why = "data" if off.why == "data" else off.why
-        return [Opaque(why, "an offset computed from loaded data" if why == "data" else off.message, op.loc)]
+        if why == "data":
+            return [Opaque(why, f"an offset computed from {off.message or 'loaded data'}", op.loc)]
+        return [Opaque(why, off.message, op.loc)]
     if not isinstance(off, IntV):
         return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
     if isinstance(p, PtrChoice):

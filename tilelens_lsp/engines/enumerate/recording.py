@@ -69,8 +69,13 @@ class SiteRecorder:
             site = self._site(op, kind, "?", ctx)
             if site.refusal is None:
                 k = {"data": "indirect-address", "float": "out-of-vocabulary"}.get(ptr.why, ptr.why)
-                hint = ("; declaring the values of the index tensor it is loaded from (`i32[N].values(LO, HI)`) "
-                        "bounds it") if ptr.why == "data" else ""
+                hint = ""
+                if ptr.why == "data" and "declared-range index" in ptr.message:
+                    hint = ("; the declared range does not bound this arithmetic (a product that may wrap, a "
+                            "division by a loaded value): a narrower `.values(...)` or 64-bit indices may")
+                elif ptr.why == "data":
+                    hint = ("; declaring the values of the index tensor it is loaded from (`i32[N].values(LO, HI)`) "
+                            "bounds it")
                 site.refusal = Refusal(k, f"the address of this {kind} depends on {ptr.message or ptr.why}{hint}",
                                        op.loc)
             return

@@ -68,7 +68,8 @@ def opaque_of(*values: Value) -> Opaque:
         if isinstance(v, Opaque) and v.why == "data":
             return v
         if isinstance(v, (RangeV, PtrSpan)):
-            return Opaque("data", "a value computed from a loaded index")
+            name = f" loaded from {v.src[2]}" if v.src is not None else ""
+            return Opaque("data", f"a value computed from a declared-range index{name}")
     for v in values:
         if isinstance(v, Opaque):
             return v
