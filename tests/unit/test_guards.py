@@ -231,3 +231,17 @@ def test_capture_records_the_few_separate_parts_of_the_values_it_saw():
     assert observed_values(_FakeTensor([0, 5, 9])) == [0, 10]                       # one part
     assert observed_values(_FakeTensor(list(range(0, 1000, 100)))) == [0, 901]      # too many parts
     assert values_text([0, 10], pair=True) == "(0, 10)"
+
+
+def test_the_hover_shows_a_union_and_a_launch_s_refusal_with_what_would_decide_it():
+    from tilelens_lsp.lsp.hover import hover_markdown
+    path = KERNELS / "labels_ignore_union.py"
+    result = analyze_path(path, workspace_root=path.parent)
+    line = line_of(path, "x_y = tl.load(X_ptr + y)")
+    text = hover_markdown(result, result.launches[0].accesses[0].path or path.name, line)
+    assert text is not None and "{-100} ∪ [0, 100)" in text, text
+    scopes = FIXTURES / "guard_scopes.py"
+    result = analyze_path(scopes, workspace_root=scopes.parent)
+    directive = line_of(scopes, "unranged_loop_kernel[")
+    text = hover_markdown(result, scopes.name, directive, scopes.read_text().splitlines()[directive - 1])
+    assert text is not None and "cu_ptr" in text and ".values(LO, HI)" in text, text
