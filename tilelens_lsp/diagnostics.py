@@ -101,10 +101,11 @@ _TABLE = (
          "Checked for views that do not cover their whole storage (`tensor(..., strides=, offset=, "
          "storage=)`). Witness as for TL001."),
     Code("TL005", "error", "race between programs",
-         "two programs access one element, one of them storing, without an atomic",
+         "two programs access one element, one of them storing, without an atomic (or two lanes store it)",
          "One program stores an element without an atomic and another program of the same launch loads or "
          "stores that element without an atomic; programs run in no fixed order, so the result depends on "
-         "scheduling.",
+         "scheduling. Two lanes of one store that write one element with different values race too: the "
+         "GPU defines no winner.",
          "Give each program its own output elements (check the grid and the tile strides), or combine partial "
          "results with an atomic (`tl.atomic_add`) as split-K reductions do. The message names the element "
          "and both programs and lines.",
@@ -117,7 +118,8 @@ _TABLE = (
          "footprints known only as bounds may overlap between programs",
          "The footprints of a plain store of one program and a plain access of another are known only as "
          "bounds (they depend on loaded data), and those bounds overlap for some data in the declared value "
-         "ranges: the programs may race.",
+         "ranges: the programs may race. Also two lanes of one store that may write one element with values "
+         "from loaded data.",
          "Check that the data really gives each program its own elements (a histogram needs `tl.atomic_add`), "
          "narrow the declared value ranges, or suppress the line with `# tilelens: ignore[TL006]` once you "
          "have checked it.",

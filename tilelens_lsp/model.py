@@ -61,6 +61,21 @@ class Record:
         return cls(**kwargs)
 
 
+def value_intervals(values: Any) -> tuple[tuple[int, int], ...]:
+    """A declared value set as sorted disjoint half-open intervals: `(LO, HI)` or `((LO, HI), ...)`."""
+    if not values:
+        return ()
+    if isinstance(values[0], int):
+        return ((int(values[0]), int(values[1])),)
+    return tuple((int(lo), int(hi)) for lo, hi in values)
+
+
+def format_values(values: Any) -> str:
+    """A declared value set as the directive writes it: `[0, 10)`, or `{-100} ∪ [0, 10)`."""
+    parts = [f"{{{lo:,}}}" if hi == lo + 1 else f"[{lo:,}, {hi:,})" for lo, hi in value_intervals(values)]
+    return " ∪ ".join(parts)
+
+
 def _tuplify(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_tuplify(v) for v in value)
@@ -79,7 +94,9 @@ class TensorSpec(Record):
     strides: tuple[int, ...]
     offset: int = 0
     storage: int = 0
-    values: tuple[int, int] | None = None    # every element lies in [LO, HI) (integer tensors)
+    # every element lies in [LO, HI) (integer tensors); a union of intervals is a tuple of pairs
+    # ((LO, HI), ...), sorted and disjoint (a point v is the pair (v, v + 1)): `value_intervals` reads both
+    values: tuple[int, int] | tuple[tuple[int, int], ...] | None = None
     _tuples = frozenset({"shape", "strides", "values"})
 
     @property
@@ -270,7 +287,8 @@ class LaunchResult(Record):
     accesses: tuple[Access, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     grid: tuple[int, ...] = ()
-    value_ranges: dict[str, list[int]] = field(default_factory=dict)   # declared ranges used, by pointer
+    # declared ranges used, by pointer: [LO, HI], or [[LO, HI], ...] for a union
+    value_ranges: dict[str, list] = field(default_factory=dict)
     notes: tuple[str, ...] = ()        # what was not decided (e.g. races), shown in the hover
     _nested = {"accesses": Access, "diagnostics": Diagnostic}
     _tuples = frozenset({"grid", "notes"})

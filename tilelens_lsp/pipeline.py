@@ -34,7 +34,7 @@ from tilelens_lsp.launches.kernels import KernelDef, find_kernels
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.launches.toml import launches_for_file
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
-from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, TensorSpec
+from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, TensorSpec, value_intervals
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir import reader as ttir_reader
@@ -261,7 +261,7 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
                 values[ssa] = Opaque("pointer-provenance", f"pointer argument {name} is not a declared tensor")
                 continue
             size = element_size(spec.dtype)
-            infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset, spec.values,
+            infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset, value_intervals(spec.values) or None,
                                   _view_runs(spec))
             values[ssa] = PtrV(name, np.zeros(1, dtype=np.int64), elem_bytes(ty.pointee))
         elif ty.is_int:
@@ -497,7 +497,8 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
         notes.extend(out.notes)
     # a refusal, or a client that crashed (TL050), leaves something unexamined: never "analyzed"
     status = "refused" if any(d.code in ("TL030", "TL050") for d in diagnostics) else "analyzed"
-    ranges = {name: list(spec.values) for name, spec in views.items() if spec.values}
+    ranges = {name: [list(v) if isinstance(v, tuple) else v for v in spec.values]
+              for name, spec in views.items() if spec.values}
     return LaunchResult(status=status, accesses=tuple(accesses), diagnostics=tuple(_dedupe(diagnostics)),
                         value_ranges=ranges, notes=tuple(notes), **base)
 

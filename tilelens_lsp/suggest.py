@@ -36,7 +36,7 @@ WIDTH = 100          # wrap a directive's arguments over continuation lines past
 # placeholder tensor)
 VARIANTS = ((True, 128), (False, 128), (True, 8))
 MIN_SIZE = 16        # elements of a placeholder tensor no access reaches
-FINDINGS = frozenset({"TL001", "TL002", "TL003", "TL004", "TL005"})
+FINDINGS = frozenset({"TL001", "TL002", "TL003", "TL004", "TL005", "TL006"})
 PLACEHOLDER_NOTE = ("# Example launch from tilelens: it compiles, but the sizes, values and grid are "
                     "placeholders; use a real launch's.")
 

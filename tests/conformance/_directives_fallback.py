@@ -29,11 +29,26 @@ class _Tensor:
     def T(self):
         return _Tensor(self.dtype, self.shape[::-1], self.strides[::-1], self.offset, self.storage, self.values_range)
 
-    def values(self, lo, hi):
-        return _Tensor(self.dtype, self.shape, self.strides, self.offset, self.storage, (lo, hi))
+    def values(self, *parts):
+        return _Tensor(self.dtype, self.shape, self.strides, self.offset, self.storage, _value_set(parts))
 
     def spec(self):
         return TensorSpec(self.dtype, self.shape, self.strides, self.offset, self.storage, self.values_range)
+
+
+def _value_set(parts):
+    """(LO, HI) for two bounds; a union of intervals and points as sorted merged pairs otherwise."""
+    if len(parts) == 2 and all(isinstance(p, int) for p in parts):
+        return tuple(parts)
+    items = parts[0] if len(parts) == 1 and isinstance(parts[0], list) else parts
+    pairs = sorted((p, p + 1) if isinstance(p, int) else tuple(p) for p in items)
+    out = []
+    for lo, hi in pairs:
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 class _I64(int):
@@ -66,6 +81,8 @@ def _eval(node, env):
         raise NameError(node.id)
     if isinstance(node, ast.Tuple):
         return tuple(_eval(e, env) for e in node.elts)
+    if isinstance(node, ast.List):
+        return [_eval(e, env) for e in node.elts]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_eval(node.operand, env)
     if isinstance(node, ast.BinOp):
@@ -96,8 +113,9 @@ def _eval(node, env):
         if name == "tensor":
             dtype, shape = args[0], tuple(args[1])
             strides = tuple(kwargs.get("strides") or _contiguous(shape))
+            values = kwargs.get("values")
             return _Tensor(dtype, shape, strides, kwargs.get("offset", 0), kwargs.get("storage", 0),
-                           kwargs.get("values"))
+                           None if values is None else _value_set((values,) if isinstance(values, list) else values))
         if name == "i64":
             return _I64(args[0])
         if name in _FUNCS:

@@ -50,6 +50,18 @@ def triton_dtype(name: str):
     return tl.dtype(name)
 
 
+def _declared_cycle(values, n: int) -> np.ndarray:
+    """n values cycling through a declared set: `(LO, HI)` gives LO, LO+1, ..., HI-1, LO, ...; a union
+    `((LO, HI), ...)` gives the ends of every part first (each occurs when n allows), then the rest."""
+    if isinstance(values[0], int):
+        lo, hi = values
+        return lo + np.arange(n, dtype=np.int64) % (hi - lo)
+    ends = [v for lo, hi in values for v in dict.fromkeys((lo, hi - 1))]
+    rest = [v for lo, hi in values for v in range(lo + 1, min(hi - 1, lo + 1 + n))]
+    pool = np.array(ends + [v for v in rest if v not in ends][:n], dtype=np.int64)
+    return pool[np.arange(n) % pool.size]
+
+
 def _numpy_fill(tdt, n: int, rng: np.random.Generator, modulus: int | None,
                 values: tuple[int, int] | None = None) -> np.ndarray:
     """Deterministic values for a storage of `n` elements of Triton dtype `tdt` (raw bit patterns).
@@ -62,8 +74,7 @@ def _numpy_fill(tdt, n: int, rng: np.random.Generator, modulus: int | None,
         width = tdt.primitive_bitwidth
         np_t = np.dtype(f"{'u' if tdt.is_int_unsigned() else ''}int{width}")
         if values:
-            lo, hi = values
-            return (lo + np.arange(n, dtype=np.int64) % (hi - lo)).astype(np_t)
+            return _declared_cycle(values, n).astype(np_t)
         if modulus:  # index tensors: small in-range values
             return (np.arange(n, dtype=np.int64) % modulus).astype(np_t)
         return np.zeros(n, np_t)  # counters and locks start at 0

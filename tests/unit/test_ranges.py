@@ -77,7 +77,7 @@ def test_a_comparison_is_decided_only_where_every_value_agrees(pred, lo, width, 
 
 
 def test_a_masked_load_without_other_leaves_its_masked_off_lanes_undefined():
-    r = ranges.loaded(0, 10, (1, 4), 32, "ids", np.array([[True, True, False, False]]), None)
+    r = ranges.loaded(((0, 10),), (1, 4), 32, "ids", np.array([[True, True, False, False]]), None)
     assert r.undef.tolist() == [[False, False, True, True]]
-    with_other = ranges.loaded(0, 10, (1, 4), 32, "ids", np.array([[True, False, True, False]]), np.array([-1]))
+    with_other = ranges.loaded(((0, 10),), (1, 4), 32, "ids", np.array([[True, False, True, False]]), np.array([-1]))
     assert with_other.undef is None and with_other.lo.tolist() == [[0, -1, 0, -1]]

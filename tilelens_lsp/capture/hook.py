@@ -79,8 +79,7 @@ def _tensor(value) -> dict | None:
         spec["values_skipped"] = "CUDA graph capture"    # min()/max() would sync the host mid-capture
     elif dtype[0] in "iu" and dtype != "i1" and all(shape):
         try:     # the values this launch saw: an index tensor's range (embedding ids, block tables)
-            lo, hi = int(value.min()), int(value.max())
-            spec["values"] = [lo, hi + 1]
+            spec["values"] = observed_values(value)
         except Exception:  # noqa: BLE001 - e.g. a tensor on a device without min/max
             pass
     return spec
@@ -95,6 +94,27 @@ def _graph_capturing(value) -> bool:
         return bool(torch.cuda.is_current_stream_capturing())
     except Exception:  # noqa: BLE001 - no torch, no CUDA: nothing is capturing
         return False
+VALUE_GAP = 64          # observed values this far apart are recorded as separate parts
+VALUE_PARTS = 4         # at most this many parts; more are recorded as one interval
+VALUE_SCAN = 1 << 20    # elements read to find the parts (a larger tensor: its min and max only)
+
+
+def observed_values(value) -> list:
+    """[LO, HI) of the values seen, or the few separate parts of them ([[-100, -99], [0, 996]] for
+    labels with an ignore index) when the tensor is small enough to read and they are few."""
+    lo, hi = int(value.min()), int(value.max())
+    if hi - lo < VALUE_GAP or int(value.numel()) > VALUE_SCAN:
+        return [lo, hi + 1]
+    seen = sorted(int(v) for v in (value.unique() if hasattr(value, "unique") else set(value.flatten())).tolist())
+    parts = [[seen[0], seen[0] + 1]]
+    for v in seen[1:]:
+        if v - parts[-1][1] >= VALUE_GAP:
+            parts.append([v, v + 1])
+        else:
+            parts[-1][1] = v + 1
+    if len(parts) == 1 or len(parts) > VALUE_PARTS:
+        return [lo, hi + 1]
+    return parts
 
 
 def _scalar(value):

@@ -249,13 +249,21 @@ def _tensor(t: dict) -> str:
     values = t.get("values")
     if strides == contiguous and t["offset"] == 0 and t["storage"] == numel and shape:
         text = f"{t['dtype']}[{dims}]"
-        return text + (f".values({values[0]}, {values[1]})" if values else "")
+        return text + (f".values({values_text(values)})" if values else "")
     parts = [t["dtype"], f"({dims}{',' if len(shape) == 1 else ''})",
              f"strides=({', '.join(map(str, strides))}{',' if len(strides) == 1 else ''})",
              f"offset={t['offset']}", f"storage={t['storage']}"]
     if values:
-        parts.append(f"values=({values[0]}, {values[1]})")
+        parts.append(f"values={values_text(values, pair=True)}")
     return f"tensor({', '.join(parts)})"
+
+
+def values_text(values: list, pair: bool = False) -> str:
+    """A recorded value set as the grammar writes it: `LO, HI` (or `(LO, HI)`), or a list of its parts."""
+    if values and isinstance(values[0], list):
+        items = [str(lo) if hi == lo + 1 else f"({lo}, {hi})" for lo, hi in values]
+        return "[" + ", ".join(items) + "]"
+    return f"({values[0]}, {values[1]})" if pair else f"{values[0]}, {values[1]}"
 
 
 # ---------------------------------------------------------------- the toml file

@@ -36,12 +36,28 @@ class RaceClient(IRClient):
             return out
         sites = [s for s in analysis.sites if s.op in ("load", "store") and s.arg in analysis.args
                  and s.refusal is None]
+        for site in sites:
+            if site.op == "store" and site.lane_race is not None:
+                out.diagnostics.append(self._lane_diagnostic(analysis, site))
         for arg in sorted({s.arg for s in sites if s.op == "store"}):
             mine = [s for s in sites if s.arg == arg]
             unknown = [s for s in mine if s.tagged is None or not s.exact]
             if unknown:
+                if all(s.bounds for s in unknown if s.tagged is None) and all(
+                        s.tagged is None or s.exact for s in mine):
+                    found = _possible(mine, analysis.args[arg].lo, analysis.args[arg].hi)
+                    if found is not None:
+                        out.diagnostics.append(self._possible_diagnostic(analysis, mine, found))
+                    continue
+                segment = any(s.tagged is None and s.bounds is None for s in unknown)
+                branch = any(s.tagged is not None and not s.exact for s in unknown)
+                why = ("is a bound between per-program offsets loaded from a declared range (segments such as "
+                       "cu_seqlens or expert offsets, disjoint only when the offsets are sorted)" if segment else
+                       "is a bound: it runs under a mask or branch that loaded data decides" if branch else
+                       "is not known exactly (a mask or address from loaded data without a declared range: "
+                       "declare the index tensor's `.values(LO, HI)`)")
                 out.notes.append(f"races on {arg} not checked: the per-program footprint of the {unknown[0].op} "
-                                 "there is not known exactly")
+                                 f"there {why}")
                 continue
             info = analysis.args[arg]
             # footprints are int64 arrays: a storage past 2**63 elements ([2**32, 2**32]) is clamped to what they can hold
@@ -73,6 +89,131 @@ class RaceClient(IRClient):
                      "the programs of a launch run in no fixed order"),
             line=where["line"], column=where["column"], stack=stack,
             witness=Witness(pa, (), None, int(element), None), kind=self.name)
+
+    def _lane_diagnostic(self, analysis: LaunchAnalysis, site) -> Diagnostic:
+        race = site.lane_race
+        stack = analysis.stack_of(site.loc, site.call_stack)
+        where = frame_fields(stack)
+        pid = tuple(race["pid"])
+        a, b = (_lane_text(x) for x in race["lanes"])
+        it = race.get("iteration")
+        when = f", loop iteration {', '.join(map(str, it))}" if it else ""
+        if race["definite"]:
+            va, vb = race["values"]
+            return Diagnostic(
+                code="TL005",
+                message=(f"race between lanes: lanes {a} and {b} of program {pid}{when} store the values {va} "
+                         f"and {vb} to element {race['element']} of {site.arg} in one store; which one lands "
+                         "is not defined"),
+                line=where["line"], column=where["column"], stack=stack,
+                witness=Witness(tuple(pid), tuple(race["lanes"][0]), tuple(it) if it else None,
+                                race["element"], None), kind=self.name)
+        return Diagnostic(
+            code="TL006",
+            message=(f"possible race between lanes: lanes {a} and {b} of program {pid}{when} store to element "
+                     f"{race['element']} of {site.arg} in one store, with values from loaded data; which one "
+                     "lands is not defined where they differ"),
+            line=where["line"], column=where["column"], stack=stack,
+            witness=Witness(tuple(pid), tuple(race["lanes"][0]), tuple(it) if it else None, race["element"], None),
+            kind=self.name)
+
+    def _possible_diagnostic(self, analysis: LaunchAnalysis, sites: list, found: tuple) -> Diagnostic:
+        element, (a_site, a_key), (b_site, b_key) = found
+        first, second = sites[a_site], sites[b_site]
+        if first.op != "store":
+            first, second, a_key, b_key = second, first, b_key, a_key
+        stack = analysis.stack_of(first.loc, first.call_stack)
+        where = frame_fields(stack)
+        other = frame_fields(analysis.stack_of(second.loc, second.call_stack))
+
+        def who(key: int) -> str:
+            prog, lane = divmod(int(key), 1 << 24)
+            pid = analysis.program(prog)
+            return f"program {pid}" + (f" (lane {lane - 1})" if lane > 0 else "")
+        verb = "store" if second.op == "store" else "load"
+        names = sorted({n for s in (first, second) for n in _range_names(analysis, s)})
+        ranged = (" of " + ", ".join(names)) if names else ""
+        return Diagnostic(
+            code="TL006",
+            message=(f"possible race: {who(a_key)} may store element {element} of {first.arg} (line {where['line']}) "
+                     f"and {who(b_key)} may {verb} it (line {other['line']}) without an atomic, for some values"
+                     f"{ranged} in the declared ranges; use an atomic (tl.atomic_add) if they can meet, or "
+                     "suppress with `# tilelens: ignore[TL006]` if those values never repeat"),
+            line=where["line"], column=where["column"], stack=stack,
+            witness=Witness(analysis.program(int(a_key) >> 24), (), None, int(element), None), kind=self.name)
+
+
+def _bound_runs(sites: list, op: str, lo: int, hi: int, by_lane: bool) -> _Runs:
+    """Element intervals of these sites inside [lo, hi), keyed per program (and per lane where
+    `by_lane`): per-lane bounds of a declared-range address, per-program runs of an exact one."""
+    s, e, p, k = [], [], [], []
+    for index, site in enumerate(sites):
+        if site.op != op:
+            continue
+        if site.tagged is None:
+            parts = [(a, b, prog, lane) for a, b, prog, lane in site.bounds]
+        else:
+            parts = [(a.reshape(-1), b.reshape(-1), np.broadcast_to(prog, a.shape).reshape(-1), None)
+                     for a, b, prog in site.tagged]
+        for a, b, prog, lane in parts:
+            a, b = np.maximum(a, lo), np.minimum(b, hi)
+            keep = a < b
+            lanes = np.full(a.shape, -1, dtype=np.int64) if lane is None else lane
+            key = prog * (1 << 24) + (lanes + 1) if by_lane else prog
+            s.append(a[keep])
+            e.append(b[keep])
+            p.append(key[keep])
+            k.append(np.full(int(keep.sum()), index))
+    if not s:
+        z = np.zeros(0, dtype=np.int64)
+        return _Runs(z, z, z, z)
+    return _merge_per_program(np.concatenate(s), np.concatenate(e), np.concatenate(p), np.concatenate(k))
+
+
+def _possible(sites: list, lo: int, hi: int) -> tuple | None:
+    """(element, (site, key), (site, key)) where footprints that are bounds let a plain store of one
+    program meet a plain store or load of another, or two lanes of one store meet, for some values in
+    the declared ranges; None when no data in the ranges can make them meet. Keys are
+    program * 2**24 + lane + 1 (lane 0: the program as a whole). Accesses of one program at different
+    sites are ordered by the program."""
+    stores = _bound_runs(sites, "store", lo, hi, by_lane=False)
+    found = _first_overlap(stores)
+    if found is None:
+        found = _store_meets_load(stores, _bound_runs(sites, "load", lo, hi, by_lane=False))
+    if found is not None:
+        element, (a, pa), (b, pb) = found
+        return element, (a, pa * (1 << 24)), (b, pb * (1 << 24))
+    for site in sites:
+        if site.op == "store" and site.tagged is None:
+            lanes = _bound_runs([site], "store", lo, hi, by_lane=True)
+            found = _first_overlap(lanes)
+            if found is not None:
+                element, (_, ka), (_, kb) = found
+                index = sites.index(site)
+                return element, (index, ka), (index, kb)
+    return None
+
+
+def _first_overlap(runs: _Runs) -> tuple | None:
+    """Runs merged per key overlap only across keys: the first such pair."""
+    if runs.starts.size < 2:
+        return None
+    reach = np.maximum.accumulate(runs.ends)
+    hit = np.flatnonzero(reach[:-1] > runs.starts[1:])
+    if not hit.size:
+        return None
+    i = int(hit[0]) + 1
+    j = int(np.argmax(runs.ends[:i]))
+    return (int(runs.starts[i]), (int(runs.sites[j]), int(runs.progs[j])), (int(runs.sites[i]), int(runs.progs[i])))
+
+
+def _range_names(analysis: LaunchAnalysis, site) -> list[str]:
+    """The declared-range tensors of the launch (which one made this site's address is not kept)."""
+    return [name for name, view in analysis.views.items() if getattr(view, "values", None)]
+
+
+def _lane_text(lane: tuple) -> str:
+    return "[" + ", ".join(map(str, lane)) + "]"
 
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
@@ -186,7 +327,11 @@ def _find(sites: list, lo: int, hi: int) -> tuple | None:
             j = int(np.argmax(stores.ends[:i]))        # the earlier run that reaches past this start
             return (int(stores.starts[i]), (int(stores.sites[j]), int(stores.progs[j])),
                     (int(stores.sites[i]), int(stores.progs[i])))
-    loads = _runs(sites, "load", lo, hi)
+    return _store_meets_load(stores, _runs(sites, "load", lo, hi))
+
+
+def _store_meets_load(stores: _Runs, loads: _Runs) -> tuple | None:
+    """The first load run meeting a store run of another program (the store runs are disjoint)."""
     if not loads.starts.size or not stores.starts.size:
         return None
     # stores are disjoint now: those overlapping a load [a, b) are a contiguous slice

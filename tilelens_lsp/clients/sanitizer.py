@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tilelens_lsp.clients.base import ClientOutput, IRClient, LaunchAnalysis, frame_fields
-from tilelens_lsp.model import Diagnostic, Witness
+from tilelens_lsp.model import Diagnostic, Witness, format_values
 
 
 class SanitizerClient(IRClient):
@@ -29,7 +29,8 @@ class SanitizerClient(IRClient):
             index = ""
             if oob.get("value") is not None:    # an address from a declared-range index
                 declared = analysis.views.get(oob.get("index") or "")
-                rng = f", declared values={tuple(declared.values)}" if declared is not None and declared.values else ""
+                rng = f", declared values {format_values(declared.values)}" if declared is not None and declared.values \
+                    else ""
                 index = f" when {oob.get('index')} holds {oob['value']}{rng},"
             message = (f"{'out-of-bounds' if definite else 'possible out-of-bounds'} {site.op}: "
                        f"program {tuple(oob['pid'])}, lane [{lane}]{when}{index} {verb} element {oob['element']} "

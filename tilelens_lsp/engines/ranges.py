@@ -22,17 +22,25 @@ class RangeV:
     """An integer in [lo, hi] (inclusive) per lane, arrays shaped like an IntV's (P or 1, *lanes).
 
     `undef`: lanes whose value is undefined (a masked-off load without `other`), None when none is.
-    `src`: (declared value at lo, declared value at hi, the tensor's name), None once ranges mix."""
+    `src`: (declared value at lo, declared value at hi, the tensor's name), None once ranges mix.
+    `decl`: the declared set ((LO, HI), ...) while the value is a loaded element itself (not yet
+    computed on), so a guard's bound snaps to the values the set holds (`y != -100` with labels in
+    {-100} ∪ [0, V) leaves [0, V))."""
 
     lo: np.ndarray
     hi: np.ndarray
     bits: int
     undef: np.ndarray | None = None
     src: tuple[np.ndarray, np.ndarray, str] | None = None
+    decl: tuple[tuple[int, int], ...] | None = None
+    # bounded by another loaded value (`offs < end`, a loop from `start` to `end`): a segment between
+    # per-program offsets (cu_seqlens, expert offsets, row pointers), not a scatter's free index
+    segment: bool = False
 
     def map(self, fn: Callable[[np.ndarray], np.ndarray]) -> "RangeV":
         src = None if self.src is None else (fn(self.src[0]), fn(self.src[1]), self.src[2])
-        return RangeV(fn(self.lo), fn(self.hi), self.bits, None if self.undef is None else fn(self.undef), src)
+        return RangeV(fn(self.lo), fn(self.hi), self.bits, None if self.undef is None else fn(self.undef), src,
+                      self.decl, self.segment)
 
 
 @dataclass
@@ -45,16 +53,17 @@ class PtrSpan:
     pointee: int
     undef: np.ndarray | None = None
     src: tuple[np.ndarray, np.ndarray, str] | None = None
+    segment: bool = False     # built from a segment's index (see RangeV)
 
     def map(self, fn: Callable[[np.ndarray], np.ndarray], pointee: int | None = None) -> "PtrSpan":
         src = None if self.src is None else (fn(self.src[0]), fn(self.src[1]), self.src[2])
         return PtrSpan(self.arg, fn(self.lo), fn(self.hi), self.pointee if pointee is None else pointee,
-                       None if self.undef is None else fn(self.undef), src)
+                       None if self.undef is None else fn(self.undef), src, self.segment)
 
     def plus(self, lo: np.ndarray, hi: np.ndarray, undef: np.ndarray | None = None,
-             src: tuple | None = None, keep_src: bool = True) -> "PtrSpan":
+             src: tuple | None = None, keep_src: bool = True, segment: bool = False) -> "PtrSpan":
         return PtrSpan(self.arg, self.lo + lo, self.hi + hi, self.pointee, _undef(self.undef, undef),
-                       self.src if keep_src else src)
+                       self.src if keep_src else src, self.segment or segment)
 
 
 def _undef(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
@@ -65,6 +74,10 @@ def _undef(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
     return a | b
 
 
+def join_undef(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    return _undef(a, b)
+
+
 def bounds(v) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) of a RangeV, or of an IntV (`.a`) as a degenerate interval."""
     if isinstance(v, RangeV):
@@ -72,26 +85,117 @@ def bounds(v) -> tuple[np.ndarray, np.ndarray]:
     return v.a, v.a
 
 
-def loaded(lo: int, hi: int, shape: tuple[int, ...], bits: int, name: str, mask: np.ndarray | None,
-           other: np.ndarray | None) -> RangeV:
-    """A load of a tensor declared `values=(lo, hi)`: masked-off lanes take `other` (or are undefined)."""
-    lo_a = np.full(shape, lo, dtype=np.int64)
-    hi_a = np.full(shape, hi - 1, dtype=np.int64)
+def loaded(intervals: tuple[tuple[int, int], ...], shape: tuple[int, ...], bits: int, name: str,
+           mask: np.ndarray | None, other: np.ndarray | None) -> RangeV:
+    """A load of a tensor declared `values=...` (sorted disjoint [LO, HI) intervals): masked-off lanes
+    take `other` (or are undefined)."""
+    lo_a = np.full(shape, intervals[0][0], dtype=np.int64)
+    hi_a = np.full(shape, intervals[-1][1] - 1, dtype=np.int64)
     src = (lo_a, hi_a, name)
     undef = None
+    decl = intervals
     if mask is not None:
         off = ~np.broadcast_to(mask, shape)
         if other is None:
             undef = off if off.any() else None
         else:
             o = np.broadcast_to(other, shape)
+            if off.any():
+                decl = None          # a lane holding `other` is not one of the declared values
             lo_a, hi_a = np.where(off, o, lo_a), np.where(off, o, hi_a)
             src = (np.where(off, o, src[0]), np.where(off, o, src[1]), name)
-    return RangeV(lo_a, hi_a, bits, undef, src)
+    return RangeV(lo_a, hi_a, bits, undef, src, decl)
+
+
+def snap(r: RangeV) -> RangeV:
+    """Move each end inward to the nearest value of the declared set (no-op without one)."""
+    if r.decl is None or len(r.decl) < 2:
+        return r
+    los = np.array([a for a, _ in r.decl], dtype=np.int64)
+    his = np.array([b - 1 for _, b in r.decl], dtype=np.int64)
+    # lo: the first interval whose top is >= lo, then max(lo, its bottom)
+    i = np.clip(np.searchsorted(his, r.lo, side="left"), 0, len(los) - 1)
+    lo = np.maximum(r.lo, los[i])
+    # hi: the last interval whose bottom is <= hi, then min(hi, its top)
+    j = np.clip(np.searchsorted(los, r.hi, side="right") - 1, 0, len(los) - 1)
+    hi = np.minimum(r.hi, his[j])
+    return RangeV(lo, hi, r.bits, r.undef, r.src, r.decl, r.segment)
+
+
+NEGATE = {"slt": "sge", "sle": "sgt", "sgt": "sle", "sge": "slt", "eq": "ne", "ne": "eq",
+          "ult": "uge", "ule": "ugt", "ugt": "ule", "uge": "ult"}
+FLIP = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle", "eq": "eq", "ne": "ne",
+        "ult": "ugt", "ule": "uge", "ugt": "ult", "uge": "ule"}
+
+
+def refine(x: RangeV, pred: str, y) -> tuple[RangeV, np.ndarray]:
+    """x narrowed by the fact `x pred y` (y a RangeV or IntV): (the narrowed x, lanes where the fact
+    cannot hold for any value, i.e. the narrowed interval is empty). Empty lanes keep x's own bounds
+    (they never run), undefined lanes are never called empty (their value is not x's range)."""
+    ylo, yhi = bounds(y)
+    lo, hi = x.lo, x.hi
+    if pred.startswith("u"):
+        if (ylo < 0).any():
+            return x, np.zeros(np.broadcast_shapes(lo.shape, ylo.shape), bool)
+        if pred in ("ult", "ule"):          # x <u y with y >= 0: 0 <= x < y as signed values
+            lo = np.maximum(lo, 0)
+        elif (lo < 0).any():                # x >u y: a negative x is a huge unsigned one
+            return x, np.zeros(np.broadcast_shapes(lo.shape, ylo.shape), bool)
+        pred = "s" + pred[1:]
+    if pred == "slt":
+        hi = np.minimum(hi, yhi - 1)
+    elif pred == "sle":
+        hi = np.minimum(hi, yhi)
+    elif pred == "sgt":
+        lo = np.maximum(lo, ylo + 1)
+    elif pred == "sge":
+        lo = np.maximum(lo, ylo)
+    elif pred == "eq":
+        lo, hi = np.maximum(lo, ylo), np.minimum(hi, yhi)
+    elif pred == "ne":
+        point = ylo == yhi           # only a known value can be removed, and only at an end
+        lo = np.where(point & (lo == ylo), lo + 1, lo)
+        hi = np.where(point & (hi == ylo), hi - 1, hi)
+    lo, hi = np.broadcast_arrays(lo, hi)
+    out = snap(RangeV(lo, hi, x.bits, None, None, x.decl))
+    empty = out.lo > out.hi
+    if x.undef is not None:
+        empty = empty & ~x.undef
+    lo, hi = np.where(empty, np.broadcast_to(x.lo, empty.shape), out.lo), \
+        np.where(empty, np.broadcast_to(x.hi, empty.shape), out.hi)
+    src = x.src
+    if src is not None:
+        if x.decl is not None or (np.array_equal(*np.broadcast_arrays(src[0], x.lo))
+                                  and np.array_equal(*np.broadcast_arrays(src[1], x.hi))):
+            src = (lo, hi, src[2])      # the value is the loaded element itself
+        elif not (np.array_equal(np.broadcast_to(x.lo, lo.shape), lo)
+                  and np.array_equal(np.broadcast_to(x.hi, hi.shape), hi)):
+            src = None                  # an end moved: which declared value gives it is not known
+    return RangeV(lo, hi, x.bits, x.undef, src, x.decl, x.segment or isinstance(y, RangeV)), empty
+
+
+def hull(a, b, bits: int) -> RangeV:
+    """Either value (the join of two paths): per lane, the interval holding both."""
+    alo, ahi = bounds(a)
+    blo, bhi = bounds(b)
+    ua, ub = getattr(a, "undef", None), getattr(b, "undef", None)
+    return RangeV(np.minimum(alo, blo), np.maximum(ahi, bhi), bits, _undef(ua, ub),
+                  segment=_segment(a) or _segment(b))
+
+
+def _segment(v) -> bool:
+    return bool(getattr(v, "segment", False))
 
 
 def binary(name: str, a, b, bits: int) -> RangeV | None:
     """Interval arithmetic for `name` on RangeV/IntV operands; None where it gives no bound."""
+    out = _binary(name, a, b, bits)
+    if out is not None:
+        out.segment = _segment(a) or _segment(b)
+    return out
+
+
+def _binary(name: str, a, b, bits: int) -> RangeV | None:
     alo, ahi = bounds(a)
     blo, bhi = bounds(b)
     undef = _undef(getattr(a, "undef", None), getattr(b, "undef", None))
@@ -186,7 +290,8 @@ def choose(cond: np.ndarray, a, b, bits: int) -> RangeV:
         za = np.zeros(shape, bool) if ua is None else ua
         zb = np.zeros(shape, bool) if ub is None else ub
         undef = np.where(cond, za, zb)
-    return RangeV(np.where(cond, alo, blo), np.where(cond, ahi, bhi), bits, undef)
+    return RangeV(np.where(cond, alo, blo), np.where(cond, ahi, bhi), bits, undef,
+                  segment=_segment(a) or _segment(b))
 
 
 def _tdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:

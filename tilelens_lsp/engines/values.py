@@ -155,6 +155,12 @@ class SiteResult:
     view_out: dict[str, Any] | None = None   # first lane inside the storage but outside the view
     # (starts, ends, program index) per program, for races; None when the engine cannot give them
     tagged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
+    # two lanes of one program storing one element: pid, lanes, element, their values (None when
+    # loaded data), definite (the values differ); the first found
+    lane_race: dict[str, Any] | None = None
+    # per-lane bounds of a store or load built from a declared-range index, for possible races:
+    # (lo, hi, program, lane) flat arrays of element intervals [lo, hi); None past the race budget
+    bounds: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
 
     def add_tagged(self, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
         if self.tagged is None:
@@ -223,7 +229,8 @@ class ArgInfo:
     elem_size: int
     lo: int          # lowest valid element index relative to the argument's address
     hi: int          # one past the highest
-    values: tuple[int, int] | None = None   # declared range [LO, HI) of the tensor's elements
+    # declared set of the tensor's elements: sorted disjoint half-open intervals ((LO, HI), ...)
+    values: tuple[tuple[int, int], ...] | None = None
     view: tuple[np.ndarray, np.ndarray] | None = None   # runs the declared view covers, when it does
     # not cover its whole storage (element indices relative to the argument's address)
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 from tilelens_lsp.launches.specs import (DTYPE_ALIASES, DTYPES, FUNCTIONS, MAX_DEPTH, MAX_DIRECTIVE_CHARS,
                                          DType, EvalError, Failed, GridLambda, as_grid, canonical_dtype,
                                          check_int, check_number, kind_of, make_tensor, need_int,
-                                         need_number, short, transpose, with_values)
+                                         need_number, short, transpose, with_values, ValueList)
 from tilelens_lsp.model import ScalarSpec, TensorSpec
 
 _ALLOWED = ("allowed: literals, names, + - * // % **, unary -, cdiv, triton.cdiv, min, max, "
@@ -124,6 +124,12 @@ class Evaluator:
     def _e_Tuple(self, node: ast.Tuple) -> tuple[Any, ...]:
         return tuple(self.eval(e) for e in node.elts)
 
+    def _values_arg(self, node: ast.expr) -> Any:
+        """A value set's argument: a list literal is allowed here only (`[(0, V), -100]`)."""
+        if isinstance(node, ast.List):
+            return ValueList(self.eval(e) for e in node.elts)
+        return self.eval(node)
+
     # -- arithmetic
 
     def _e_BinOp(self, node: ast.BinOp) -> Any:
@@ -180,9 +186,16 @@ class Evaluator:
         spec = self.eval(node.func.value)   # type: ignore[attr-defined]
         if not isinstance(spec, TensorSpec):
             raise EvalError(f"'.values(LO, HI)' needs a tensor spec, got {kind_of(spec)}", node)
-        if node.keywords or len(node.args) != 2 or any(isinstance(a, ast.Starred) for a in node.args):
-            raise EvalError("'.values' takes two arguments: .values(LO, HI), every element in [LO, HI)", node)
-        return with_values(spec, tuple(self.eval(a) for a in node.args), node)
+        if node.keywords or not node.args or any(isinstance(a, ast.Starred) for a in node.args):
+            raise EvalError("'.values' takes .values(LO, HI), every element in [LO, HI), or a list of "
+                            "intervals and points: .values([(0, V), -100])", node)
+        args = tuple(self._values_arg(a) for a in node.args)
+        if len(args) == 1 and isinstance(args[0], tuple):   # a list, or one (LO, HI) pair
+            return with_values(spec, args[0], node)
+        if len(args) == 1:
+            raise EvalError("'.values' takes two arguments .values(LO, HI) or one list .values([(0, V), -100]), "
+                            f"got {kind_of(args[0])}", node)
+        return with_values(spec, args if len(args) == 2 else ValueList(args), node)
 
     def _f_cdiv(self, args: list[Any], node: ast.Call) -> int:
         if len(args) != 2:
@@ -228,7 +241,7 @@ class Evaluator:
                 raise EvalError(f"tensor() needs a {required}: tensor(fp16, (M, K), strides=..., "
                                 "offset=..., storage=...)", node)
         dtype = self._dtype_of(given.pop("dtype"))
-        values = {k: self.eval(v) for k, v in given.items()}
+        values = {k: self._values_arg(v) if k == "values" else self.eval(v) for k, v in given.items()}
         return make_tensor(dtype, node=node, **values)
 
     def _dtype_of(self, node: ast.expr) -> str:

@@ -172,21 +172,55 @@ def make_tensor(dtype: str, shape: Any, strides: Any = None, offset: Any = 0, st
     return spec if values is None else with_values(spec, values, node)
 
 
+class ValueList(tuple):
+    """A list literal of a directive (`[(0, V), -100]`): only a value set takes one."""
+
+
+MAX_VALUE_PARTS = 64      # intervals and points of one declared value set
+
+
 def with_values(t: TensorSpec, values: Any, node: ast.AST | None = None) -> TensorSpec:
-    """The spec of an integer tensor whose every element lies in [LO, HI): loads from it are values in
-    that interval, so addresses built from them (embeddings, gathers, labels) get a bounded footprint."""
+    """The spec of an integer tensor whose every element lies in a declared set: `(LO, HI)` (every
+    element in [LO, HI)) or a union `[(LO, HI), V, ...]` of intervals and points. Loads from it are
+    values in that set, so addresses built from them (embeddings, gathers, labels) get a bounded
+    footprint."""
     node = node or ast.Constant(0)
     label = _spec_text(t.dtype, t.shape)
     if not (t.dtype.startswith(("i", "u")) and t.dtype[1:].isdigit()) and t.dtype not in ("bool", "i1"):
         raise EvalError(f"values=(LO, HI) declares the range of an integer tensor; {label} is not one", node)
-    pair = values if isinstance(values, tuple) else None
-    if pair is None or len(pair) != 2:
-        raise EvalError(f"values of {label} must be a pair (LO, HI), got {kind_of(values)}", node)
-    lo, hi = (need_int(v, "a value bound", node) for v in pair)
-    if lo >= hi:
-        raise EvalError(f"the value range of {label} is empty: values=({lo}, {hi}) needs LO < HI "
-                        "(HI is excluded)", node, False)
-    return replace(t, values=(lo, hi))
+    if isinstance(values, tuple) and not isinstance(values, ValueList) and len(values) == 2 \
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        lo, hi = values
+        if lo >= hi:
+            raise EvalError(f"the value range of {label} is empty: values=({lo}, {hi}) needs LO < HI "
+                            "(HI is excluded)", node, False)
+        return replace(t, values=(lo, hi))
+    if not isinstance(values, tuple) or not values:
+        raise EvalError(f"values of {label} must be a pair (LO, HI) or a list of intervals and points "
+                        f"such as [(0, V), -100], got {kind_of(values)}", node)
+    if len(values) > MAX_VALUE_PARTS:
+        raise EvalError(f"values of {label} has {len(values)} parts: at most {MAX_VALUE_PARTS} intervals "
+                        "and points", node)
+    parts = []
+    for item in values:
+        if isinstance(item, int) and not isinstance(item, bool):
+            parts.append((item, item + 1))
+            continue
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise EvalError(f"values of {label}: each part is an interval (LO, HI) or a point V, got "
+                            f"{kind_of(item)}", node)
+        lo, hi = (need_int(v, "a value bound", node) for v in item)
+        if lo >= hi:
+            raise EvalError(f"the interval ({lo}, {hi}) in the values of {label} is empty: it needs "
+                            "LO < HI (HI is excluded)", node, False)
+        parts.append((lo, hi))
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(parts):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return replace(t, values=merged[0] if len(merged) == 1 else tuple(merged))
 
 
 def transpose(t: TensorSpec, node: ast.AST | None = None) -> TensorSpec:

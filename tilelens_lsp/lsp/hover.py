@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from tilelens_lsp.lsp.linemap import LineMap, split_lines
 from tilelens_lsp.lsp.convert import launch_labels
-from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, Witness
+from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, Witness, format_values
 
 FULL, SOME, NONE, OUT = "█", "▒", "·", "✗"
 MAX_ROWS, MAX_COLS, BAR_CELLS = 16, 32, 32
@@ -122,11 +122,15 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
     return "\n".join(out)
 
 
+def _tuples(v):
+    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
+
+
 def _launch_notes(launch: LaunchResult) -> list[str]:
     """The declared value ranges a launch's bounds rest on, and what it could not decide."""
     out = []
     if launch.value_ranges:
-        ranges = ", ".join(f"`{name}` ∈ [{lo:,}, {hi:,})" for name, (lo, hi) in sorted(launch.value_ranges.items()))
+        ranges = ", ".join(f"`{name}` ∈ {format_values(_tuples(v))}" for name, v in sorted(launch.value_ranges.items()))
         out += ["", f"declared value ranges: {ranges} (footprints built from them are bounds)"]
     for note in launch.notes:
         out += ["", f"*not decided*: {_md(note)}"]
@@ -210,6 +214,9 @@ def _launch_hover(launches: list[tuple[str, LaunchResult]]) -> str:
         codes = sorted({d.code for d in launch.diagnostics})
         out.append(f"| {_md(label)} | ({grid}) | {_md(config)} | {launch.status} | {len(launch.accesses)} | "
                    f"{', '.join(codes) or 'clean'} |")
+    refusals = {d.message for _, launch in launches for d in launch.diagnostics if d.code == "TL030"}
+    for message in sorted(refusals)[:4]:     # what was refused, and what would decide it
+        out += ["", f"*{_md(message)}*"]
     return "\n".join(out)
 
 

@@ -99,6 +99,11 @@ def run(region: Region, env: dict[str, Any], ctx: Any, engine: BlockEngine) -> l
     must[topo[0]] = pred if exact else none
     exits: list[tuple[np.ndarray, list[Any]]] = []
     last_op: Op | None = None
+    # values narrowed on the edges that reach a block (a guard `if y == -100: return` narrows y on the
+    # other edge): kept while a block has one incoming edge, dropped where edges join
+    edge_values = getattr(engine, "edge_values", None)
+    narrowed: dict[int, dict[str, Any]] = {}
+    edges_in: dict[int, int] = {i: 0 for i in topo}
     for i in topo:
         block = region.blocks[i]
         for j in topo:      # a block post-dominating one that a program must reach is reached too
@@ -113,29 +118,40 @@ def run(region: Region, env: dict[str, Any], ctx: Any, engine: BlockEngine) -> l
         if i != topo[0]:
             for pos, name in enumerate(block.args):
                 env[name] = engine.join([(when, vals[pos]) for when, vals in incoming[i]], block.ops[0])
+        over = narrowed.get(i, {}) if edges_in[i] <= 1 else {}
+        benv = {**env, **over} if over else env       # this block's view; the shared env stays unnarrowed
         block_exact = not (m & ~must[i]).any()
-        term = engine.eval_ops(block, env, engine.narrow(ctx, m, block_exact))
+        term = engine.eval_ops(block, benv, engine.narrow(ctx, m, block_exact))
+        if benv is not env:
+            for k, v in benv.items():
+                if k not in env:
+                    env[k] = v
         last_op = term
         if term.name == "tt.return":
-            exits.append((m, [env[o] for o in term.operands]))
+            exits.append((m, [benv[o] for o in term.operands]))
             continue
         if term.name not in BRANCHES:
             raise Refusal("control-flow", f"a block that ends in {term.name}", term.loc)
+        edge_over: list[dict[str, Any]] = [over, over]
         if term.name == "cf.br":
             choices = [(m, must[i])]
         else:
-            c = engine.branch_condition(env[term.operands[0]], term)
+            c = engine.branch_condition(benv[term.operands[0]], term)
             if c is None:       # decided by loaded data: either successor may run
                 choices = [(m, none), (m, none)]
+                if edge_values is not None:
+                    edge_over = [{**over, **edge_values(term, pol, benv, ctx)} for pol in (True, False)]
             else:
                 c = np.broadcast_to(c, (P,))
                 choices = [(m & c, must[i] & c), (m & ~c, must[i] & ~c)]
-        for succ, (edge_may, edge_must) in zip(term.successors, choices):
+        for succ, (edge_may, edge_must), eo in zip(term.successors, choices, edge_over):
             j = index[succ.label]
             may[j] = may[j] | edge_may
             must[j] = must[j] | edge_must
             if edge_may.any():
-                incoming[j].append((edge_may, tuple(env[o] for o in succ.operands)))
+                incoming[j].append((edge_may, tuple(benv[o] for o in succ.operands)))
+                edges_in[j] += 1
+                narrowed[j] = eo
     if not exits:
         return []
     width = len(exits[0][1])

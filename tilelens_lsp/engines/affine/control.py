@@ -52,13 +52,19 @@ def _load(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if info is not None and info.values:
         raise NotAffine("a load of an index with a declared value range (the enumeration bounds it)")
     g.record(op, "load", ptr, mask, ctx)
-    return [Opaque("data", "loaded data", op.loc)]
+    out = Opaque("data", "loaded data", op.loc)
+    g.loaded_from[id(out)] = (out, ptr, op.operands[1] if len(op.operands) > 1 else None)
+    return [out]
 
 
 @handles("tt.store")
 def _store(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
-    g.record(op, "store", g.get(env, op.operands[0]), mask, ctx)
+    value = g.get(env, op.operands[1])
+    _, source, load_mask = g.loaded_from.get(id(value), (None, None, None))
+    if load_mask is not None and (len(op.operands) < 3 or load_mask != op.operands[2]):
+        source = None       # lanes the load masked off hold `other`, not the element
+    g.record(op, "store", g.get(env, op.operands[0]), mask, ctx, copied=source)
     return []
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from tilelens_lsp.engines import views
 from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
-from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Ptr, parts_of
+from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Pieces, Ptr, parts_of
 from tilelens_lsp.engines.enumerate import AccessGraph
 from tilelens_lsp.engines.values import ArgInfo, SiteResult
 from tilelens_lsp.refusal import Refusal
@@ -30,6 +30,52 @@ def kind_is_atomic(op: str) -> bool:
 
 
 
+def lanes_injective(off: "Form | Pieces") -> bool:
+    """Distinct lanes of one program get distinct addresses: the lane coefficients of the offset form
+    a mixed radix over the lane extents (each step larger than everything the smaller ones reach)."""
+    if not isinstance(off, Form) or off.side or any(v[0] == "q" for v in off.k):
+        return False
+    steps = []
+    for axis, n in enumerate(off.shape):
+        if n > 1:
+            a = abs(off.k.get(f"L{axis}", 0))
+            if a == 0:
+                return False
+            steps.append((a, n))
+    reach = 0
+    for a, n in sorted(steps):
+        if a <= reach:
+            return False
+        reach += a * (n - 1)
+    return True
+
+
+def same_lanes(ptr: Ptr, copied: Any) -> bool:
+    """The stored value was loaded through an address that differs from the store's by one constant
+    per program: lanes that store one element loaded one element, so they store one value."""
+    if not isinstance(copied, Ptr) or copied.pointee != ptr.pointee:
+        return False
+    mine, theirs = parts_of(ptr.off), parts_of(copied.off)
+    if len(mine) != len(theirs):
+        return False
+    for (g1, f1), (g2, f2) in zip(mine, theirs):
+        if len(g1) != len(g2) or not all(_same_form(a, b, shift=False) for a, b in zip(g1, g2)):
+            return False
+        if not _same_form(f1, f2, shift=True):
+            return False
+    return True
+
+
+def _same_form(a: Form, b: Form, shift: bool) -> bool:
+    if a.k != b.k or a.shape != b.shape or len(a.side) != len(b.side):
+        return False
+    if not all(x is y or _same_form(x, y, shift=False) for x, y in zip(a.side, b.side)):
+        return False
+    if shift:       # a constant per program: lanes of one program keep their differences
+        return True
+    return bool(np.array_equal(*np.broadcast_arrays(np.asarray(a.c), np.asarray(b.c))))
+
+
 class SummaryFootprints:
     """The access-recording half of `AffineGraph`."""
 
@@ -43,10 +89,31 @@ class SummaryFootprints:
     race_work: int
     _images: dict[tuple, tuple[np.ndarray, np.ndarray]]
     spend: Callable[[int], None]
+    box: Callable[[Form], tuple[np.ndarray, np.ndarray]]
 
     # -- accesses
 
-    def record(self, op: Op, kind: str, ptr: Any, mask: Any, ctx: Ctx) -> None:
+    def store_lanes_distinct(self, off: "Form | Pieces") -> bool:
+        """Distinct lanes of a program store distinct elements: each piece's lanes do (`lanes_injective`)
+        and the pieces' boxes are disjoint in every program."""
+        if isinstance(off, Form):
+            return lanes_injective(off)
+        boxes = []
+        for _, form in off.parts:
+            if not lanes_injective(form):
+                return False
+            try:
+                boxes.append(self.box(form))
+            except NotAffine:
+                return False
+        for i in range(len(boxes)):
+            for j in range(i):
+                (alo, ahi), (blo, bhi) = boxes[i], boxes[j]
+                if ((alo <= bhi) & (blo <= ahi)).any():
+                    return False
+        return True
+
+    def record(self, op: Op, kind: str, ptr: Any, mask: Any, ctx: Ctx, copied: Any = None) -> None:
         if not isinstance(ptr, Ptr):
             raise NotAffine("an address outside the affine fragment")
         if mask is not None and not isinstance(mask, Cond):
@@ -58,6 +125,9 @@ class SummaryFootprints:
         if site is None:
             site = self.sites[key] = SiteResult(kind, ptr.arg, op.loc, ctx.stack)
         info = self.m.args[ptr.arg]
+        if kind == "store" and not self.store_lanes_distinct(ptr.off) and not same_lanes(ptr, copied):
+            # two lanes of one program may store one element: the enumeration compares their values
+            raise NotAffine("a store whose lanes may write one element")
         pred = np.broadcast_to(ctx.pred, (self.P,))
         if mask is not None:
             pred = pred & np.broadcast_to(mask.pred, (self.P,))

@@ -44,6 +44,7 @@ class AffineGraph(SummaryFootprints):
         self.probing = 0
         self._loops = 0
         self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
+        self.loaded_from: dict[int, tuple] = {}   # id of a loaded value -> (it, its pointer, its mask)
         self.to_tag: list = []          # accesses whose per-program runs the race check may need
         self.race_work = 0
         gx, gy, gz = model.grid

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, choose, handles, mask_and, mask_or, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import (BINARY_OPS, COMPARISONS, IntV, Opaque, PtrChoice, PtrV, Value, elem_bytes,
@@ -81,13 +82,20 @@ def _range_binary(g: AccessGraph, op: Op, ctx: Ctx, a: Value, b: Value, bits: in
     with np.errstate(all="ignore"):
         r = ranges.binary(op.name, a, b, bits) if bits > 1 else None
     if r is None:
-        return Opaque("data", f"{op.name} of a loaded index", op.loc)
+        return Opaque("data", f"{op.name} of a declared-range index{_source(a, b)}", op.loc)
     if checked:      # a declared value at the end of its range overflows: a real TL003
         g.check_width(op, ctx, r.lo, bits)
         g.check_width(op, ctx, r.hi, bits)
     if not ranges.fits(r, bits):
-        return Opaque("data", f"{op.name} of a loaded index may wrap", op.loc)
+        return Opaque("data", f"{op.name} of a declared-range index{_source(a, b)} may wrap", op.loc)
     return r
+
+
+def _source(*vals: Value) -> str:
+    for v in vals:
+        if isinstance(v, RangeV) and v.src is not None:
+            return f" loaded from {v.src[2]}"
+    return ""
 
 
 def _is_mask(v: Value) -> bool:
@@ -134,6 +142,10 @@ def _select(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         if isinstance(c, Opaque) and c.why == "data":
             return [choose(None, a, b)]
     if isinstance(c, Opaque) and c.why == "data":
+        if isinstance(a, (IntV, RangeV)) and isinstance(b, (IntV, RangeV)) and a.bits > 1:
+            narrowed = guards.select(g, op, env, ctx)     # each side where the condition allows it
+            if narrowed is not None:
+                return [narrowed]
         return [Opaque("data", "a select on loaded data", op.loc)]
     return [opaque_of(c, a, b)]
 
@@ -145,7 +157,7 @@ def _cast(kind: str):
         if isinstance(v, RangeV):
             if not ty.is_int or ty.bits < 2 or (kind == "zext" and (v.lo < 0).any()) or not ranges.fits(v, ty.bits):
                 return [Opaque("data", f"{op.name} of a loaded index", op.loc)]
-            return [RangeV(v.lo, v.hi, ty.bits, v.undef, v.src)]
+            return [RangeV(v.lo, v.hi, ty.bits, v.undef, v.src, v.decl, v.segment)]
         if not isinstance(v, IntV):
             return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of a pointer", op.loc)]
         if not ty.is_int:
@@ -216,6 +228,9 @@ def _trans(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
     order = list(op.order) if op.order is not None else list(range(a.ndim - 1))[::-1]
     return np.transpose(a, [0] + [o + 1 for o in order])
 
+
+SHAPE_FNS = {"tt.splat": _splat, "tt.broadcast": _broadcast, "tt.expand_dims": _expand_dims,
+             "tt.reshape": _reshape, "tt.trans": _trans}   # the lane maps of shape ops (guards replay them)
 
 HANDLERS["tt.splat"] = _shape_op(_splat)
 HANDLERS["tt.broadcast"] = _shape_op(_broadcast)

@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tilelens_lsp.engines.enumerate.table import Ctx, blend, handles, opaque_of
-from tilelens_lsp.engines.values import IntV, Opaque, Value, wrap
+from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.enumerate import guards
+from tilelens_lsp.engines.enumerate.table import Ctx, blend, blend_may, either, handles, opaque_of
+from tilelens_lsp.engines.ranges import PtrSpan, RangeV
+from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, wrap
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Op
 
@@ -22,7 +25,10 @@ if TYPE_CHECKING:
 
 @handles("scf.for")
 def _for(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    lb, ub, step = (g.need_int(g.get(env, o), op, "a loop bound") for o in op.operands[:3])
+    bounds = [g.get(env, o) for o in op.operands[:3]]
+    if any(isinstance(b, RangeV) for b in bounds[:2]) and isinstance(bounds[2], IntV):
+        return _for_ranged(g, op, env, ctx, bounds)
+    lb, ub, step = (g.need_int(b, op, "a loop bound") for b in bounds)
     inits = [g.get(env, o) for o in op.operands[3:]]
     iv, carried = op.for_header.iv, op.for_header.iter_args
     P = g.P
@@ -48,6 +54,44 @@ def _for(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     return values
 
 
+def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
+    """A loop whose bounds are loaded from declared ranges (tokens of this expert, length of this
+    sequence): it runs for every trip count the ranges allow. Iteration t runs where some allowed
+    bounds give more than t trips; its accesses are bounds (`exact: false`) wherever the trip count
+    is not decided, and its induction variable is the interval of starts plus t steps, below the
+    highest end."""
+    lb, ub, step = bounds
+    P = g.P
+    for b in (lb, ub):
+        if isinstance(b, RangeV) and b.undef is not None and (np.broadcast_to(
+                b.undef.reshape(b.undef.shape[:1]), (P,)) & ctx.pred).any():
+            raise Refusal("data-dependent-bound", "a loop bound loaded by a masked-off lane without `other` "
+                          "(its value is undefined)", op.loc)
+    lblo, lbhi = (np.broadcast_to(a.reshape(a.shape[:1]), (P,)).astype(np.int64) for a in ranges.bounds(lb))
+    ublo, ubhi = (np.broadcast_to(a.reshape(a.shape[:1]), (P,)).astype(np.int64) for a in ranges.bounds(ub))
+    stv = np.broadcast_to(step.a.reshape(step.a.shape[:1]), (P,)).astype(np.int64)
+    if (stv[ctx.pred] <= 0).any():
+        raise Refusal("control-flow", "a loop with a non-positive step", op.loc)
+    most = np.where(ctx.pred, np.maximum(0, -((lblo - ubhi) // stv)), 0)
+    least = np.where(ctx.pred, np.maximum(0, -((lbhi - ublo) // stv)), 0)
+    iv, carried = op.for_header.iv, op.for_header.iter_args
+    values = [g.get(env, o) for o in op.operands[3:]]
+    body = op.regions[0].blocks[0]
+    bits = lb.bits
+    if not most.size or int(most.max()) == 0:
+        g.mark_unreachable(body, ctx)
+    for t in range(int(most.max()) if most.size else 0):
+        may, must = most > t, least > t
+        inner = dict(env)
+        lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1)
+        inner[iv] = IntV(lo.copy(), bits) if (lo == hi).all() else RangeV(lo, np.maximum(lo, hi), bits, segment=True)
+        inner.update(zip(carried, values))
+        exact = ctx.exact and bool((may == must).all())
+        yielded = g.eval_block(body, inner, Ctx(may, ctx.iters + (t,), exact, ctx.stack))
+        values = [blend_may(must, may, new, old, op) for new, old in zip(yielded, values)]
+    return values
+
+
 @handles("scf.if")
 def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     cond = g.get(env, op.operands[0])
@@ -61,22 +105,32 @@ def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         return [blend(c, t, e, op) for t, e in zip(then_v, else_v)]
     if isinstance(cond, Opaque):
         # a condition the model does not compute (loaded data, a float argument): both branches may
-        # run, so their accesses become over-approximations
-        then_v = g.eval_block(then_b, dict(env), Ctx(ctx.pred, ctx.iters, False, ctx.stack))
-        else_v = g.eval_block(else_b, dict(env), Ctx(ctx.pred, ctx.iters, False, ctx.stack)) if else_b else []
-        return [t if isinstance(t, Opaque) else Opaque("data", "a value chosen by loaded data", op.loc)
-                for t, _ in zip(then_v, else_v)]
+        # run, so their accesses become over-approximations; each side sees the values its condition
+        # narrows (`if y != ignore_index:` leaves y without -100 inside, and only inside)
+        sides = []
+        for polarity, block in ((True, then_b), (False, else_b)):
+            if block is None:
+                continue
+            inner = dict(env)
+            if cond.why == "data":
+                inner.update(guards.branch_env(g, op, op.operands[0], polarity, env, ctx))
+            sides.append(g.eval_block(block, inner, Ctx(ctx.pred, ctx.iters, False, ctx.stack)))
+        if len(sides) < 2:
+            return []
+        return [either(t, e, op) for t, e in zip(*sides)]
     raise Refusal("control-flow" if not isinstance(cond, Opaque) or cond.why == "float" else cond.why,
                   "a branch condition the model does not compute", op.loc)
 
 
 WHILE_LIMIT = 1 << 16   # iterations of one while loop before it is refused as non-terminating
+SETTLE_LIMIT = 512      # iterations of a data-dependent while loop before it is refused as unsettled
 
 
 @handles("scf.while")
 def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    """Iterate a while loop per program while its condition is computable (grid-stride loops);
-    when the condition depends on loaded data (spin locks, searches), fall back to `_while_opaque`."""
+    """Iterate a while loop per program while its condition is computable (grid-stride loops); once
+    it depends on loaded data (a binary search over `cu_seqlens`), run it over every trip count
+    (`_while_settled`); a loop that carries no value (a spin lock) runs once (`_while_opaque`)."""
     before = op.regions[0].blocks[0]
     after = op.regions[1].blocks[0]
     names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)",
@@ -90,9 +144,9 @@ def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))
         cond, forwarded = out[0], out[1:]
         if not isinstance(cond, IntV):
-            if t == 0:
+            if t == 0 and not op.operands:
                 return _while_opaque(g, op, env, ctx)
-            raise Refusal("data-dependent-bound", "a while condition that depends on loaded data", op.loc)
+            return _while_settled(g, op, env, ctx, names, inner, out, active, final, t)
         c = np.broadcast_to(cond.a.reshape(cond.a.shape[:1]), (g.P,)).astype(bool) & active
         leaving = active & ~c
         final = forwarded if final is None else [blend(leaving, f, old, op) for f, old in zip(forwarded, final)]
@@ -106,6 +160,78 @@ def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         carried = [blend(c, new, old, op) for new, old in zip(yielded, carried)]
         active = c
     raise Refusal("control-flow", f"a while loop still running after {WHILE_LIMIT} iterations", op.loc)
+
+
+def _while_settled(g: AccessGraph, op: Op, env, ctx, names: list[str], inner: dict, out: list[Value],
+                   active: np.ndarray, final: list[Value] | None, t0: int) -> list[Value]:
+    """A while loop whose condition reads loaded data, from iteration `t0` on (its before-region just
+    evaluated into `inner`, giving `out`): every program still running may stop or go on, so the
+    carried values become the hull of every iteration's values, and the loop is followed until they
+    stop changing; from then on every further iteration repeats what was recorded. The do-region sees
+    the values its condition narrows. Accesses are bounds (`exact: false`)."""
+    before = op.regions[0].blocks[0]
+    after = op.regions[1].blocks[0]
+    term = before.ops[-1]
+    carried = [inner[n] for n in names]
+    for t in range(t0, t0 + SETTLE_LIMIT):
+        cond, forwarded = out[0], out[1:]
+        if isinstance(cond, IntV):
+            go = np.broadcast_to(cond.a.reshape(cond.a.shape[:1]), (g.P,)).astype(bool) & active
+            stop = active & ~go
+        else:
+            bound = cond.bound if isinstance(cond, Opaque) and cond.bound is not None else None
+            go = active.copy() if bound is None else \
+                np.broadcast_to(bound.a.reshape(bound.a.shape[:1]), (g.P,)).astype(bool) & active
+            stop = active.copy()
+        if final is None:
+            final = list(forwarded)
+        elif t == t0:       # the programs still running had no final value yet
+            final = [blend(stop, f, old, op) for f, old in zip(forwarded, final)]
+        else:
+            final = [blend(stop, either(f, old, op), old, op) for f, old in zip(forwarded, final)]
+        if not go.any():
+            return final
+        body = dict(env)
+        narrowed = dict(inner)
+        if isinstance(cond, Opaque) and cond.why == "data":
+            narrowed.update(guards.branch_env(g, term, term.operands[0], True, inner, ctx))
+        body.update(zip(after.args, (narrowed[o] if o in narrowed else v
+                                     for o, v in zip(term.operands[1:], forwarded))))
+        yielded = g.eval_block(after, body, Ctx(go, ctx.iters + (t,), False, ctx.stack))
+        grown = [blend(go, either(new, old, op), old, op) for new, old in zip(yielded, carried)]
+        if all(_same_value(a, b) for a, b in zip(grown, carried)) and (go == active).all():
+            return final        # settled: every further iteration is one already followed
+        carried, active = grown, go
+        inner = dict(env)
+        inner.update(zip(names, carried))
+        out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t + 1,), False, ctx.stack))
+    reads = _data_source(out[0])
+    raise Refusal("data-dependent-bound", f"a while loop whose condition depends on {reads} still changes its "
+                  f"values after {SETTLE_LIMIT} iterations; declare the values of the tensors it reads "
+                  "(`i32[N].values(LO, HI)`) to bound them", op.loc)
+
+
+def _data_source(v: Value) -> str:
+    if isinstance(v, Opaque) and v.message:
+        return v.message
+    return "loaded data"
+
+
+def _same_value(a: Value, b: Value) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, IntV):
+        return a.bits == b.bits and np.array_equal(*np.broadcast_arrays(a.a, b.a))
+    if isinstance(a, RangeV):
+        return np.array_equal(*np.broadcast_arrays(a.lo, b.lo)) and np.array_equal(*np.broadcast_arrays(a.hi, b.hi))
+    if isinstance(a, PtrSpan):
+        return a.arg == b.arg and np.array_equal(*np.broadcast_arrays(a.lo, b.lo)) and \
+            np.array_equal(*np.broadcast_arrays(a.hi, b.hi))
+    if isinstance(a, PtrV):
+        return a.arg == b.arg and np.array_equal(*np.broadcast_arrays(a.boff, b.boff))
+    return isinstance(a, Opaque)
 
 
 def _while_opaque(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
@@ -139,9 +265,38 @@ def _call(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
 
 @handles("tt.scan")
 def _scan(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    """`tl.cumsum` of integers (exact) or of declared-range values (the running sums of each end)."""
     vals = [g.get(env, o) for o in op.operands]
+    body = op.regions[0].blocks[0].ops if op.regions else []
+    combine = [o.name for o in body if o.name != "tt.scan.return"]
+    axis_m = re.search(r"axis = (\d+)", op.text + " " + op.tail)
+    if len(vals) == 1 and isinstance(vals[0], (IntV, RangeV)) and combine == ["arith.addi"] and axis_m \
+            and vals[0].bits > 1:
+        axis = int(axis_m.group(1)) + 1
+        reverse = "reverse = true" in op.text + " " + op.tail
+
+        def run(a: np.ndarray) -> np.ndarray:
+            full = np.broadcast_to(a, (g.P,) + a.shape[1:]).astype(np.int64)
+            if reverse:
+                return np.flip(np.cumsum(np.flip(full, axis), axis=axis), axis)
+            return np.cumsum(full, axis=axis)
+        v = vals[0]
+        if isinstance(v, IntV):
+            return [IntV(wrap(run(v.a), v.bits), v.bits)]
+        out = _reduced(v, run, op, "a cumulative sum")
+        return [out]
     return [opaque_of(*vals) if any(isinstance(v, Opaque) for v in vals)
             else Opaque("out-of-vocabulary", "a scan is not modelled", op.loc)] * len(op.results)
+
+
+def _reduced(v: RangeV, fn, op: Op, what: str) -> Value:
+    """A reduction of a declared-range value, taken end by end (sums, maxima and minima are monotone)."""
+    if v.undef is not None and v.undef.any():
+        return Opaque("data", f"{what} over lanes loaded without `other`", op.loc)
+    out = RangeV(fn(v.lo), fn(v.hi), v.bits)
+    if not ranges.fits(out, v.bits):
+        return Opaque("data", f"{what} of a loaded index may wrap", op.loc)
+    return out
 
 
 @handles("tt.reduce")
@@ -157,5 +312,12 @@ def _reduce(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         full = np.broadcast_to(v.a, (g.P,) + v.a.shape[1:])
         out = fns[combine[0]](full, axis=int(axis_m.group(1)) + 1)
         return [IntV(wrap(out.astype(np.int64), v.bits) if v.bits > 1 else out.astype(bool), v.bits)]
+    if (len(vals) == 1 and isinstance(vals[0], RangeV) and len(combine) == 1 and axis_m
+            and combine[0] in ("arith.addi", "arith.maxsi", "arith.minsi")):
+        fn, axis = fns[combine[0]], int(axis_m.group(1)) + 1
+
+        def run(a: np.ndarray) -> np.ndarray:
+            return fn(np.broadcast_to(a, (g.P,) + a.shape[1:]).astype(np.int64), axis=axis)
+        return [_reduced(vals[0], run, op, "a reduction")]
     return [opaque_of(*vals) if any(isinstance(v, Opaque) for v in vals)
             else Opaque("out-of-vocabulary", "this reduction is not modelled", op.loc)] * len(op.results)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tilelens_lsp.engines import accounting
+from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.enumerate.address_slice import address_slice
 from tilelens_lsp.engines.enumerate.recording import SiteRecorder
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, opaque_of
@@ -72,6 +73,7 @@ class AccessGraph(SiteRecorder):
         self._steps: dict[tuple[int, int], tuple[np.ndarray, int | None]] = {}
         self._current_loc = ""
         self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
+        self.index = guards.FuncIndex(model.module.funcs)   # defs and uses, for guards
 
     def width_obligations(self) -> list[Obligation]:
         return list(self.obligations.values())
@@ -187,6 +189,12 @@ class AccessGraph(SiteRecorder):
             value = blend(when, v, value, op)
         return value
 
+    def edge_values(self, term: Op, polarity: bool, env: dict[str, Value], ctx: Ctx) -> dict[str, Value]:
+        """Values narrowed on the edge of `cf.cond_br` taken when its condition is `polarity`."""
+        if not isinstance(env.get(term.operands[0]), Opaque):
+            return {}
+        return guards.branch_env(self, term, term.operands[0], polarity, env, ctx)
+
     def narrow(self, ctx: Ctx, may: np.ndarray, exact: bool) -> Ctx:
         return Ctx(may, ctx.iters, exact, ctx.stack)
 
@@ -226,10 +234,15 @@ class AccessGraph(SiteRecorder):
         if isinstance(v, IntV):
             return v
         if isinstance(v, (RangeV, PtrSpan)):
-            raise Refusal("data-dependent-bound", f"{role} depends on a loaded index", op.loc)
+            raise Refusal("data-dependent-bound", f"{role} depends on a loaded index in a way its declared "
+                          "range does not bound", op.loc)
         if isinstance(v, Opaque):
             kind = {"data": "data-dependent-bound", "float": "out-of-vocabulary"}.get(v.why, v.why)
-            raise Refusal(kind, f"{role} depends on {v.message or v.why}", v.loc or op.loc)
+            hint = ""
+            if v.why == "data":
+                hint = ("; declare the values of the tensor it is loaded from (`i32[N].values(LO, HI)` or "
+                        "`tensor(..., values=...)`) and the loop runs over every trip count they allow")
+            raise Refusal(kind, f"{role} depends on {v.message or v.why}{hint}", v.loc or op.loc)
         raise Refusal("out-of-vocabulary", f"{role} is not an integer", op.loc)
 
     def pred_like(self, ctx: Ctx, shape_ndim: int) -> np.ndarray:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.enumerate.table import handles
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, Opaque, PtrChoice, PtrV, Value
@@ -29,8 +30,8 @@ def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         # an address from a declared-range index: per lane, the hull of what it may touch
         lo, hi = off.lo * p.pointee, off.hi * p.pointee
         if isinstance(p, PtrV):
-            return [PtrSpan(p.arg, p.boff + lo, p.boff + hi, p.pointee, off.undef, off.src)]
-        return [p.plus(lo, hi, off.undef, keep_src=False)]
+            return [PtrSpan(p.arg, p.boff + lo, p.boff + hi, p.pointee, off.undef, off.src, off.segment)]
+        return [p.plus(lo, hi, off.undef, keep_src=False, segment=off.segment)]
     if isinstance(p, PtrSpan) and isinstance(off, IntV):
         shift = off.a.astype(np.int64, copy=False) * p.pointee
         return [p.plus(shift, shift)]
@@ -40,7 +41,9 @@ def _addptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
     if isinstance(off, Opaque):
         why = "data" if off.why == "data" else off.why
-        return [Opaque(why, "an offset computed from loaded data" if why == "data" else off.message, op.loc)]
+        if why == "data":
+            return [Opaque(why, f"an offset computed from {off.message or 'loaded data'}", op.loc)]
+        return [Opaque(why, off.message, op.loc)]
     if not isinstance(off, IntV):
         return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
     if isinstance(p, PtrChoice):
@@ -53,10 +56,19 @@ def _int_ptr(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     return [Opaque("pointer-provenance", f"{op.name} loses the pointer's provenance", op.loc)]
 
 
+def _guarded(g: AccessGraph, op: Op, env, ctx, mask_at: int) -> tuple[Value, Value]:
+    """The access's pointer and mask, the pointer narrowed by what its mask says about loaded indices."""
+    ptr = g.get(env, op.operands[0])
+    mask = g.get(env, op.operands[mask_at]) if len(op.operands) > mask_at else None
+    if isinstance(mask, Opaque) and mask.why == "data" and (
+            isinstance(ptr, PtrSpan) or isinstance(ptr, Opaque) and ptr.why == "data"):
+        ptr, mask = guards.access(g, op, op.operands[0], op.operands[mask_at], ptr, mask, env, ctx)
+    return ptr, mask
+
+
 @handles("tt.load")
 def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    ptr = g.get(env, op.operands[0])
-    mask = g.get(env, op.operands[1]) if len(op.operands) > 1 else None
+    ptr, mask = _guarded(g, op, env, ctx, 1)
     g.record(op, "load", ptr, mask, ctx)
     ty = op.result_types[0] if op.result_types else None
     info = g.m.args.get(getattr(ptr, "arg", ""))
@@ -66,23 +78,32 @@ def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         if other is None or isinstance(other, IntV):
             shape = np.broadcast_shapes(ptr.shape() if isinstance(ptr, PtrV) else ptr.lo.shape,
                                         *([mask.a.shape] if mask is not None else []))
-            return [ranges.loaded(info.values[0], info.values[1], shape, ty.bits, info.name,
+            return [ranges.loaded(info.values, shape, ty.bits, info.name,
                                   None if mask is None else mask.a, None if other is None else other.a)]
+    if info is not None:
+        return [Opaque("data", f"data loaded from {info.name}", op.loc)]
     return [Opaque("data", "loaded data", op.loc)]
 
 
 @handles("tt.store")
 def _store(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    ptr = g.get(env, op.operands[0])
-    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    ptr, mask = _guarded(g, op, env, ctx, 2)
     g.record(op, "store", ptr, mask, ctx)
+    value = g.get(env, op.operands[1])
+    func = g.index.func_of.get(id(op))
+    source = g.index.defs[func].get(op.operands[1]) if func is not None else None
+    uniform = source is not None and source.name in ("tt.splat", "arith.constant")
+    copied = None       # a value loaded under the same mask: lanes loading one element store one value
+    if source is not None and source.name == "tt.load" and (
+            len(source.operands) < 2 or len(op.operands) > 2 and source.operands[1] == op.operands[2]):
+        copied = g.get(env, source.operands[0])
+    g.check_lanes(op, ptr, mask, ctx, value, uniform, copied)
     return []
 
 
 @handles("tt.atomic_rmw")
 def _atomic_rmw(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
-    ptr = g.get(env, op.operands[0])
-    mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    ptr, mask = _guarded(g, op, env, ctx, 2)
     g.record(op, "atomic", ptr, mask, ctx)
     return [Opaque("data", "an atomic's old value", op.loc)]
 

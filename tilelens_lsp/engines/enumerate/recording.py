@@ -35,8 +35,13 @@ def _tagged_runs(elems: np.ndarray, progs: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 
+BOUND_ENTRIES = 1 << 21     # per-lane bounds kept for the possible-race check, per launch
+
+
 class SiteRecorder:
     """The access-recording half of `AccessGraph`."""
+
+    bound_entries = 0
 
     m: "LaunchModel"
     P: int
@@ -64,7 +69,14 @@ class SiteRecorder:
             site = self._site(op, kind, "?", ctx)
             if site.refusal is None:
                 k = {"data": "indirect-address", "float": "out-of-vocabulary"}.get(ptr.why, ptr.why)
-                site.refusal = Refusal(k, f"the address of this {kind} depends on {ptr.message or ptr.why}",
+                hint = ""
+                if ptr.why == "data" and "declared-range index" in ptr.message:
+                    hint = ("; the declared range does not bound this arithmetic (a product that may wrap, a "
+                            "division by a loaded value): a narrower `.values(...)` or 64-bit indices may")
+                elif ptr.why == "data":
+                    hint = ("; declaring the values of the index tensor it is loaded from (`i32[N].values(LO, HI)`) "
+                            "bounds it")
+                site.refusal = Refusal(k, f"the address of this {kind} depends on {ptr.message or ptr.why}{hint}",
                                        op.loc)
             return
         if not isinstance(ptr, PtrV):
@@ -101,6 +113,77 @@ class SiteRecorder:
                 self._check_view(site, site.starts[-1], site.ends[-1], boff, m, info, ctx, exact)
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
 
+    def check_lanes(self, op: Op, ptr: Value, mask: Value, ctx: Ctx, value: Value, uniform: bool,
+                    copied: Value = None) -> None:
+        """Two lanes of one program storing one element (no defined winner on a GPU): a definite race
+        where their values are known and differ, a possible one where they are loaded data (and not
+        one value splat over the lanes). Lanes whose steps form a mixed radix cannot collide."""
+        if not isinstance(ptr, PtrV) or isinstance(mask, Opaque) or not ctx.exact:
+            return
+        site = self._site(op, "store", ptr.arg, ctx)
+        if site.lane_race is not None or not site.exact:
+            return
+        lanes = tuple(ptr.shape()[1:])
+        if isinstance(mask, IntV):
+            lanes = tuple(np.broadcast_shapes(lanes, mask.a.shape[1:]))
+        if int(np.prod(lanes, dtype=np.int64)) < 2 or self._injective(ptr, lanes):
+            return
+        shape = (self.P,) + lanes
+        lane_mask = np.ones((1,) * len(shape), dtype=bool) if not isinstance(mask, IntV) else mask.a
+        m = np.broadcast_to(self.pred_like(ctx, len(lanes)) & lane_mask, shape).reshape(self.P, -1)
+        prog, lane = np.nonzero(m)
+        if prog.size < 2:
+            return
+        elem = np.broadcast_to(ptr.boff, shape).reshape(self.P, -1)[prog, lane] // self.m.args[ptr.arg].elem_size
+        order = np.lexsort((lane, elem, prog))
+        prog, lane, elem = prog[order], lane[order], elem[order]
+        dup = (elem[1:] == elem[:-1]) & (prog[1:] == prog[:-1])
+        self._spend(int(m.size), op)
+        if not dup.any():
+            return
+        values = None
+        definite = False
+        if isinstance(value, IntV):
+            vals = np.broadcast_to(value.a, shape).reshape(self.P, -1)[prog, lane]
+            differ = dup & (vals[1:] != vals[:-1])
+            if not differ.any():
+                return           # every colliding pair stores the same value
+            dup, definite = differ, True
+        elif uniform:
+            return
+        elif isinstance(copied, PtrV):     # loaded from one element by both lanes: one value
+            src = np.broadcast_to(copied.boff, shape).reshape(self.P, -1)[prog, lane]
+            dup = dup & (src[1:] != src[:-1])
+            if not dup.any():
+                return
+        i = int(np.argmax(dup))
+        a, b = i, i + 1
+        if isinstance(value, IntV):
+            values = (int(vals[a]), int(vals[b]))
+        site.lane_race = {"pid": self.pid_tuple(int(prog[a])), "element": int(elem[a]), "definite": definite,
+                          "lanes": (tuple(int(x) for x in np.unravel_index(int(lane[a]), lanes)),
+                                    tuple(int(x) for x in np.unravel_index(int(lane[b]), lanes))),
+                          "values": values, "iteration": ctx.iters or None}
+
+    def _injective(self, ptr: PtrV, lanes: tuple[int, ...]) -> bool:
+        steps = []
+        for axis, n in enumerate(lanes, start=1):
+            if n < 2:
+                continue
+            parts = [self._axis_step(t, axis) if t.ndim > axis else 0 for t in ptr.terms]
+            if any(p is None for p in parts):
+                return False
+            a = abs(sum(parts))
+            if a == 0:
+                return False
+            steps.append((a, n))
+        reach = 0
+        for a, n in sorted(steps):
+            if a <= reach:
+                return False
+            reach += a * (n - 1)
+        return True
+
     def _record_span(self, op: Op, kind: str, ptr: PtrSpan, mask: Value, ctx: Ctx) -> None:
         """An address from a declared-range index: per lane the hull [lo, hi] of the elements it may
         touch, a proven bound; a lane that may leave the storage is a possible out-of-bounds (TL002)
@@ -127,6 +210,17 @@ class SiteRecorder:
         if not lo.size:
             return
         site.add_intervals(lo, hi + 1)
+        if ptr.segment:
+            # segments between per-program offsets (cu_seqlens, expert offsets, row pointers): disjoint
+            # when the offsets are sorted, which a range cannot say; races there are not checked
+            site.bounds = None
+        if site.bounds is not None:     # per lane, for possible races (TL006), within a budget
+            self.bound_entries += int(lo.size)
+            if self.bound_entries > BOUND_ENTRIES:
+                site.bounds = None
+            else:
+                progs, lanes = np.nonzero(m.reshape(self.P, -1))
+                site.bounds.append((lo, hi + 1, progs + self.pid_base, lanes))
         if site.oob is None and (lo.min() < info.lo or hi.max() >= info.hi):
             full_lo = np.broadcast_to(ptr.lo, shape) // info.elem_size
             full_hi = np.broadcast_to(ptr.hi, shape) // info.elem_size

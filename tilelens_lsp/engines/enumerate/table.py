@@ -68,7 +68,8 @@ def opaque_of(*values: Value) -> Opaque:
         if isinstance(v, Opaque) and v.why == "data":
             return v
         if isinstance(v, (RangeV, PtrSpan)):
-            return Opaque("data", "a value computed from a loaded index")
+            name = f" loaded from {v.src[2]}" if v.src is not None else ""
+            return Opaque("data", f"a value computed from a declared-range index{name}")
     for v in values:
         if isinstance(v, Opaque):
             return v
@@ -89,6 +90,16 @@ def blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
     if isinstance(new, (PtrV, PtrChoice)) and isinstance(old, (PtrV, PtrChoice)) and not (
             isinstance(new, PtrV) and isinstance(old, PtrV) and new.arg == old.arg):
         return choose(cond, new, old)
+    if isinstance(new, (PtrV, PtrSpan)) and isinstance(old, (PtrV, PtrSpan)) and new.arg == old.arg and (
+            isinstance(new, PtrSpan) or isinstance(old, PtrSpan)):
+        nlo, nhi = (new.boff, new.boff) if isinstance(new, PtrV) else (new.lo, new.hi)
+        olo, ohi = (old.boff, old.boff) if isinstance(old, PtrV) else (old.lo, old.hi)
+        c = cond.reshape(cond.shape + (1,) * (max(nlo.ndim, olo.ndim) - 1))
+        nu, ou = getattr(new, "undef", None), getattr(old, "undef", None)
+        undef = None if nu is None and ou is None else np.where(
+            c, False if nu is None else nu, False if ou is None else ou)
+        return PtrSpan(new.arg, np.where(c, nlo, olo), np.where(c, nhi, ohi), new.pointee, undef,
+                       segment=getattr(new, "segment", False) or getattr(old, "segment", False))
     if isinstance(new, PtrV) and isinstance(old, PtrV):
         c = cond.reshape(cond.shape + (1,) * (max(new.boff.ndim, old.boff.ndim) - 1))
         return PtrV(new.arg, np.where(c, new.boff, old.boff), new.pointee)
@@ -113,3 +124,41 @@ def choose(cond: np.ndarray | None, a: "PtrV | PtrChoice", b: "PtrV | PtrChoice"
             c = c if pick else ~c
             out.append((cand, c if when is None else when & c))
     return PtrChoice(tuple(out))
+
+
+def either(a: Value, b: Value, op: Op) -> Value:
+    """A value that is `a` or `b` (two paths joined where loaded data chose): integers as their hull,
+    pointers into one argument as the hull of their addresses; anything else is loaded data."""
+    if a is b:
+        return a
+    if isinstance(a, IntV) and isinstance(b, IntV) and a.bits > 1:
+        if a.a.shape == b.a.shape and np.array_equal(a.a, b.a):
+            return a
+        return ranges.hull(a, b, a.bits)
+    if isinstance(a, (IntV, RangeV)) and isinstance(b, (IntV, RangeV)) and a.bits > 1:
+        return ranges.hull(a, b, a.bits)
+    if isinstance(a, IntV) and isinstance(b, IntV):    # masks: true where either may be
+        return Opaque("data", "a mask chosen by loaded data", op.loc, IntV(a.a | b.a, 1))
+    if isinstance(a, (PtrV, PtrSpan)) and isinstance(b, (PtrV, PtrSpan)) and a.arg == b.arg \
+            and a.pointee == b.pointee:
+        if isinstance(a, PtrV) and isinstance(b, PtrV) and len(a.terms) == len(b.terms) and all(
+                x is y for x, y in zip(a.terms, b.terms)):
+            return a
+        alo, ahi = (a.boff, a.boff) if isinstance(a, PtrV) else (a.lo, a.hi)
+        blo, bhi = (b.boff, b.boff) if isinstance(b, PtrV) else (b.lo, b.hi)
+        undef = ranges.join_undef(getattr(a, "undef", None), getattr(b, "undef", None))
+        return PtrSpan(a.arg, np.minimum(alo, blo), np.maximum(ahi, bhi), a.pointee, undef,
+                       segment=getattr(a, "segment", False) or getattr(b, "segment", False))
+    if isinstance(a, Opaque):
+        return a
+    if isinstance(b, Opaque):
+        return b
+    return Opaque("data", "a value chosen by loaded data", op.loc)
+
+
+def blend_may(must: np.ndarray, may: np.ndarray, new: Value, old: Value, op: Op) -> Value:
+    """Per program: `new` where the iteration surely ran, `old` where it did not, either where loaded
+    data decides (a trip count in a declared range)."""
+    if (must == may).all():
+        return blend(must, new, old, op)
+    return blend(must, new, blend(may, either(new, old, op), old, op), op)

@@ -1,0 +1,20 @@
+"""Bug: the last block of a sequence is read without the `offs < end` mask: the last sequence may read
+past the tokens."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def varlen_sum_kernel(cu_ptr, x_ptr, out_ptr, BLOCK: tl.constexpr):
+    seq = tl.program_id(0)
+    start = tl.load(cu_ptr + seq)
+    end = tl.load(cu_ptr + seq + 1)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for t in range(start, end, BLOCK):
+        offs = t + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs)
+    tl.store(out_ptr + seq, tl.sum(acc))
+
+
+# tilelens: varlen_sum_kernel[(4,)](i32[5].values(0, 51), fp32[50], fp32[4], BLOCK=16)
+# expect: TL002 at line 15

@@ -1,0 +1,122 @@
+"""Differential fuzzing of guards over declared-range loads against Triton's interpreter: random
+kernels load an index with a declared range (an interval, or a union with an ignore index) and use it
+as an address under a guard: the access's own mask, a `tl.where` select (and its negation), a branch
+on a per-program index (`if`/`else`), an early return, `!=` on a declared point. The bounds are drawn
+on both sides of the table, so about half the kernels really read past it.
+
+Every footprint the product reports must cover what `TRITON_INTERPRET=1` touched (the oracle records
+reads past the table, in its guard zones): a guard applied on the wrong lanes, on the wrong edge or
+after its join makes the product miss elements and fails here. A kernel that really reads past the
+table must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default 60)."""
+
+from __future__ import annotations
+
+import os
+import random
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tilelens_lsp.pipeline import analyze_path
+
+from oracle_runner import run_oracle_files
+from test_conformance import _config_matches, _oracle_accesses, compare
+
+EXAMPLES = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "60"))
+SEED = 20261201
+T = 24          # table rows
+
+CMP = ["<", "<=", ">", ">=", "!="]
+GUARDS = [
+    # the access's own mask
+    "g = m & (idx {c1} {A}) & (idx {c2} {B})\nv = tl.load(t_ptr + idx + {S}, mask=g, other=0.0)",
+    # a select, and a select on the negated condition
+    "j = tl.where((idx {c1} {A}) & (idx {c2} {B}), idx, {C})\nv = tl.load(t_ptr + j, mask=m, other=0.0)",
+    "j = tl.where(idx {c1} {A}, {C}, idx + {S})\nv = tl.load(t_ptr + j, mask=m, other=0.0)",
+    # a branch on a per-program index, both sides
+    "s = tl.load(idx_ptr + pid)\nv = tl.zeros([BLOCK], dtype=tl.float32)\n"
+    "if (s {c1} {A}) & (s {c2} {B}):\n    v += tl.load(t_ptr + s + {S})\nelse:\n    v += tl.load(t_ptr + {C})",
+    # a branch whose narrowing must not outlive it
+    "s = tl.load(idx_ptr + pid)\nv = tl.zeros([BLOCK], dtype=tl.float32)\n"
+    "if s {c1} {A}:\n    v += tl.load(t_ptr + s)\nv += tl.load(t_ptr + s + {S})",
+    # an early return
+    "s = tl.load(idx_ptr + pid)\nif s {c1} {A}:\n    return\nv = tl.zeros([BLOCK], dtype=tl.float32) + tl.load(t_ptr + s)",
+]
+
+
+def kernel_source(rng: random.Random) -> str:
+    c1, a = rng.choice(CMP), rng.randint(-3, T + 3)
+    if rng.random() < 0.3:
+        point = rng.choice([-1, -100, T])
+        values = f"[(0, {T}), {point}]"
+        if rng.random() < 0.6:          # the guard excludes the declared point (or, wrongly, another)
+            c1, a = "!=", rng.choice([point, point, 0, T - 1])
+    else:
+        values = f"{rng.randint(-4, 2)}, {rng.randint(T - 2, T + 4)}"
+    guard = rng.choice(GUARDS).format(c1=c1, c2=rng.choice(CMP), A=a, B=rng.randint(-3, T + 3),
+                                      C=rng.randint(0, T - 1), S=rng.choice([0, 0, 1, -1]))
+    grid, block = rng.randint(1, 4), rng.choice([16, 32])
+    n_idx = rng.randint(T + 8, max(T + 8, grid * block))
+    body = "\n".join(["pid = tl.program_id(0)", "offs = pid * BLOCK + tl.arange(0, BLOCK)", "m = offs < n_idx",
+                      "idx = tl.load(idx_ptr + offs, mask=m, other=0)", guard,
+                      "tl.store(out_ptr + offs, v + idx.to(tl.float32), mask=m)"])
+    return (f"import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+            f"def k(idx_ptr, t_ptr, out_ptr, n_idx, BLOCK: tl.constexpr):\n{textwrap.indent(body, '    ')}\n\n\n"
+            f"# tilelens: k[({grid},)](i32[{n_idx}].values({values}), fp32[{T}], fp32[{grid * block}], {n_idx}, "
+            f"BLOCK={block})\n")
+
+
+@pytest.fixture(scope="module")
+def fuzz_files(tmp_path_factory) -> list[Path]:
+    folder = tmp_path_factory.mktemp("guard-fuzz")
+    rng = random.Random(SEED)
+    files = []
+    for i in range(EXAMPLES):
+        path = folder / f"guard_fuzz_{i}.py"
+        path.write_text(kernel_source(rng))
+        files.append(path)
+    return files
+
+
+def _reads_past_table(run: dict) -> bool:
+    return any(key[3] == "t_ptr" and any(a < 0 or b > T for a, b in ivs)
+               for key, ivs in _oracle_accesses(run).items())
+
+
+def test_guarded_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    oracle = run_oracle_files(fuzz_files, jobs=2, use_cache=False)
+    problems: list[str] = []
+    compared = clean = past = flagged = refused = 0
+    for path in fuzz_files:
+        record = oracle[str(path)]
+        runs = [r for r in record["runs"] if "error" not in r]
+        assert runs and not record["errors"], f"the oracle could not run {path.name}: {record}\n{path.read_text()}"
+        (launch,) = analyze_path(path, workspace_root=path.parent).launches
+        if launch.status != "analyzed":
+            kinds = {d.message.split(":")[1].strip() for d in launch.diagnostics if d.code == "TL030"}
+            if kinds <= {"indirect-address"}:        # an undefined lane's index: refused by name
+                refused += 1
+                continue
+            problems.append(f"{path.name}: {launch.status} {[d.message for d in launch.diagnostics][:2]}\n"
+                            f"{path.read_text()}")
+            continue
+        run = next(r for r in runs if _config_matches(r["config"], launch.config))
+        found = compare(run, launch)
+        compared += 1
+        codes = {d.code for d in launch.diagnostics}
+        if _reads_past_table(run):
+            past += 1
+            if not codes & {"TL001", "TL002"}:
+                found.append("the interpreter reads past the table and the product says nothing")
+            flagged += 1
+        elif not codes & {"TL001", "TL002"}:
+            clean += 1
+        if found:
+            problems.append(f"{path.name}: {found[:3]}\n{path.read_text()}")
+    print(f"guard fuzz: {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read past "
+          f"the table (all flagged: {flagged}), {clean} clean of the {compared - past} in bounds, "
+          f"{refused} refused (indirect-address)")
+    assert not problems, problems[0]
+    assert compared + refused == len(fuzz_files) and compared >= len(fuzz_files) * 2 // 3

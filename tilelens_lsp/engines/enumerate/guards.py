@@ -1,0 +1,327 @@
+"""Guards refine values: what a mask, a branch or a select condition says about the values it compares.
+
+`valid = (idx >= 0) & (idx < n); tl.load(t + idx, mask=valid)`: on the lanes where the load runs,
+`idx` lies in [0, n), so the address is recomputed from the narrowed `idx` and its bound stays
+inside the table. Facts are read off the condition's definition (`arith.andi` of `arith.cmpi`s, a
+negation, a splat or broadcast of a scalar condition) and hold only where the condition holds: on
+the mask-true lanes of the access, on the edge of the branch, on the side of the select. Each fact
+narrows a declared-range value (`ranges.refine`), and the ops from it to the address (or to the
+value used after a branch) are replayed with their own handlers on the narrowed value.
+
+Soundness rests on two rules. A fact about a lane holds for that lane only: a narrowed tensor may
+reach an address through shape ops (broadcast, expand_dims, trans) only where every lane of the
+address reads the very lane of the fact that its own mask lane stands for, which is checked by
+pushing the lane indices of the fact through both paths (`origins`). And a fact holds only where
+its condition does: the caller scopes the narrowed values to the edge, branch or access (a copy of
+the environment), never to what comes after a join.
+
+Not done here: relations between two unknowns (`offs < end` narrows both sides' intervals, not their
+difference), facts through `arith.ori` of true conditions, facts about loop-carried values.
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx
+from tilelens_lsp.engines.ranges import PtrSpan, RangeV
+from tilelens_lsp.engines.values import BINARY_OPS, IntV, Value
+from tilelens_lsp.ttir.reader import Func, Op
+
+if TYPE_CHECKING:
+    from tilelens_lsp.engines.enumerate.graph import AccessGraph
+
+SHAPE_OPS = frozenset({"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans"})
+ELEMENTWISE = frozenset(BINARY_OPS) | {
+    "arith.cmpi", "arith.select", "arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast",
+    "arith.index_castui", "tt.addptr", "arith.bitcast", "tt.bitcast"}
+REPLAY = ELEMENTWISE | SHAPE_OPS
+MAX_DEPTH = 64          # ops between a fact and its use that are replayed
+MAX_FORWARD = 4096      # values narrowed eagerly at a branch
+
+
+@dataclass(frozen=True)
+class Fact:
+    """`name pred other` holds wherever the condition holds. `group` is the cmpi for a lane fact
+    (None for a fact about a per-program scalar), `chain` the shape ops from it to the condition."""
+
+    name: str
+    pred: str
+    other: str
+    group: int | None
+    chain: tuple[Op, ...]
+    shape: tuple[int, ...]
+
+
+class FuncIndex:
+    """Definitions and uses of the SSA names of every function (names are unique per function)."""
+
+    def __init__(self, funcs: dict[str, Func]) -> None:
+        self.defs: dict[str, dict[str, Op]] = {}
+        self.uses: dict[str, dict[str, list[Op]]] = {}
+        self.func_of: dict[int, str] = {}
+        for fname, func in funcs.items():
+            defs: dict[str, Op] = {}
+            uses: dict[str, list[Op]] = {}
+            stack = [b for b in func.body.blocks]
+            while stack:
+                block = stack.pop()
+                for op in block.ops:
+                    self.func_of[id(op)] = fname
+                    for r in op.results:
+                        defs[r] = op
+                    for o in op.operands:
+                        uses.setdefault(o, []).append(op)
+                    for region in op.regions:
+                        stack.extend(region.blocks)
+            self.defs[fname], self.uses[fname] = defs, uses
+
+
+def collect(defs: dict[str, Op], env, name: str, polarity: bool, chain: tuple[Op, ...] = (),
+            depth: int = 0) -> list[Fact]:
+    """The facts that hold wherever the i1 value `name` is `polarity`."""
+    op = defs.get(name)
+    if op is None or depth > 16:
+        return []
+    if op.name == "arith.andi" and polarity or op.name == "arith.ori" and not polarity:
+        return [f for o in op.operands[:2] for f in collect(defs, env, o, polarity, chain, depth + 1)]
+    if op.name == "arith.xori":
+        for mine, other in ((0, 1), (1, 0)):
+            v = env.get(op.operands[other])
+            if isinstance(v, IntV) and v.bits == 1 and v.a.all():
+                return collect(defs, env, op.operands[mine], not polarity, chain, depth + 1)
+        return []
+    if op.name in SHAPE_OPS:
+        return collect(defs, env, op.operands[0], polarity, (op,) + chain, depth + 1)
+    if op.name == "arith.cmpi":
+        pred = op.predicate if polarity else ranges.NEGATE[op.predicate]
+        x, y = op.operands[:2]
+        shape = tuple(op.result_types[0].shape) if op.result_types else ()
+        group = id(op) if shape else None
+        return [Fact(x, pred, y, group, chain, shape), Fact(y, ranges.FLIP[pred], x, group, chain, shape)]
+    return []
+
+
+def _apply_chain(chain: tuple[Op, ...], a: np.ndarray) -> np.ndarray:
+    from tilelens_lsp.engines.enumerate.arith import SHAPE_FNS
+    for op in chain:
+        a = SHAPE_FNS[op.name](a, op, op.result_types[0])
+    return a
+
+
+class Refiner:
+    """Values of one function's environment narrowed by facts; replays the ops that use them."""
+
+    def __init__(self, g: AccessGraph, func: str, env, ctx: Ctx) -> None:
+        self.g = g
+        self.defs = g.index.defs[func]
+        self.uses = g.index.uses[func]
+        self.env = env
+        self.ctx = ctx
+        self.over: dict[str, tuple[Value, dict[int, np.ndarray]]] = {}
+        self.empty: list[tuple[Fact, np.ndarray]] = []    # lanes where a fact cannot hold
+        self.facts: dict[int, Fact] = {}
+        self._memo: dict[str, tuple[Value, dict[int, np.ndarray]] | None] = {}
+
+    def assume(self, facts: list[Fact], lanes: bool = True) -> bool:
+        """Narrow the values the facts compare; False when none is narrowed."""
+        changed = False
+        for f in facts:
+            if f.group is not None and not lanes:
+                continue
+            x = self.over[f.name][0] if f.name in self.over else self.env.get(f.name)
+            y = self.over[f.other][0] if f.other in self.over else self.env.get(f.other)
+            if not isinstance(x, RangeV) or not isinstance(y, (IntV, RangeV)):
+                continue
+            with np.errstate(all="ignore"):
+                nx, empty = ranges.refine(x, f.pred, y)
+            origins = {}
+            if f.group is not None:
+                self.facts[f.group] = f
+                n = int(np.prod(f.shape, dtype=np.int64))
+                origins = {f.group: np.arange(n, dtype=np.int64).reshape((1,) + f.shape)}
+            prev = self.over.get(f.name)
+            if prev is not None:
+                origins = {**prev[1], **origins}
+            self.over[f.name] = (nx, origins)
+            if empty.any():
+                self.empty.append((f, empty))
+            changed = True
+        self._memo.clear()
+        return changed
+
+    def value(self, name: str, depth: int = 0) -> tuple[Value, dict[int, np.ndarray]] | None:
+        """The narrowed value of `name` with its lane origins, None where it is not narrowed."""
+        if name in self.over:
+            return self.over[name]
+        if name in self._memo:
+            return self._memo[name]
+        self._memo[name] = None        # cycles (block arguments) and depth: not narrowed
+        op = self.defs.get(name)
+        if op is None or op.name not in REPLAY or op.regions or depth > MAX_DEPTH or name not in self.env:
+            return None
+        got = [self.value(o, depth + 1) if o in self.env else None for o in op.operands]
+        if all(v is None for v in got):
+            return None
+        origins: dict[int, np.ndarray] = {}
+        if op.name in SHAPE_OPS:
+            for key, a in (got[0][1] if got[0] is not None else {}).items():
+                from tilelens_lsp.engines.enumerate.arith import SHAPE_FNS
+                origins[key] = SHAPE_FNS[op.name](a, op, op.result_types[0])
+        else:
+            for v in got:
+                if v is None:
+                    continue
+                for key, a in v[1].items():
+                    if key in origins and not _same(origins[key], a):
+                        return None       # two lanes of one fact meet: the fact does not follow
+                    origins[key] = a
+        local = {o: v[0] for o, v in zip(op.operands, got) if v is not None}
+        with np.errstate(all="ignore"):
+            results = HANDLERS[op.name](self.g, op, ChainMap(local, self.env), self.ctx)
+        out = (results[op.results.index(name)], origins)
+        self._memo[name] = out
+        return out
+
+    def usable(self, origins: dict[int, np.ndarray], shape: tuple[int, ...]) -> bool:
+        """Every lane fact reaches the use through the lanes its condition stands for."""
+        for key, a in origins.items():
+            f = self.facts[key]
+            want = _apply_chain(f.chain, np.arange(int(np.prod(f.shape, dtype=np.int64)),
+                                                   dtype=np.int64).reshape((1,) + f.shape))
+            if not _same(want, a, shape):
+                return False
+        return True
+
+    def impossible(self, shape: tuple[int, ...]) -> np.ndarray | None:
+        """Lanes (P or 1, *shape) where some fact cannot hold: the condition is false there."""
+        out = None
+        for f, empty in self.empty:
+            if f.group is None:
+                e = empty.reshape(empty.shape[:1] + (1,) * len(shape))
+            else:
+                try:
+                    e = _apply_chain(f.chain, empty)
+                    e = np.broadcast_to(e, e.shape[:1] + shape)
+                except ValueError:
+                    continue
+            out = e if out is None else out | e
+        return out
+
+    def forward(self) -> dict[str, Value]:
+        """Every value in the environment computed from a narrowed one, narrowed (for a branch)."""
+        seen = set(self.over)
+        work = list(self.over)
+        while work and len(seen) < MAX_FORWARD:
+            name = work.pop()
+            for op in self.uses.get(name, ()):
+                if op.name not in REPLAY:
+                    continue
+                for r in op.results:
+                    if r not in seen and r in self.env:
+                        seen.add(r)
+                        work.append(r)
+        out = {}
+        for name in seen:
+            v = self.value(name)
+            if v is not None and not v[1]:
+                out[name] = v[0]
+        return out
+
+
+def _same(a: np.ndarray, b: np.ndarray, shape: tuple[int, ...] | None = None) -> bool:
+    try:
+        if shape is not None:
+            a = np.broadcast_to(a, (1,) + shape)
+            b = np.broadcast_to(b, (1,) + shape)
+        return a.shape == b.shape and bool(np.array_equal(a, b)) or \
+            bool(np.array_equal(*np.broadcast_arrays(a, b)))
+    except ValueError:
+        return False
+
+
+def branch_env(g: AccessGraph, op: Op, cond_name: str, polarity: bool, env, ctx: Ctx) -> dict[str, Value]:
+    """Narrowed values for the side of a branch on `cond_name` taken when it is `polarity`: only facts
+    about per-program scalars (a branch runs for a whole program)."""
+    func = g.index.func_of.get(id(op))
+    if func is None:
+        return {}
+    facts = [f for f in collect(g.index.defs[func], env, cond_name, polarity) if f.group is None]
+    if not facts:
+        return {}
+    r = Refiner(g, func, env, ctx)
+    if not r.assume(facts, lanes=False):
+        return {}
+    return r.forward()
+
+
+def access(g: AccessGraph, op: Op, ptr_name: str, mask_name: str, ptr: Value, mask: Value, env,
+           ctx: Ctx) -> tuple[Value, Value]:
+    """The address of a masked access narrowed by its mask, and the mask without the lanes where a
+    fact cannot hold; unchanged where nothing narrows."""
+    func = g.index.func_of.get(id(op))
+    if func is None:
+        return ptr, mask
+    facts = collect(g.index.defs[func], env, mask_name, True)
+    if not facts:
+        return ptr, mask
+    r = Refiner(g, func, env, ctx)
+    if not r.assume(facts):
+        return ptr, mask
+    got = r.value(ptr_name)
+    if got is None or not isinstance(got[0], (PtrSpan,) + (type(ptr),)):
+        return ptr, mask
+    shape = tuple(op.result_types[0].shape) if op.result_types and op.name == "tt.load" else \
+        tuple(np.broadcast_shapes(*(t.shape for t in _lane_arrays(got[0])))[1:])
+    if not r.usable(got[1], shape):
+        return ptr, mask
+    return got[0], _without(mask, r.impossible(shape))
+
+
+def _lane_arrays(v: Value) -> list[np.ndarray]:
+    if isinstance(v, PtrSpan):
+        return [v.lo]
+    return [getattr(v, "boff", np.zeros((1,)))]
+
+
+def _without(mask: Value, impossible: np.ndarray | None) -> Value:
+    from tilelens_lsp.engines.enumerate.table import mask_and
+    if impossible is None or not impossible.any():
+        return mask
+    return mask_and(mask, IntV(~impossible, 1))
+
+
+def select(g: AccessGraph, op: Op, env, ctx: Ctx) -> Value | None:
+    """`tl.where(c, a, b)` on loaded data: per lane the hull of `a` where `c` may hold (narrowed by c)
+    and `b` where it may not (narrowed by not c); None where neither side is an integer range."""
+    func = g.index.func_of.get(id(op))
+    if func is None:
+        return None
+    c_name, a_name, b_name = op.operands[:3]
+    shape = tuple(op.result_types[0].shape) if op.result_types else ()
+    sides = []
+    for polarity, name in ((True, a_name), (False, b_name)):
+        value, empty = env.get(name), None
+        r = Refiner(g, func, env, ctx)
+        if r.assume(collect(g.index.defs[func], env, c_name, polarity)):
+            got = r.value(name)
+            if got is not None and r.usable(got[1], shape):
+                value = got[0]
+                empty = r.impossible(shape)
+        sides.append((value, empty))
+    (a, ea), (b, eb) = sides
+    if not all(isinstance(v, (IntV, RangeV)) for v in (a, b)):
+        return None
+    bits = a.bits
+    both = ranges.hull(a, b, bits)
+    out = both
+    if ea is not None:      # c cannot hold there: only b
+        out = ranges.choose(ea, b, out, bits)
+    if eb is not None:      # c must hold there: only a
+        out = ranges.choose(eb, a, out, bits)
+    return out
