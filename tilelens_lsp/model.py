@@ -298,6 +298,7 @@ class LaunchResult(Record):
     grid: tuple[int, ...] = ()
     value_ranges: dict[str, list[int]] = field(default_factory=dict)   # declared ranges used, by pointer
     notes: tuple[str, ...] = ()        # what was not decided (e.g. races), shown in the hover
+    engine: str = ""                   # enumerate | affine | grid: the engine that answered
     _nested = {"accesses": Access, "diagnostics": Diagnostic}
     _tuples = frozenset({"grid", "notes"})
 

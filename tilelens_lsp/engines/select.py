@@ -1,8 +1,12 @@
-"""Engine choice: the affine summary when the launch stays in its fragment, else the enumeration.
+"""Engine choice, by a budget decided before computing: the enumeration or the affine summary where
+the launch is small enough for them, the grid engine past that.
 
-In: `values.LaunchModel`. Out: the engine that answered (`AffineGraph` or `AccessGraph`). Also the
-test mode `TILELENS_ENGINE=compare`, which runs both engines on every summarized launch and insists
-they agree, and `ENGINES`, a count of launches answered per engine in this process.
+In: `values.LaunchModel`. Out: the engine that answered (`AffineGraph`, `AccessGraph` or `GridGraph`;
+`engine_name` says which). The size of a launch is its programs times the lanes and ops of its
+module, read off the module before anything is evaluated. Also the test modes of `TILELENS_ENGINE`:
+`enumerate` (the enumeration only), `compare` (both exact engines on every summarized launch, which
+must agree), `grid` (the grid engine on every launch), and `ENGINES`, a count of launches answered
+per engine in this process.
 """
 
 from __future__ import annotations
@@ -13,11 +17,16 @@ from collections import Counter
 from typing import Any
 
 from tilelens_lsp.engines.affine import AffineGraph, NotAffine
+from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate import AccessGraph
+from tilelens_lsp.engines.grid import GridGraph, NotGrid
 from tilelens_lsp.engines.values import LaunchModel
+from tilelens_lsp.refusal import Refusal
 
 WITNESS_SHARE = 8                # an out-of-bounds launch is enumerated when it fits budget / this
-ENGINE_ENV = "TILELENS_ENGINE"   # auto (default) | enumerate | compare (tests: both engines, must agree)
+ENGINE_ENV = "TILELENS_ENGINE"   # auto (default) | enumerate | compare (tests: both engines, must agree) | grid
+GRID_PROGRAMS = 1 << 16          # launches of more programs than this go to the grid engine ...
+GRID_SHARE = 16                  # ... unless programs x lanes x ops fit the budget / this
 ENGINES: Counter[str] = Counter()  # launches answered per engine in this process (tests and benchmarks)
 
 
@@ -25,13 +34,54 @@ def engine_mode() -> str:
     return os.environ.get(ENGINE_ENV, "auto")
 
 
+def engine_name(graph: Any) -> str:
+    """`enumerate`, `affine` or `grid`: the engine whose answer this is (the launch JSON's `engine`)."""
+    if isinstance(graph, GridGraph):
+        return "grid"
+    return "enumerate" if isinstance(graph, AccessGraph) else "affine"
+
+
+def launch_size(model: LaunchModel) -> int:
+    """Programs x the widest value's lanes x the module's ops: what enumerating the launch would cost
+    at least (loops counted once), computed from the module alone."""
+    gx, gy, gz = model.grid
+    lanes, ops = 1, 0
+    for f in model.module.funcs.values():
+        for op in accounting.region_ops(f.body):
+            ops += 1
+            for t in op.result_types:
+                n = 1
+                for s in t.shape:
+                    n *= s
+                lanes = max(lanes, n)
+    return gx * gy * gz * lanes * max(ops, 1)
+
+
+def wants_grid(model: LaunchModel) -> bool:
+    gx, gy, gz = model.grid
+    return gx * gy * gz > GRID_PROGRAMS and launch_size(model) > model.budget // GRID_SHARE
+
+
 def analyze(model: LaunchModel) -> Any:
-    """The launch's summary when it stays in the affine fragment, else its enumeration.
+    """The grid engine for a launch too large for the others (decided from its size, before any
+    evaluation), else the launch's summary when it stays in the affine fragment, else its enumeration.
+    A launch the grid engine cannot follow (`NotGrid`) goes the small launch's way, under its budget.
 
     An out-of-bounds launch is enumerated when that fits a share of the budget, so its witness is
     the one enumeration reports at any size that fits; past that, the summary keeps its exact
     footprint and takes each witness from enumerating the one program found to show it."""
     mode = engine_mode()
+    if mode == "grid" or mode == "auto" and wants_grid(model):
+        grid = GridGraph(model)
+        try:
+            grid.run()
+        except NotGrid as exc:
+            if mode == "grid":      # the forced mode: refused by kind, never another engine's answer
+                raise Refusal("out-of-vocabulary", f"the grid engine does not follow this launch: {exc}") from None
+            ENGINES["grid-declined"] += 1
+        else:
+            ENGINES["grid"] += 1
+            return grid
     if mode != "enumerate":
         summary = AffineGraph(model)
         try:
