@@ -157,6 +157,7 @@ class SiteResult:
     view_out: dict[str, Any] | None = None   # first lane inside the storage but outside the view
     # (starts, ends, program index) per program, for races; None when the engine cannot give them
     tagged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
+    per_program: Any = None     # the grid engine's symbolic per-program footprint (grid.PerProgram), for races
 
     def add_tagged(self, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
         if self.tagged is None:

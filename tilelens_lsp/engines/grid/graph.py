@@ -42,10 +42,13 @@ class GCtx:
 
 @dataclass(frozen=True)
 class PerProgram:
-    """A site's footprint as a function of the program: elements Σ k_v·v (v the program's coordinates)
-    plus a span [lo, hi] that covers every lane and loop iteration of that program."""
+    """A site's footprint as a function of the program (for races): the elements Σ coef·x over the
+    program's coordinates x (each `(name, coef, extent)`), plus a span [lo, hi] covering every lane and
+    loop iteration of that program. `leaves` names every coordinate of more than one value: a program
+    is identified by them, so one missing from `k` means programs that share their footprint."""
 
-    k: tuple[tuple[str, int], ...]
+    k: tuple[tuple[str, int, int], ...]
+    leaves: tuple[str, ...]
     lo: int
     hi: int
 
@@ -73,7 +76,7 @@ class GridGraph:
         self.obligations: dict[tuple, Obligation] = {}
         self.pending_obligations: dict[tuple, dict[str, Any]] = {}
         self.pending_sites: dict[tuple, dict[str, Any]] = {}
-        self.per_program: dict[tuple, PerProgram | None] = {}
+        self.per_program: dict[tuple, Any] = {}
         self.candidates: list[int] = []
         gx, gy, gz = model.grid
         self.P = gx * gy * gz
@@ -94,6 +97,7 @@ class GridGraph:
         entry = self.m.module.funcs[self.m.module.entry]
         env = {name: self._arg(self.m.arg_values[name]) for name, _ in entry.args}
         self.eval_body(entry.body, env, GCtx((), ()))
+        self.finish_per_program()
         from tilelens_lsp.engines.grid.witness import confirm   # the enumeration, on a few programs
         confirm(self)
 
@@ -285,7 +289,8 @@ class GridGraph:
             key = (id(op), ctx.stack)
             self.obligations.setdefault(key, Obligation(op.name, op.loc, ctx.stack, bits))
             if key not in self.pending_obligations:
-                self.pending_obligations[key] = {"op": op, "programs": self.extreme_programs(v, ctx)}
+                self.pending_obligations[key] = {"op": op, "programs": self.extreme_programs(v, ctx)
+                                                 + self.crossing_programs(v, bits)}
         return top(v.shape, bits)
 
     def extreme_programs(self, v, ctx: GCtx) -> list[int]:
@@ -298,6 +303,29 @@ class GridGraph:
             point = {x: (self.vars[x][1] if a * sign > 0 else self.vars[x][0]) for x, a in v.k}
             out.append(self.program_of(point))
         return [p for p in out if p is not None]
+
+    def crossing_programs(self, v, bits: int) -> list[int]:
+        """The first programs past which an affine value leaves its width, one variable moving (where
+        it wraps to the other end of the range: the addresses most likely to leave the storage)."""
+        if not isinstance(v, Lin) or not v.k:
+            return []
+        v = self.norm(v)
+        lo_lim, hi_lim = limits(bits)
+        c_hi, c_lo = int(np.max(v.c)), int(np.min(v.c))
+        out = []
+        for x, a in v.k:
+            base = {y: self.vars[y][0] for y, _ in v.k}
+            if a > 0:
+                first = -(-(hi_lim + 1 - c_hi - sum(b * base[y] for y, b in v.k if y != x)) // a)
+            else:
+                first = -(-(c_lo + sum(b * base[y] for y, b in v.k if y != x) - lo_lim + 1) // -a)
+            vlo, vhi = self.vars[x]
+            if vlo <= first <= vhi:
+                base[x] = first
+                p = self.program_of(base)
+                if p is not None:
+                    out.append(p)
+        return out
 
     def program_of(self, point: dict[str, int]) -> int | None:
         """The linear program index of an assignment of coordinate variables (unassigned ones are 0)."""
@@ -387,8 +415,8 @@ class GridGraph:
                                        "programs": programs}
 
     def _per_program(self, key: tuple, off, live: np.ndarray, size: int) -> None:
-        """The symbolic per-program footprint (for races), when the offset is affine in the program's
-        coordinates with element-aligned coefficients; None otherwise."""
+        """Collect the program part and the lanes' span of an offset affine in the program's coordinates
+        (element-aligned); anything else leaves the site without a per-program footprint."""
         known = self.per_program.get(key, ...)
         if known is None:
             return
@@ -397,19 +425,33 @@ class GridGraph:
         if not ok:
             self.per_program[key] = None
             return
-        k = tuple((x, a // size) for x, a in off.k if x in self.coords)
+        prog = tuple((x, a // size) for x, a in off.k if x in self.coords)
         inner = Lin(off.c, tuple((x, a) for x, a in off.k if x not in self.coords), off.shape, 64)
         g_lo, g_hi = self.bounds(inner)
         g_lo = np.broadcast_to(arr(g_lo, len(off.shape)), live.shape)[live]
         g_hi = np.broadcast_to(arr(g_hi, len(off.shape)), live.shape)[live]
         lo, hi = int(g_lo.min()) // size, int(g_hi.max()) // size
-        entry = PerProgram(k, min(lo, hi), max(lo, hi))
-        if known is ... or known.k == entry.k:
-            if known is not ...:
-                entry = PerProgram(k, min(known.lo, entry.lo), max(known.hi, entry.hi))
-            self.per_program[key] = entry
+        if known is ...:
+            self.per_program[key] = (prog, lo, hi)
+        elif known[0] == prog:
+            self.per_program[key] = (prog, min(known[1], lo), max(known[2], hi))
         else:
             self.per_program[key] = None
+
+    def finish_per_program(self) -> None:
+        """Each site's symbolic per-program footprint, in the coordinates the whole run ended with."""
+        leaves: set[str] = set()
+        for axis in range(3):
+            leaves |= {x for x, _ in self.norm(Lin(np.zeros(()), ((f"p{axis}", 1),), (), 64)).k}
+        leaves = {x for x in leaves if self.vars[x][1] > self.vars[x][0]}
+        for key, site in self.sites.items():
+            entry = self.per_program.get(key)
+            if entry is None or site.refusal is not None:
+                continue
+            prog, lo, hi = entry
+            form = self.norm(Lin(np.zeros(()), coefs((prog, 1)), (), 64))
+            k = tuple((x, a, self.vars[x][1] - self.vars[x][0] + 1) for x, a in form.k)
+            site.per_program = PerProgram(k, tuple(sorted(leaves)), lo, hi)
 
 
 def _and(a: "Msk | None", b: Any) -> Any:
