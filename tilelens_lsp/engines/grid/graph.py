@@ -262,6 +262,31 @@ class GridGraph:
             live = live & (lo <= hi)
         return rng, live
 
+    def tighten(self, off: Lin, atoms: tuple[Lin, ...], rng: dict, lo, hi):
+        """Bounds read off an atom the offset is proportional to: where off = c - λ·(the atom's variable
+        part) + rest, the atom (part >= -a.c) gives off <= c + λ·a.c + max(rest) (and the mirror image
+        for a lower bound). A swizzled row index masked by `rows < M` stays inside M this way, though
+        its variables' box does not."""
+        ndim = len(off.shape)
+        mine = dict(off.k)
+        for a in (self.norm(x) for x in atoms):
+            if not a.k or any(x not in mine for x, _ in a.k):
+                continue
+            (v0, a0), = a.k[:1]
+            for sign in (-1, 1):           # -1: an upper bound; +1: a lower bound
+                num, den = mine[v0] * sign, a0       # λ = num / den, > 0
+                if num * den <= 0 or any(mine[x] * sign * den != num * ax for x, ax in a.k):
+                    continue
+                rest = Lin(off.c, tuple((x, k) for x, k in off.k if x not in dict(a.k)), off.shape, 64)
+                rlo, rhi = self.range_under(rest, rng)
+                scaled = arr(a.c, ndim) * num
+                fl = scaled // den if den > 0 else (-scaled) // (-den)     # floor(λ·a.c)
+                if sign < 0:
+                    hi = np.minimum(hi, rhi + fl)
+                else:
+                    lo = np.maximum(lo, rlo - fl)
+        return lo, hi
+
     def range_under(self, v: Lin, rng: dict) -> tuple[np.ndarray, np.ndarray]:
         ndim = len(v.shape)
         lo = arr(v.c, ndim)
@@ -384,6 +409,7 @@ class GridGraph:
             off = self.norm(off)
             rng, live = self.narrow({x for x, _ in off.k}, atoms, shape)
             lo, hi = self.range_under(off, rng)
+            lo, hi = self.tighten(off, atoms, rng, lo, hi)
         else:
             rng, live = self.narrow(set(), atoms, shape)
             lo, hi = off.lo, off.hi

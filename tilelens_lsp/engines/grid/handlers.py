@@ -698,6 +698,11 @@ def _probe(g: GridGraph, op: Op, env, ctx, body, iv, ivf, carried, inits) -> lis
             pv: Any = Lin(v.c, coefs((v.k, 1), (((s, 1),), 1)), v.shape, v.bits)
         elif isinstance(v, GPtr) and isinstance(v.off, Lin):
             pv = GPtr(v.arg, Lin(v.off.c, coefs((v.off.k, 1), (((s, 1),), 1)), v.off.shape, 64), v.pointee)
+        elif isinstance(v, GPtr):
+            # a pointer bounded per lane: pointer ops only translate it (addptr), so its step is what
+            # the body adds to a symbolic base
+            pv = GPtr(v.arg, Lin(np.zeros((1,) * len(v.off.shape), np.int64), ((s, 1),), v.off.shape, 64),
+                      v.pointee)
         else:
             pv = v
         probes.append((s, pv))
