@@ -138,3 +138,4 @@ def test_grid_footprints_contain_the_enumeration_on_control_flow_fuzz(fuzz_files
     counts, problems = _compare_files(fuzz_files, monkeypatch)
     _report("cfg fuzz", counts)
     assert not problems, "\n".join(problems[:5])
+    assert counts["compared"] >= len(fuzz_files) // 2

@@ -115,17 +115,29 @@ class GridGraph:
         raise NotGrid(f"an argument the grid engine does not follow ({type(v).__name__})")
 
     def eval_body(self, body: Region, env: dict[str, Any], ctx: GCtx) -> list[Any]:
+        """A function body: one block, or a control-flow graph of blocks (early returns), which
+        `ttir.cfg` walks with this engine as one abstract program (a branch every program takes the
+        same way is followed; any other runs both ways and joins what arrives)."""
         if cfg.is_graph(body):
-            raise NotGrid("a function body with several blocks (early returns)")
+            return cfg.run(body, env, ctx, self)
         return self.eval_block(body.blocks[0], env, ctx)
 
     def eval_block(self, block: Block, env: dict[str, Any], ctx: GCtx) -> list[Any]:
+        term = self.eval_ops(block, env, ctx)
+        if term is not None and term.name in ("scf.yield", "tt.return", "scf.condition"):
+            return [self.get(env, o) for o in term.operands]
+        if term is not None:
+            raise NotGrid(f"a branch ({term.name}) inside a single-block region")
+        return []
+
+    def eval_ops(self, block: Block, env: dict[str, Any], ctx: GCtx) -> Op | None:
+        """Evaluate a block's ops up to its terminator, which is returned (not evaluated)."""
         from tilelens_lsp.engines.grid.handlers import HANDLERS
         for op in block.ops:
-            if op.name in ("scf.yield", "tt.return", "scf.condition"):
-                return [self.get(env, o) for o in op.operands]
-            if op.successors or any(len(r.blocks) != 1 for r in op.regions):
-                raise NotGrid(f"{op.name}: branches between blocks")
+            if op.name in ("scf.yield", "tt.return", "scf.condition") or op.successors:
+                return op
+            if any(len(r.blocks) != 1 for r in op.regions):
+                raise NotGrid(f"{op.name} with a region of several blocks")
             handler = HANDLERS.get(op.name)
             results = handler(self, op, env, ctx) if handler is not None else self.unknown(op, env)
             for name, value in zip(op.results, results):
@@ -133,7 +145,33 @@ class GridGraph:
                     value = self.uniform_var(value)
                 env[name] = value
             self.spend(max([1] + [int(np.prod(t.shape, dtype=np.int64)) for t in op.result_types]))
-        return []
+        return None
+
+    # -- the control-flow graph protocol (tilelens_lsp.ttir.cfg), over one abstract program
+
+    def branch_condition(self, value: Any, op: Op) -> np.ndarray | None:
+        if isinstance(value, Msk):
+            if np.all(value.must):
+                return np.ones(1, dtype=bool)
+            if not np.any(value.may):
+                return np.zeros(1, dtype=bool)
+            return None         # programs differ: both successors may run
+        if isinstance(value, Opaque) and value.why == "data":
+            return None
+        raise NotGrid("a branch condition the grid engine does not follow")
+
+    def join(self, incoming: list[tuple[np.ndarray, Any]], op: Op) -> Any:
+        from tilelens_lsp.engines.grid.handlers import join_values
+        value = incoming[0][1]
+        for _, v in incoming[1:]:
+            value = join_values(self, value, v, op)
+        return value
+
+    def narrow(self, ctx: GCtx, may: np.ndarray, exact: bool) -> GCtx:
+        return ctx
+
+    def ctx_pred(self, ctx: GCtx) -> tuple[np.ndarray, bool]:
+        return np.ones(1, dtype=bool), False
 
     def get(self, env: dict[str, Any], name: str) -> Any:
         try:
@@ -233,7 +271,7 @@ class GridGraph:
 
     # -- narrowing by atoms
 
-    def narrow(self, names: set[str], atoms: tuple[Lin, ...], shape: tuple[int, ...]
+    def narrow_vars(self, names: set[str], atoms: tuple[Lin, ...], shape: tuple[int, ...]
                ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
         """Per-lane ranges of the variables under `atoms` (each >= 0), and the lanes some program reaches."""
         ndim = len(shape)
@@ -407,11 +445,11 @@ class GridGraph:
         off = ptr.off
         if isinstance(off, Lin):
             off = self.norm(off)
-            rng, live = self.narrow({x for x, _ in off.k}, atoms, shape)
+            rng, live = self.narrow_vars({x for x, _ in off.k}, atoms, shape)
             lo, hi = self.range_under(off, rng)
             lo, hi = self.tighten(off, atoms, rng, lo, hi)
         else:
-            rng, live = self.narrow(set(), atoms, shape)
+            rng, live = self.narrow_vars(set(), atoms, shape)
             lo, hi = off.lo, off.hi
         live = np.broadcast_to(live & arr(may, ndim), shape)
         lo = np.broadcast_to(arr(lo, ndim), shape)

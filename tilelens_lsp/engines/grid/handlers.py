@@ -584,7 +584,8 @@ def _atomic_cas(g: GridGraph, op: Op, env, ctx) -> list[Any]:
 # ---------------------------------------------------------------- control flow
 
 
-def _join(g: GridGraph, a, b, op: Op):
+def join_values(g: GridGraph, a, b, op: Op):
+    """What either of two values may be (a hull; pointers of two arguments become a choice)."""
     if a is b:
         return a
     if isinstance(a, Opaque):
@@ -636,7 +637,7 @@ def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     if isinstance(cond, Opaque):
         return [t if isinstance(t, Opaque) else Opaque("data", "a value chosen by loaded data", op.loc)
                 if not _same(t, e) else t for t, e in zip(then_v, else_v)]
-    return [_join(g, t, e, op) for t, e in zip(then_v, else_v)]
+    return [join_values(g, t, e, op) for t, e in zip(then_v, else_v)]
 
 
 def _same(a, b) -> bool:
@@ -680,7 +681,7 @@ def _for(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     outs = []
     for v, d, y in zip(inits, steps, yielded):
         if d is None:
-            outs.append(_join(g, v, y, op) if not isinstance(y, (GPtr, GChoice)) else _after(g, v, None, 0, T, op))
+            outs.append(join_values(g, v, y, op) if not isinstance(y, (GPtr, GChoice)) else _after(g, v, None, 0, T, op))
         else:
             outs.append(_after(g, v, d, trips_lo, T, op))
     return outs
