@@ -63,51 +63,75 @@ def wants_grid(model: LaunchModel) -> bool:
 
 
 def analyze(model: LaunchModel) -> Any:
-    """The grid engine for a launch too large for the others (decided from its size, before any
-    evaluation), else the launch's summary when it stays in the affine fragment, else its enumeration.
-    A launch the grid engine cannot follow (`NotGrid`) goes the small launch's way, under its budget.
+    """The engine for this launch, decided from its size before anything is evaluated.
+
+    A small launch: its summary when it stays in the affine fragment, else its enumeration. A launch
+    too large for those (`wants_grid`): the affine summary with program ids as variables (exact, and
+    its cost does not grow with the programs), else the grid engine; a launch neither follows goes
+    the small launch's way, under the same budget (refused past it, never run out of memory).
 
     An out-of-bounds launch is enumerated when that fits a share of the budget, so its witness is
     the one enumeration reports at any size that fits; past that, the summary keeps its exact
     footprint and takes each witness from enumerating the one program found to show it."""
     mode = engine_mode()
-    if mode == "grid" or mode == "auto" and wants_grid(model):
-        grid = GridGraph(model)
-        try:
-            grid.run()
-        except NotGrid as exc:
-            if mode == "grid":      # the forced mode: refused by kind, never another engine's answer
-                raise Refusal("out-of-vocabulary", f"the grid engine does not follow this launch: {exc}") from None
-            ENGINES["grid-declined"] += 1
-        else:
-            ENGINES["grid"] += 1
-            return grid
+    if mode == "grid":
+        return _grid(model, forced=True)
+    if mode == "auto" and wants_grid(model):
+        gx, gy, gz = model.grid
+        # the summary keeps per-program arrays only for launches within its budget: below the program
+        # count, program ids become box variables (`AffineGraph.run`), so the summary stays small
+        answer = _summary(dataclasses.replace(model, budget=min(model.budget, gx * gy * gz - 1)), mode)
+        if answer is None:
+            answer = _grid(model, forced=False)
+        if answer is not None:
+            return answer
     if mode != "enumerate":
-        summary = AffineGraph(model)
-        try:
-            summary.run()
-            if summary.pending:
-                trial = AccessGraph(dataclasses.replace(model, budget=max(1, model.budget // WITNESS_SHARE)))
-                trial.run()
-                if trial.truncated is None:
-                    ENGINES["enumeration"] += 1
-                    return trial
-                summary.fill_witnesses()
-        except (NotAffine, OverflowError):   # OverflowError: a coefficient past int64
-            pass
-        except Exception:   # a bug of the summary must not cost the launch its verdict: enumerate
-            if mode == "compare":
-                raise       # ... but tests must see it
-            ENGINES["summary-failed"] += 1
-        else:
-            if mode == "compare":
-                compare(summary, model)
-            ENGINES["summary"] += 1
-            return summary
+        answer = _summary(model, mode)
+        if answer is not None:
+            return answer
     graph = AccessGraph(model)
     graph.run()
     ENGINES["enumeration"] += 1
     return graph
+
+
+def _grid(model: LaunchModel, forced: bool) -> GridGraph | None:
+    grid = GridGraph(model)
+    try:
+        grid.run()
+    except NotGrid as exc:
+        if forced:      # the forced mode: refused by kind, never another engine's answer
+            raise Refusal("out-of-vocabulary", f"the grid engine does not follow this launch: {exc}") from None
+        ENGINES["grid-declined"] += 1
+        return None
+    ENGINES["grid"] += 1
+    return grid
+
+
+def _summary(model: LaunchModel, mode: str) -> Any:
+    """The affine summary (or, for an out-of-bounds launch that fits, its enumeration); None when the
+    launch leaves the fragment."""
+    summary = AffineGraph(model)
+    try:
+        summary.run()
+        if summary.pending:
+            trial = AccessGraph(dataclasses.replace(model, budget=max(1, model.budget // WITNESS_SHARE)))
+            trial.run()
+            if trial.truncated is None:
+                ENGINES["enumeration"] += 1
+                return trial
+            summary.fill_witnesses()
+    except (NotAffine, OverflowError):   # OverflowError: a coefficient past int64
+        return None
+    except Exception:   # a bug of the summary must not cost the launch its verdict: enumerate
+        if mode == "compare":
+            raise       # ... but tests must see it
+        ENGINES["summary-failed"] += 1
+        return None
+    if mode == "compare":
+        compare(summary, model)
+    ENGINES["summary"] += 1
+    return summary
 
 
 def site_footprints(sites: dict) -> dict:
