@@ -340,8 +340,10 @@ class GridGraph:
     def checked(self, op: Op, ctx: GCtx, v, bits: int):
         """The result of an integer op at its width: kept when it provably fits, else (it may wrap)
         the whole width, with the obligation to confirm for an op of the address slice."""
-        if bits == 1 or bits >= 64 and not (isinstance(v, Lin) and self.magnitude(v) >= 2.0 ** 62):
+        if bits == 1:
             return v
+        if bits >= 64:      # no obligation (only narrower ops carry one), but never past int64
+            return v if self.fits(v, 64) and not (isinstance(v, Itv) and v.lo.dtype == object) else top(v.shape, bits)
         if self.probing and isinstance(v, Lin) and any(x.startswith("s") for x, _ in v.k):
             return v
         if self.fits(v, bits):

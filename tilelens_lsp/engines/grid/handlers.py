@@ -35,6 +35,7 @@ def handles(*names: str):
 
 
 INT = (Lin, Itv)
+LIMIT = 1 << 62
 
 
 def _ints(*vals) -> bool:
@@ -111,9 +112,10 @@ def _add(a: Lin, b: Lin, sign: int, shape, bits) -> Lin:
 
 def _mul(g: GridGraph, a, b, shape, bits):
     ua, ub = uniform(a), uniform(b)
-    if isinstance(a, Lin) and ub is not None:
+    # an affine form times a constant stays affine while it fits int64 (else the bounds below, exact)
+    if isinstance(a, Lin) and ub is not None and g.magnitude(a) * abs(ub) < 2.0 ** 62:
         return _scale(a, ub, bits)
-    if isinstance(b, Lin) and ua is not None:
+    if isinstance(b, Lin) and ua is not None and g.magnitude(b) * abs(ua) < 2.0 ** 62:
         return _scale(b, ua, bits)
     alo, ahi = g.bounds(a)
     blo, bhi = g.bounds(b)
@@ -524,12 +526,16 @@ def _addptr(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
 
     def move(ptr: GPtr) -> GPtr:
-        if isinstance(ptr.off, Lin) and isinstance(off, Lin):
+        if isinstance(ptr.off, Lin) and isinstance(off, Lin) and \
+                g.magnitude(ptr.off) + g.magnitude(off) * ptr.pointee < 2.0 ** 62:
             return GPtr(ptr.arg, Lin(ptr.off.c + off.c * ptr.pointee, coefs((ptr.off.k, 1), (off.k, ptr.pointee)),
                                      shape, 64), ptr.pointee)
         alo, ahi = g.bounds(ptr.off)
         blo, bhi = g.bounds(off)
-        return GPtr(ptr.arg, Itv(alo + blo * ptr.pointee, ahi + bhi * ptr.pointee, shape, 64), ptr.pointee)
+        # past ±2**62 bytes an address has left every tensor: clamped there, the bound still says so
+        lo = np.clip(alo.astype(object) + blo.astype(object) * ptr.pointee, -LIMIT, LIMIT).astype(np.int64)
+        hi = np.clip(ahi.astype(object) + bhi.astype(object) * ptr.pointee, -LIMIT, LIMIT).astype(np.int64)
+        return GPtr(ptr.arg, Itv(lo, hi, shape, 64), ptr.pointee)
     if isinstance(p, GPtr):
         return [move(p)]
     if isinstance(p, GChoice):
