@@ -109,3 +109,20 @@ def test_an_overflow_is_definite_only_with_its_concrete_witness(monkeypatch):
     for d in overflows:
         pid = d.witness.pid[0]
         assert (pid // 2 if d.line == 15 else pid) * 8192 == d.witness.value > (1 << 31) - 1
+
+
+def test_the_hover_and_the_json_name_the_engine(tmp_path, monkeypatch):
+    from tilelens_lsp.lsp.hover import hover_markdown
+    from tilelens_lsp.model import LaunchResult
+
+    path = tmp_path / "k.py"
+    path.write_text(TAIL)
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    monkeypatch.setenv(select.ENGINE_ENV, "grid")
+    result = analyze_path(path, workspace_root=tmp_path)
+    (launch,) = result.launches
+    assert launch.to_json()["engine"] == "grid"
+    assert LaunchResult.from_json(launch.to_json()).engine == "grid"
+    access = launch.accesses[0]
+    text = hover_markdown(result, access.path, access.line)
+    assert text is not None and "engine grid" in text
