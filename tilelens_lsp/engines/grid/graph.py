@@ -23,6 +23,7 @@ import numpy as np
 
 from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate.address_slice import address_slice
+from tilelens_lsp.engines.grid import handlers, witness
 from tilelens_lsp.engines.grid.forms import (GChoice, GPtr, Itv, Lin, Msk, NotGrid, arr, coefs, const, limits,
                                              top)
 from tilelens_lsp.engines.values import (IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult, elem_bytes)
@@ -56,8 +57,6 @@ class PerProgram:
 class GridGraph:
     """Evaluates one launch over its whole grid; same results as the other engines (`sites`,
     `width_obligations()`, `truncated`, `unreachable`), plus `notes` and `candidates`."""
-
-    engine = "grid"
 
     def __init__(self, model: LaunchModel) -> None:
         self.m = model
@@ -98,8 +97,7 @@ class GridGraph:
         env = {name: self._arg(self.m.arg_values[name]) for name, _ in entry.args}
         self.eval_body(entry.body, env, GCtx((), ()))
         self.finish_per_program()
-        from tilelens_lsp.engines.grid.witness import confirm   # the enumeration, on a few programs
-        confirm(self)
+        witness.confirm(self)       # the enumeration, on a few candidate programs
 
     def _arg(self, v: Any) -> Any:
         if isinstance(v, IntV):
@@ -132,13 +130,12 @@ class GridGraph:
 
     def eval_ops(self, block: Block, env: dict[str, Any], ctx: GCtx) -> Op | None:
         """Evaluate a block's ops up to its terminator, which is returned (not evaluated)."""
-        from tilelens_lsp.engines.grid.handlers import HANDLERS
         for op in block.ops:
             if op.name in ("scf.yield", "tt.return", "scf.condition") or op.successors:
                 return op
             if any(len(r.blocks) != 1 for r in op.regions):
                 raise NotGrid(f"{op.name} with a region of several blocks")
-            handler = HANDLERS.get(op.name)
+            handler = handlers.HANDLERS.get(op.name)
             results = handler(self, op, env, ctx) if handler is not None else self.unknown(op, env)
             for name, value in zip(op.results, results):
                 if isinstance(value, Itv) and value.shape == () and not self.probing and value.bits > 1:
@@ -161,10 +158,9 @@ class GridGraph:
         raise NotGrid("a branch condition the grid engine does not follow")
 
     def join(self, incoming: list[tuple[np.ndarray, Any]], op: Op) -> Any:
-        from tilelens_lsp.engines.grid.handlers import join_values
         value = incoming[0][1]
         for _, v in incoming[1:]:
-            value = join_values(self, value, v, op)
+            value = handlers.join_values(self, value, v, op)
         return value
 
     def narrow(self, ctx: GCtx, may: np.ndarray, exact: bool) -> GCtx:

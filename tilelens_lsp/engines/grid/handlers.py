@@ -161,7 +161,7 @@ def _divmod_const(g: GridGraph, a: Lin, d: int, want: str):
         return None
     m = d // k
     lo, hi = g.vars[x]
-    if lo < 0:
+    if lo != 0:         # a split needs x = q·m + r from 0 on; bounds answer the rest
         return None
     base = c0 // d
     if hi < m:            # x // m == 0 and x % m == x
