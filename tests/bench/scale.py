@@ -86,8 +86,8 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride
     tl.store(c_ptrs, acc.to(tl.float16), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
-# tilelens: matmul[({P},)](fp16[{M}, 64], fp16[64, {M}], fp16[{M}, {M}], {M}, {M}, 64, 64, 1, {M}, 1, {M}, 1, \
-#     BM=32, BN=32, BK=32, GROUP_M=8)
+# tilelens: M = {M}
+# tilelens: matmul[({P},)](fp16[M, 64], fp16[64, M], fp16[M, M], M, M, 64, 64, 1, M, 1, M, 1, BM=32, BN=32, BK=32, GROUP_M=8)
 '''
 
 MOE = '''
