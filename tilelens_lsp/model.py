@@ -290,6 +290,7 @@ class LaunchResult(Record):
     # declared ranges used, by pointer: [LO, HI], or [[LO, HI], ...] for a union
     value_ranges: dict[str, list] = field(default_factory=dict)
     notes: tuple[str, ...] = ()        # what was not decided (e.g. races), shown in the hover
+    engine: str = ""                   # enumerate | affine | grid: the engine that answered
     _nested = {"accesses": Access, "diagnostics": Diagnostic}
     _tuples = frozenset({"grid", "notes"})
 

@@ -469,7 +469,7 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
                               tuple(grid), locked)
     accesses: list = []
     diagnostics: list[Diagnostic] = []
-    notes: list[str] = []
+    notes: list[str] = list(getattr(graph, "notes", ()))
     if graph.truncated is not None:
         # what was found before the budget ran out is definite; the footprint would be partial
         diagnostics.append(_refusal_diag(graph.truncated, stack_of, launch))
@@ -500,7 +500,7 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
     ranges = {name: [list(v) if isinstance(v, tuple) else v for v in spec.values]
               for name, spec in views.items() if spec.values}
     return LaunchResult(status=status, accesses=tuple(accesses), diagnostics=tuple(_dedupe(diagnostics)),
-                        value_ranges=ranges, notes=tuple(notes), **base)
+                        value_ranges=ranges, notes=tuple(notes), engine=select.engine_name(graph), **base)
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -49,7 +49,7 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 KERNELS = HERE / "kernels"
-SECTIONS = ("save", "open", "check", "interp", "memory", "jobs", "corpus")
+SECTIONS = ("save", "open", "check", "interp", "memory", "jobs", "corpus", "scale")
 CORPUS_MODULE = "flag_gems.ops.mm"   # LibEntry + LibTuner kernels, the most configs of the CI subset
 CORPUS_SECOND = "flag_gems.ops.softmax"   # opened next: the package is imported already
 BENCH_KERNELS = ("vector_add", "softmax", "matmul", "layernorm", "attention_fwd")
@@ -728,6 +728,18 @@ class Bench:
         for name, kb in self.check_rss_kb.items():
             self.report.add(f"e. peak RSS of `{name}` (CLI + worker, wait4)", f"{kb / 1024:.0f} MB", "", None)
 
+    # -- scale: one launch at 10^3 .. 10^7 programs (tests/bench/scale.py)
+
+    def scale(self) -> None:
+        sys.path.insert(0, str(HERE))
+        from scale import run_scale
+        root = self.tmp / "scale"
+        root.mkdir(parents=True, exist_ok=True)
+        rows, lines = run_scale(root, child_env(), self.quick)
+        for metric, measured, goal, ok in rows:
+            self.report.add(metric, measured, goal, ok)
+        self.report.detail("scale: time, peak RSS and engine per launch (one fresh process each)", lines)
+
     # -- f: --jobs
 
     def jobs(self) -> None:
@@ -774,7 +786,7 @@ class Bench:
     # -- run
 
     def run(self, only: list[str]) -> int:
-        order = [s for s in ("check", "interp", "jobs", "save", "open", "memory", "corpus") if s in only]
+        order = [s for s in ("check", "interp", "jobs", "save", "open", "memory", "corpus", "scale") if s in only]
         for name in order:
             t0 = time.perf_counter()
             print(f"[bench] {name} ...", file=sys.stderr, flush=True)

@@ -516,6 +516,23 @@ MUTATIONS: list[Mutation] = [
       "            out[p] = value\n            value *= INT_VALUE",
       "            out[p] = INT_VALUE",
       "every stride of a tensor gets the same placeholder value (rows alias)"),
+    # ------------------------------------------------------------ the grid engine (engines/grid/)
+    M("grid-rem-as-div", "engines/grid/handlers.py",
+      '        return [_divmod(g, op, a, b, shape, bits, "rem")]',
+      '        return [_divmod(g, op, a, b, shape, bits, "div")]',
+      "the grid engine drops its `%` case: a remainder is evaluated as the quotient"),
+    M("grid-unconfirmed-definite", "engines/grid/witness.py",
+      '"element": entry["element"], "exact": False}',
+      '"element": entry["element"], "exact": True, "confirmed": True}',
+      "a grid bound that leaves the storage, confirmed by no concrete run, is reported as definite (TL001)"),
+    M("grid-narrow-by-one", "engines/grid/graph.py",
+      "                        hi = np.minimum(hi, rest // (-k))",
+      "                        hi = np.minimum(hi, rest // (-k) - 1)",
+      "a mask atom narrows a variable's upper bound by one too many (the last lane a program runs is lost)"),
+    M("grid-interval-end-by-one", "engines/grid/graph.py",
+      "        s.add_intervals(elo, ehi + 1)",
+      "        s.add_intervals(elo, ehi)",
+      "a grid footprint's per-lane interval ends one element early (the inclusive bound taken as exclusive)"),
 ]
 
 

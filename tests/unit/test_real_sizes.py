@@ -26,7 +26,10 @@ def test_a_million_token_rope_launch_is_answered_with_compact_footprints(tmp_pat
     assert {"TL003", "TL001"} <= codes
     assert launch.accesses and all(len(a.elements) <= MAX_SPANS for a in launch.accesses)
     q_loads = [a for a in launch.accesses if a.pointer == "q_ptr"]
-    assert q_loads and all(a.touched == 1_000_000 * 64 for a in q_loads)
+    # the grid engine answers at this size: an exact footprint touches every token's 64 elements once,
+    # a bound (exact: false) at least that many
+    assert q_loads and all(a.touched == 1_000_000 * 64 if a.exact else a.touched >= 1_000_000 * 64
+                           for a in q_loads)
 
 
 def test_coarsening_keeps_the_largest_gaps_and_covers_every_interval():

@@ -41,6 +41,12 @@ class RaceClient(IRClient):
                 out.diagnostics.append(self._lane_diagnostic(analysis, site))
         for arg in sorted({s.arg for s in sites if s.op == "store"}):
             mine = [s for s in sites if s.arg == arg]
+            if all(s.per_program is not None for s in mine):
+                # the grid engine's symbolic footprints: disjoint programs proven, or a note
+                if not _programs_disjoint(mine):
+                    out.notes.append(f"races on {arg} not decided: at this grid size the per-program footprints "
+                                     "are bounds, and they could not be proven disjoint between programs")
+                continue
             unknown = [s for s in mine if s.tagged is None or not s.exact]
             if unknown:
                 if all(s.bounds for s in unknown if s.tagged is None) and all(
@@ -217,6 +223,26 @@ def _lane_text(lane: tuple) -> str:
 
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _programs_disjoint(sites: list) -> bool:
+    """Every program touches only its own elements: the sites' footprints are Σ coef·x over the program's
+    coordinates x plus a span of width w, with the same coefficients, every coordinate present, and the
+    coefficients spread at least w apart (sorted, each past the reach of the smaller ones plus w), so
+    two different programs' spans never meet."""
+    first = sites[0].per_program
+    if any(s.per_program.k != first.k for s in sites):
+        return False
+    present = {x for x, _, _ in first.k}
+    if any(leaf not in present for leaf in first.leaves):
+        return False            # a coordinate the address ignores: programs that share their footprint
+    width = max(s.per_program.hi for s in sites) - min(s.per_program.lo for s in sites) + 1
+    reach = 0
+    for coef, ext in sorted((abs(c), n) for _, c, n in first.k if n > 1):
+        if coef < reach + width:
+            return False
+        reach += coef * (ext - 1)
+    return True
 
 
 def _union(sites: list, op: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,8 @@ class SanitizerClient(IRClient):
             where = frame_fields(stack)
             info = analysis.args[site.arg]
             oob = site.oob
-            definite = site.exact and oob.get("exact", True)
+            # a bound's witness is definite only when a concrete evaluation of its program confirmed it
+            definite = oob.get("exact", True) and (site.exact or oob.get("confirmed", False))
             view = analysis.views.get(site.arg)
             size = f"{info.hi} elements" if info.lo == 0 else f"elements {info.lo}..{info.hi - 1}"
             lane = ", ".join(str(i) for i in oob["lane"]) or "scalar"

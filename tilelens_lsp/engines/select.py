@@ -1,8 +1,12 @@
-"""Engine choice: the affine summary when the launch stays in its fragment, else the enumeration.
+"""Engine choice, by a budget decided before computing: the enumeration or the affine summary where
+the launch is small enough for them, the grid engine past that.
 
-In: `values.LaunchModel`. Out: the engine that answered (`AffineGraph` or `AccessGraph`). Also the
-test mode `TILELENS_ENGINE=compare`, which runs both engines on every summarized launch and insists
-they agree, and `ENGINES`, a count of launches answered per engine in this process.
+In: `values.LaunchModel`. Out: the engine that answered (`AffineGraph`, `AccessGraph` or `GridGraph`;
+`engine_name` says which). The size of a launch is its programs times the lanes and ops of its
+module, read off the module before anything is evaluated. Also the test modes of `TILELENS_ENGINE`:
+`enumerate` (the enumeration only), `compare` (both exact engines on every summarized launch, which
+must agree), `grid` (the grid engine on every launch), and `ENGINES`, a count of launches answered
+per engine in this process.
 """
 
 from __future__ import annotations
@@ -13,11 +17,16 @@ from collections import Counter
 from typing import Any
 
 from tilelens_lsp.engines.affine import AffineGraph, NotAffine
+from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate import AccessGraph
+from tilelens_lsp.engines.grid import GridGraph, NotGrid
 from tilelens_lsp.engines.values import LaunchModel
+from tilelens_lsp.refusal import Refusal
 
 WITNESS_SHARE = 8                # an out-of-bounds launch is enumerated when it fits budget / this
-ENGINE_ENV = "TILELENS_ENGINE"   # auto (default) | enumerate | compare (tests: both engines, must agree)
+ENGINE_ENV = "TILELENS_ENGINE"   # auto (default) | enumerate | compare (tests: both engines, must agree) | grid
+GRID_PROGRAMS = 1 << 16          # launches of more programs than this go to the grid engine ...
+GRID_SHARE = 16                  # ... unless programs x lanes x ops fit the budget / this
 ENGINES: Counter[str] = Counter()  # launches answered per engine in this process (tests and benchmarks)
 
 
@@ -25,39 +34,104 @@ def engine_mode() -> str:
     return os.environ.get(ENGINE_ENV, "auto")
 
 
+def engine_name(graph: Any) -> str:
+    """`enumerate`, `affine` or `grid`: the engine whose answer this is (the launch JSON's `engine`)."""
+    if isinstance(graph, GridGraph):
+        return "grid"
+    return "enumerate" if isinstance(graph, AccessGraph) else "affine"
+
+
+def launch_size(model: LaunchModel) -> int:
+    """Programs x the widest value's lanes x the module's ops: what enumerating the launch would cost
+    at least (loops counted once), computed from the module alone."""
+    gx, gy, gz = model.grid
+    lanes, ops = 1, 0
+    for f in model.module.funcs.values():
+        for op in accounting.region_ops(f.body):
+            ops += 1
+            for t in op.result_types:
+                n = 1
+                for s in t.shape:
+                    n *= s
+                lanes = max(lanes, n)
+    return gx * gy * gz * lanes * max(ops, 1)
+
+
+def wants_grid(model: LaunchModel) -> bool:
+    gx, gy, gz = model.grid
+    return gx * gy * gz > GRID_PROGRAMS and launch_size(model) > model.budget // GRID_SHARE
+
+
 def analyze(model: LaunchModel) -> Any:
-    """The launch's summary when it stays in the affine fragment, else its enumeration.
+    """The engine for this launch, decided from its size before anything is evaluated.
+
+    A small launch: its summary when it stays in the affine fragment, else its enumeration. A launch
+    too large for those (`wants_grid`): the affine summary with program ids as variables (exact, and
+    its cost does not grow with the programs), else the grid engine; a launch neither follows goes
+    the small launch's way, under the same budget (refused past it, never run out of memory).
 
     An out-of-bounds launch is enumerated when that fits a share of the budget, so its witness is
     the one enumeration reports at any size that fits; past that, the summary keeps its exact
     footprint and takes each witness from enumerating the one program found to show it."""
     mode = engine_mode()
+    if mode == "grid":
+        return _grid(model, forced=True)
+    if mode == "auto" and wants_grid(model):
+        gx, gy, gz = model.grid
+        # the summary keeps per-program arrays only for launches within its budget: below the program
+        # count, program ids become box variables (`AffineGraph.run`), so the summary stays small
+        answer = _summary(dataclasses.replace(model, budget=min(model.budget, gx * gy * gz - 1)), mode)
+        if answer is None:
+            answer = _grid(model, forced=False)
+        if answer is not None:
+            return answer
     if mode != "enumerate":
-        summary = AffineGraph(model)
-        try:
-            summary.run()
-            if summary.pending:
-                trial = AccessGraph(dataclasses.replace(model, budget=max(1, model.budget // WITNESS_SHARE)))
-                trial.run()
-                if trial.truncated is None:
-                    ENGINES["enumeration"] += 1
-                    return trial
-                summary.fill_witnesses()
-        except (NotAffine, OverflowError):   # OverflowError: a coefficient past int64
-            pass
-        except Exception:   # a bug of the summary must not cost the launch its verdict: enumerate
-            if mode == "compare":
-                raise       # ... but tests must see it
-            ENGINES["summary-failed"] += 1
-        else:
-            if mode == "compare":
-                compare(summary, model)
-            ENGINES["summary"] += 1
-            return summary
+        answer = _summary(model, mode)
+        if answer is not None:
+            return answer
     graph = AccessGraph(model)
     graph.run()
     ENGINES["enumeration"] += 1
     return graph
+
+
+def _grid(model: LaunchModel, forced: bool) -> GridGraph | None:
+    grid = GridGraph(model)
+    try:
+        grid.run()
+    except NotGrid as exc:
+        if forced:      # the forced mode: refused by kind, never another engine's answer
+            raise Refusal("out-of-vocabulary", f"the grid engine does not follow this launch: {exc}") from None
+        ENGINES["grid-declined"] += 1
+        return None
+    ENGINES["grid"] += 1
+    return grid
+
+
+def _summary(model: LaunchModel, mode: str) -> Any:
+    """The affine summary (or, for an out-of-bounds launch that fits, its enumeration); None when the
+    launch leaves the fragment."""
+    summary = AffineGraph(model)
+    try:
+        summary.run()
+        if summary.pending:
+            trial = AccessGraph(dataclasses.replace(model, budget=max(1, model.budget // WITNESS_SHARE)))
+            trial.run()
+            if trial.truncated is None:
+                ENGINES["enumeration"] += 1
+                return trial
+            summary.fill_witnesses()
+    except (NotAffine, OverflowError):   # OverflowError: a coefficient past int64
+        return None
+    except Exception:   # a bug of the summary must not cost the launch its verdict: enumerate
+        if mode == "compare":
+            raise       # ... but tests must see it
+        ENGINES["summary-failed"] += 1
+        return None
+    if mode == "compare":
+        compare(summary, model)
+    ENGINES["summary"] += 1
+    return summary
 
 
 def site_footprints(sites: dict) -> dict:

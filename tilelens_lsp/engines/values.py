@@ -161,6 +161,7 @@ class SiteResult:
     # per-lane bounds of a store or load built from a declared-range index, for possible races:
     # (lo, hi, program, lane) flat arrays of element intervals [lo, hi); None past the race budget
     bounds: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
+    per_program: Any = None     # the grid engine's symbolic per-program footprint (grid.PerProgram), for races
 
     def add_tagged(self, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
         if self.tagged is None:

@@ -95,7 +95,8 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
         launch = rows[0][1]
         grid = "×".join(str(g) for g in launch.grid) if launch.grid else "?"
         config = ", ".join(f"{k}={v}" for k, v in launch.config.items())
-        out += ["", f"{_md(rows[0][0])} · grid ({grid})" + (f" · {_md(config)}" if config else "")]
+        out += ["", f"{_md(rows[0][0])} · grid ({grid})" + (f" · {_md(config)}" if config else "")
+                + (f" · engine {launch.engine}" if launch.engine else "")]
     shown: set[int] = set()
     for _, launch, _ in rows:
         if id(launch) not in shown:
