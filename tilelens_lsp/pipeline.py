@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -20,7 +21,7 @@ import traceback
 import types
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tilelens_lsp import releases
 from tilelens_lsp.cache import CODE_HASH, ResultCache
@@ -513,10 +514,20 @@ def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec) -> Diagnostic:
 
 def declared_launches(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None):
     """(the file's kernels, its directive launches, its directive errors, its toml launches)."""
+    kernels, launches, errors = _directives(text)
+    known = {k.name for k in kernels}
+    return (list(kernels), list(launches), list(errors),
+            launches_for_file(path, workspace_root, config_file, known or None))
+
+
+@functools.lru_cache(maxsize=4)
+def _directives(text: str) -> tuple[tuple[KernelDef, ...], tuple[LaunchSpec, ...], tuple]:
+    """The file's kernels, directive launches and directive errors: parsed once per text (a save
+    analysed in parts, or planned and then analysed, reads the same text several times)."""
     kernels = find_kernels(text)
     known = {k.name for k in kernels}
     launches, errors = parse_directives(text, known or None)
-    return kernels, launches, errors, launches_for_file(path, workspace_root, config_file, known or None)
+    return tuple(kernels), tuple(launches), tuple(errors)
 
 
 def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: list) -> list[KernelDef]:
@@ -526,8 +537,15 @@ def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: lis
 
 
 def analyze_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
-                 config_file: Path | None = None, extra_launches: list[LaunchSpec] | None = None) -> FileResult:
-    """Analyse every declared launch of one file."""
+                 config_file: Path | None = None, extra_launches: list[LaunchSpec] | None = None,
+                 select: list[int] | None = None, file_level: bool = True,
+                 on_event: Callable[[str, dict[str, Any]], None] | None = None) -> FileResult:
+    """Analyse every declared launch of one file (or, with `select`, the launches of those indices, in
+    that order; `file_level=False` leaves out the file's own diagnostics, which another part reports).
+
+    `on_event` hears ("ready", {"launches": [[index, kernel, line], ...], "diagnostics": [...]}) once
+    the module is imported, then ("launch", {"index": i, "results": [...]}) after each launch: the
+    worker streams them so that its parent times each launch, not the file."""
     path = Path(path).resolve()
     root = Path(workspace_root).resolve() if workspace_root else None
     settings = settings or Settings()
@@ -537,11 +555,47 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return FileResult(portable, (), (Diagnostic("TL010", f"cannot read this file: {exc}", 1, 1),))
+    settings, launches, file_diags = _file_launches(path, text, root, settings, config_file, mapper,
+                                                    extra_launches)
+    if not file_level:
+        file_diags = []
+    chosen = list(range(len(launches))) if select is None else [i for i in select if 0 <= i < len(launches)]
+    if not chosen:
+        return FileResult(portable, (), tuple(file_diags))
+    with file_scope(import_roots(path, root)):
+        try:
+            module = import_module(path, root)
+        except ImportFailure as failure:
+            file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
+            return FileResult(portable, (), tuple(file_diags))
+        if on_event is not None:
+            on_event("ready", {"path": portable,
+                               "launches": [[i, launches[i].kernel, launches[i].line] for i in chosen],
+                               "diagnostics": [d.to_json() for d in file_diags]})
+        source_hash = hashlib.sha256(text.encode()).hexdigest()
+        results: list[LaunchResult] = []
+        for i in chosen:
+            launch = launches[i]
+            kernel_obj = getattr(module, launch.kernel, None)
+            if kernel_obj is None:
+                found = [_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'")]
+            else:
+                found = analyze_launch(launch, kernel_obj, settings, mapper, source_hash)
+            results.extend(found)
+            if on_event is not None:
+                on_event("launch", {"index": i, "results": [r.to_json() for r in found]})
+    return FileResult(portable, tuple(results), tuple(file_diags))
+
+
+def _file_launches(path: Path, text: str, root: Path | None, settings: Settings, config_file: Path | None,
+                   mapper: PathMapper, extra: list[LaunchSpec] | None = None,
+                   ) -> tuple[Settings, list[LaunchSpec], list[Diagnostic]]:
+    """(the settings with the toml's target, the file's launches in order, its file-level diagnostics)."""
     file_diags: list[Diagnostic] = []
     kernels, launches, errors, toml = declared_launches(path, text, root, config_file)
     if toml.target and not settings.target_pinned and settings.target == Settings().target:
         settings = replace(settings, target=toml.target)
-    launches = list(launches) + list(toml.launches) + list(extra_launches or [])
+    launches = list(launches) + list(toml.launches) + list(extra or [])
     for err in errors:
         file_diags.append(Diagnostic("TL020", err.message, err.line, err.column, end_line=err.end_line or None))
     for err in toml.errors:
@@ -555,23 +609,47 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
             f"example launch\" (or `tilelens-lsp suggest {path.name}`) writes one that compiles, and "
             "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
             k.line, k.column))
-    if not launches:
-        return FileResult(portable, (), tuple(file_diags))
-    with file_scope(import_roots(path, root)):
-        try:
-            module = import_module(path, root)
-        except ImportFailure as failure:
-            file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
-            return FileResult(portable, (), tuple(file_diags))
-        source_hash = hashlib.sha256(text.encode()).hexdigest()
-        results: list[LaunchResult] = []
-        for launch in launches:
-            kernel_obj = getattr(module, launch.kernel, None)
-            if kernel_obj is None:
-                results.append(_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'"))
+    return settings, launches, file_diags
+
+
+def plan_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
+              config_file: Path | None = None) -> dict[str, Any]:
+    """What `analyze_path` would analyse, without importing anything: the file's portable path and, per
+    launch, its index, kernel, line, origin and a cost estimate (its autotune configs, read from the
+    source). A parent splits a file's launches between workers, and shards, by these."""
+    path = Path(path).resolve()
+    root = Path(workspace_root).resolve() if workspace_root else None
+    mapper = default_mapper(root)
+    portable = mapper.portable(str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {"path": portable, "launches": []}
+    _, launches, _ = _file_launches(path, text, root, settings or Settings(), config_file, mapper)
+    weights = config_counts(text)
+    return {"path": portable, "launches": [
+        {"index": i, "kernel": launch.kernel, "line": launch.line,
+         "origin": launch.origin if launch.origin == "comment" else mapper.portable(launch.origin),
+         "weight": weights.get(launch.kernel, 1)} for i, launch in enumerate(launches)]}
+
+
+def config_counts(text: str) -> dict[str, int]:
+    """Per function of the file, how many autotune configs its decorators list (a literal list is
+    counted; configs computed at run time count as 8): the cost estimate `plan_path` gives."""
+    from tilelens_lsp.launches.kernels import parse_file
+    tree = parse_file(text)
+    out: dict[str, int] = {}
+    if tree is None:
+        return out
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for dec in fn.decorator_list:
+            if not isinstance(dec, ast.Call) or getattr(dec.func, "attr", getattr(dec.func, "id", "")) != "autotune":
                 continue
-            results.extend(analyze_launch(launch, kernel_obj, settings, mapper, source_hash))
-    return FileResult(portable, tuple(results), tuple(file_diags))
+            configs = next((k.value for k in dec.keywords if k.arg == "configs"), dec.args[0] if dec.args else None)
+            out[fn.name] = len(configs.elts) if isinstance(configs, (ast.List, ast.Tuple)) else 8
+    return out
 
 
 def release_gate() -> Diagnostic | None:

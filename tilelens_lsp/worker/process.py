@@ -21,9 +21,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from tilelens_lsp.model import Diagnostic, FileResult, Suggestion
+from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult, Suggestion
 from tilelens_lsp.settings import Settings
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])   # the folder holding tilelens_lsp/
@@ -252,8 +252,12 @@ class Worker:
             except json.JSONDecodeError:
                 continue
 
-    def request(self, method: str, params: dict[str, Any], timeout: float) -> dict:
-        """Send one request; raise TimeoutError, or return None-free reply / {'crashed': ...}."""
+    def request(self, method: str, params: dict[str, Any], timeout: float,
+                on_event: Callable[[dict], None] | None = None) -> dict:
+        """Send one request; raise TimeoutError, or return None-free reply / {'crashed': ...}.
+
+        A progress line of this request (`event`) goes to `on_event` and starts a new `timeout`:
+        an analysis is timed launch by launch, not as a whole."""
         with self._lock:
             self._cancelled = False
             if not self.alive() or self.hello is None:
@@ -274,6 +278,10 @@ class Worker:
                     raise
                 if reply is None:
                     return self._crashed()
+                if reply.get("id") == rid and "event" in reply:
+                    if on_event is not None:
+                        on_event(reply)
+                    continue
                 if reply.get("id") == rid:
                     return reply
 
@@ -297,14 +305,30 @@ class Worker:
     # -- analysis
 
     def analyze(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
-                settings: Settings | None = None) -> FileResult:
-        """FileResult for one file; crashes and timeouts become a TL050 diagnostic on the file."""
-        reply, failure = self._file_request("analyze", path, workspace_root, config_file, settings or self.settings)
-        if failure is not None:
-            return failed_result(str(path), failure)
-        if isinstance(reply.get("stats"), dict):
-            self.last_stats = reply["stats"]
-        return FileResult.from_json(reply["result"])
+                settings: Settings | None = None, select: list[int] | None = None,
+                file_level: bool = True) -> FileResult:
+        """FileResult for one file (or the launches `select` names, in that order; `file_level=False`
+        leaves the file's own diagnostics to another part). The worker streams each launch's results,
+        and the timeout applies to each launch (and to the import) separately: a file of many fast
+        launches never times out as a whole. A launch that times out, crashes the worker or runs it out
+        of memory gets a TL050 of its own; the launches after it are analysed by a fresh worker."""
+        settings = settings or self.settings
+        stream = _Stream()
+        while True:
+            extra = {"stream": True, "select": select, "file_level": file_level and stream.ready is None}
+            reply, failure = self._file_request("analyze", path, workspace_root, config_file, settings, extra,
+                                                stream.feed)
+            if failure is None:
+                if isinstance(reply.get("stats"), dict):
+                    self.last_stats = reply["stats"]
+                return stream.result(FileResult.from_json(reply["result"]))
+            if stream.ready is None or reply.get("cancelled"):
+                # the import (or the worker's start) failed, hung, or the caller cancelled: the file
+                # as a whole is not analysed; launches streamed before a cancel are not reported
+                return failed_result(str(path), failure)
+            select = stream.fail_current(failure)
+            if not select:
+                return stream.result(None)
 
     def suggest(self, path: str | Path, workspace_root: str | Path | None, kernels: list[str] | None = None,
                 config_file: str | None = None, settings: Settings | None = None) -> list[Suggestion]:
@@ -319,8 +343,8 @@ class Worker:
         return [Suggestion.from_json(x) for x in reply["result"]]
 
     def _file_request(self, method: str, path: str | Path, workspace_root: str | Path | None,
-                      config_file: str | None, settings: Settings,
-                      extra: dict[str, Any] | None = None) -> tuple[dict, str | None]:
+                      config_file: str | None, settings: Settings, extra: dict[str, Any] | None = None,
+                      on_event: Callable[[dict], None] | None = None) -> tuple[dict, str | None]:
         """One request about one file: (the reply, None), or (whatever came, why it failed). A timeout,
         crash or memory blow-up costs this worker its process (the next request starts a fresh one), and
         so does a module that left threads or children behind."""
@@ -330,7 +354,7 @@ class Worker:
                   "config_file": os.path.abspath(config_file) if config_file else None,
                   "settings": _settings_json(settings), **(extra or {})}
         try:
-            reply = self.request(method, params, settings.timeout)
+            reply = self.request(method, params, settings.timeout, on_event)
         except TimeoutError:
             return {}, (f"analysis timed out after {settings.timeout:g} s "
                         "(a hung import or compile?); the worker was restarted")
@@ -353,6 +377,55 @@ class Worker:
             self.retired.append(str(reply["retire"]))
             self.stop()
         return reply, None
+
+
+class _Stream:
+    """What one file's analysis streamed so far: which launches it runs, and the results of each."""
+
+    def __init__(self) -> None:
+        self.ready: dict | None = None                  # the first "ready" event (file diagnostics)
+        self.order: list[tuple[int, str, int]] = []     # (index, kernel, line) in the order analysed
+        self.done: dict[int, list[LaunchResult]] = {}
+        self.late: list[Diagnostic] = []                # a failure after the last launch answered
+
+    def feed(self, event: dict) -> None:
+        if event.get("event") == "ready":
+            if self.ready is None:
+                self.ready = event
+            known = {i for i, _, _ in self.order}
+            self.order += [(int(i), str(k), int(line)) for i, k, line in event.get("launches", [])
+                           if int(i) not in known]
+        elif event.get("event") == "launch":
+            self.done[int(event["index"])] = [LaunchResult.from_json(r) for r in event.get("results", [])]
+
+    def fail_current(self, why: str) -> list[int]:
+        """The launch in flight gets a TL050 (`why`); returns the launches still to analyse."""
+        left = [entry for entry in self.order if entry[0] not in self.done]
+        if not left:   # every launch answered, then the worker failed: the file says so
+            self.late.append(Diagnostic("TL050", why, 1, 1))
+            return []
+        index, kernel, line = left[0]
+        diag = Diagnostic("TL050", f"the analysis of this launch failed: {why}", line, 1)
+        self.done[index] = [LaunchResult(kernel, line, {}, "crashed", diagnostics=(diag,))]
+        return [i for i, _, _ in left[1:]]
+
+    def result(self, final: FileResult | None) -> FileResult:
+        """The file's result: launches in the order of their indices, the file's own diagnostics (from
+        the final reply, else from the first part that reported them)."""
+        launches = tuple(r for i in sorted(self.done) for r in self.done[i])
+        if final is not None and self.ready is None:
+            return final if not launches else FileResult(final.path, launches, final.diagnostics)
+        ready = self.ready or {}
+        diags = tuple(Diagnostic.from_json(d) for d in ready.get("diagnostics", []))
+        if final is not None:
+            diags = _union(diags, final.diagnostics)
+        return FileResult(final.path if final is not None else ready.get("path", ""), launches,
+                          diags + tuple(self.late))
+
+
+def _union(first: tuple[Diagnostic, ...], more: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
+    """`first`, then what `more` adds to it (an import error that each part reports), in order."""
+    return first + tuple(d for d in more if d not in first)
 
 
 def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
