@@ -8,10 +8,8 @@ among them).
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import os
 import sys
-import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from tilelens_lsp.cli.files import collect_files, declared_only, too_large
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, from_environment
+from tilelens_lsp.worker.pool import Share, analyze_files
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable
 
 
@@ -54,8 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="report only these codes or prefixes, comma-separated (TL001,TL003 or TL0; ALL)")
     check.add_argument("--ignore", action="append", metavar="CODES",
                        help="never report these codes or prefixes (wins over an equally specific --select)")
-    check.add_argument("--jobs", "-j", type=int, default=1, help="analyse files in N parallel workers")
-    check.add_argument("--timeout", type=_positive_seconds, help="seconds per file before the worker is replaced")
+    check.add_argument("--jobs", "-j", type=int, default=1,
+                       help="analyse launches in N parallel workers (a file's launches are split between them)")
+    check.add_argument("--timeout", type=_positive_seconds,
+                       help="seconds per launch (and per import) before the worker is replaced")
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
     check.add_argument("--root", type=Path, help="workspace root for portable paths (default: nearest marker)")
     capture = sub.add_parser("capture", help="run a command and record the Triton launches it makes as "
@@ -154,7 +155,7 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     # what the JSON and SARIF say is what every file compiles for: the toml may no longer change it
     settings = replace(settings, target=target or Settings().target, target_pinned=True)
     jobs = max(1, args.jobs)
-    workers = [Worker(settings) for _ in range(min(jobs, max(1, len(files))))]
+    workers = [Worker(settings) for _ in range(jobs)]   # each starts on its first request
     try:
         hello = workers[0].start()
     except WorkerUnavailable as exc:
@@ -227,30 +228,10 @@ def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | 
 
 
 def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: Path | None,
-                 settings: Settings) -> list[FileResult]:
+                 settings: Settings, share: Share | None = None) -> list[FileResult]:
+    """Every file's result: its launches spread over the workers (worker/pool.py), `share` of them only."""
     cfg = str(config) if config else None
-    if len(workers) == 1:
-        return [too_large(f, root) or workers[0].analyze(f, root, cfg) for f in files]
-    free: list[Worker] = list(workers)
-    lock = threading.Condition()
-
-    def one(path: Path) -> FileResult:
-        skipped = too_large(path, root)
-        if skipped is not None:
-            return skipped
-        with lock:
-            while not free:
-                lock.wait()
-            worker = free.pop()
-        try:
-            return worker.analyze(path, root, cfg)
-        finally:
-            with lock:
-                free.append(worker)
-                lock.notify()
-
-    with concurrent.futures.ThreadPoolExecutor(len(workers)) as pool:
-        return list(pool.map(one, files))
+    return analyze_files(workers, files, root, cfg, settings, share, skip=lambda f: too_large(f, root))
 
 
 def _portable(result: FileResult, path: Path, root: Path) -> FileResult:

@@ -312,6 +312,12 @@ class Worker:
         and the timeout applies to each launch (and to the import) separately: a file of many fast
         launches never times out as a whole. A launch that times out, crashes the worker or runs it out
         of memory gets a TL050 of its own; the launches after it are analysed by a fresh worker."""
+        return self.analyze_parts(path, workspace_root, config_file, settings, select, file_level)[0]
+
+    def analyze_parts(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
+                      settings: Settings | None = None, select: list[int] | None = None,
+                      file_level: bool = True) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
+        """`analyze`, and the results of each launch by its index (to reassemble a file analysed in parts)."""
         settings = settings or self.settings
         stream = _Stream()
         while True:
@@ -321,14 +327,24 @@ class Worker:
             if failure is None:
                 if isinstance(reply.get("stats"), dict):
                     self.last_stats = reply["stats"]
-                return stream.result(FileResult.from_json(reply["result"]))
+                return stream.result(FileResult.from_json(reply["result"])), stream.done
             if stream.ready is None or reply.get("cancelled"):
                 # the import (or the worker's start) failed, hung, or the caller cancelled: the file
                 # as a whole is not analysed; launches streamed before a cancel are not reported
-                return failed_result(str(path), failure)
+                return failed_result(str(path), failure), {}
             select = stream.fail_current(failure)
             if not select:
-                return stream.result(None)
+                return stream.result(None), stream.done
+
+    def plan(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
+             settings: Settings | None = None) -> dict | None:
+        """The file's launches, named and weighed without importing it (pipeline.plan_path); None when
+        the worker could not say (the caller then analyses the file as a whole)."""
+        reply, failure = self._file_request("plan", path, workspace_root, config_file, settings or self.settings)
+        result = reply.get("result")
+        if failure is not None or not isinstance(result, dict) or not isinstance(result.get("launches"), list):
+            return None
+        return result
 
     def suggest(self, path: str | Path, workspace_root: str | Path | None, kernels: list[str] | None = None,
                 config_file: str | None = None, settings: Settings | None = None) -> list[Suggestion]:

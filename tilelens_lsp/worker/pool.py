@@ -1,0 +1,212 @@
+"""Spread the launches of many files over a pool of workers, and take one shard of them.
+
+Each file is planned first (its launches named and weighed, nothing imported), then handed out in
+chunks of launches: the heaviest files and launches first, a worker keeps to the file it imported
+while that file has launches left, and a worker with no unstarted file left takes launches of the
+file with most left (one large module does not serialise a package). The parts of a file come
+back together: launches in their declared order, the file's own diagnostics once.
+
+A shard (`Share`) keeps the launches whose stable identity (the file's portable name, the kernel,
+the declaration's origin and line) hashes to it, not their position: the same launch lands in the
+same shard on every machine and run, and adding a file moves no other launch. The file's own
+diagnostics go with its first launch's shard (with the file's own hash when it has none).
+What this module does not do: decide exit codes or print (the CLI's), or time anything itself
+(each worker times its own launches).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult
+from tilelens_lsp.settings import Settings
+from tilelens_lsp.worker.process import Worker
+
+
+@dataclass(frozen=True)
+class Share:
+    """Shard `index` (1-based) of `count`."""
+
+    index: int
+    count: int
+
+    def owns(self, key: str) -> bool:
+        digest = hashlib.sha256(key.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+
+def stable_name(path: Path, root: Path) -> str:
+    """The file's name as every machine of a CI matrix spells it: relative to the workspace root, or
+    from its site-packages folder on, else its absolute path."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        pass
+    parts = path.resolve().parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            return "/".join(parts[len(parts) - parts[::-1].index(marker) - 1:])
+    return path.resolve().as_posix()
+
+
+def launch_keys(name: str, plan: dict) -> list[str]:
+    """The identity of each planned launch (a repeated identical declaration is numbered)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for entry in plan["launches"]:
+        base = f"{name}|{entry['kernel']}|{entry['origin']}|{entry['line']}"
+        seen[base] = seen.get(base, 0) + 1
+        keys.append(f"{base}|{seen[base]}")
+    return keys
+
+
+@dataclass
+class _File:
+    order: int
+    path: Path
+    plan: dict | None                    # None: not planned (one part, the whole file)
+    pending: list[int] = field(default_factory=list)   # launch indices not handed out, heaviest first
+    file_level: bool = True              # this run reports the file's own diagnostics
+    handed_file_level: bool = False
+    parts: list[tuple[bool, FileResult, dict[int, list[LaunchResult]]]] = field(default_factory=list)
+    whole: bool = False                  # analysed as one request (no plan)
+    weight: int = 0
+
+
+def analyze_files(workers: list[Worker], files: list[Path], root: Path, config_file: str | None,
+                  settings: Settings, share: Share | None = None,
+                  skip: Callable[[Path], FileResult | None] = lambda p: None) -> list[FileResult]:
+    """One FileResult per file, in the order given. `skip(path)` answers a file without a worker.
+
+    Each worker is driven by one thread for the whole call (plan, then analysis): a worker dies with
+    the thread that started it (PR_SET_PDEATHSIG), so no thread may end while its worker is needed."""
+    results: dict[int, FileResult] = {}
+    todo: list[_File] = []
+    for order, path in enumerate(files):
+        skipped = skip(path)
+        if skipped is not None:
+            results[order] = skipped
+        else:
+            todo.append(_File(order, path, None))
+    planning = len(workers) > 1 or share is not None
+    plans = list(todo) if planning else []
+    lock = threading.Lock()
+    run: list[_Run] = []
+
+    def between() -> None:   # once, after every plan and before any analysis
+        for f in todo:
+            _select(f, root, share)
+        run.append(_Run([f for f in todo if f.pending or f.whole or f.file_level], len(workers)))
+
+    barrier = threading.Barrier(len(workers), action=between)
+
+    def loop(worker: Worker) -> None:
+        while True:
+            with lock:
+                f = plans.pop(0) if plans else None
+            if f is None:
+                break
+            f.plan = worker.plan(f.path, root, config_file, settings)
+        barrier.wait()
+        run[0].loop(worker, root, config_file, settings)
+
+    _each(workers, loop)
+    for f in todo:
+        results[f.order] = _assemble(f)
+    return [results[i] for i in range(len(files))]
+
+
+def _select(f: _File, root: Path, share: Share | None) -> None:
+    if f.plan is None:
+        f.whole = share is None or share.owns(stable_name(f.path, root))
+        f.file_level = f.whole
+        return
+    entries = f.plan["launches"]
+    keys = launch_keys(stable_name(f.path, root), f.plan)
+    kept = [e for e, key in zip(entries, keys) if share is None or share.owns(key)]
+    if share is None:
+        f.file_level = True
+    elif keys:
+        f.file_level = share.owns(keys[0])
+    else:
+        f.file_level = share.owns(stable_name(f.path, root))
+    kept.sort(key=lambda e: (-int(e.get("weight", 1)), e["index"]))
+    f.pending = [e["index"] for e in kept]
+    f.weight = sum(int(e.get("weight", 1)) for e in kept)
+
+
+class _Run:
+    """The analysis phase: hands out chunks of launches, heaviest files first (plain order otherwise)."""
+
+    def __init__(self, files: list[_File], n_workers: int) -> None:
+        self.fresh = sorted(files, key=lambda f: (-f.weight, f.order))
+        self.started: list[_File] = []
+        self.n = n_workers
+        self.lock = threading.Lock()
+
+    def take(self, last: _File | None) -> tuple[_File, list[int] | None, bool] | None:
+        with self.lock:
+            if last is not None and last.pending:
+                f = last                       # the module this worker imported already
+            elif self.fresh:
+                f = self.fresh.pop(0)
+                self.started.append(f)
+            else:
+                busy = [s for s in self.started if s.pending]
+                if not busy:
+                    return None
+                f = max(busy, key=lambda s: len(s.pending))   # help with the largest file left
+            if f.whole:
+                return f, None, f.file_level
+            size = max(1, math.ceil(len(f.pending) / self.n))
+            chunk, f.pending = f.pending[:size], f.pending[size:]
+            first = f.file_level and not f.handed_file_level
+            f.handed_file_level = f.handed_file_level or first
+            return f, chunk, first
+
+    def loop(self, worker: Worker, root: Path, config_file: str | None, settings: Settings) -> None:
+        last = None
+        while True:
+            unit = self.take(last)
+            if unit is None:
+                return
+            f, chunk, first = unit
+            result, by_index = worker.analyze_parts(f.path, root, config_file, settings, chunk, first)
+            with self.lock:
+                f.parts.append((first, result, by_index))
+            last = f
+
+
+def _assemble(f: _File) -> FileResult:
+    if not f.parts:
+        name = f.plan["path"] if f.plan else os.path.basename(f.path)
+        return FileResult(name, (), ())
+    if f.whole:
+        return f.parts[0][1]
+    parts = sorted(f.parts, key=lambda p: not p[0])   # the part with the file's own diagnostics first
+    by_index: dict[int, list[LaunchResult]] = {}
+    diags: list[Diagnostic] = []
+    for _, result, found in parts:
+        by_index.update(found)
+        diags += [d for d in result.diagnostics if d not in diags]
+    launches = tuple(r for i in sorted(by_index) for r in by_index[i])
+    path = next((p[1].path for p in parts if p[1].path), f.plan["path"] if f.plan else "")
+    return FileResult(path, launches, tuple(diags))
+
+
+def _each(workers: list[Worker], loop: Callable[[Worker], None]) -> None:
+    """Run `loop(worker)` in one thread per worker, until every loop returns."""
+    if len(workers) == 1:
+        loop(workers[0])
+        return
+    threads = [threading.Thread(target=loop, args=(w,), daemon=True) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
