@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tilelens_lsp import __version__, releases, suppress
-from tilelens_lsp.cli import report, suggest
+from tilelens_lsp.cli import report, shard, suggest
 from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.cli.files import collect_files, declared_only, too_large
 from tilelens_lsp.model import Diagnostic, FileResult
@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seconds per launch (and per import) before the worker is replaced")
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
     check.add_argument("--root", type=Path, help="workspace root for portable paths (default: nearest marker)")
+    shard.add_shard_flag(check)
     capture = sub.add_parser("capture", help="run a command and record the Triton launches it makes as "
                              "tilelens.toml launch tables",
                              usage="tilelens-lsp capture [--out FILE] [--merge] [--per-kernel N] -- COMMAND [ARGS...]")
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     capture.add_argument("--per-kernel", type=int, default=8, help="at most N launches per kernel (default 8)")
     capture.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND", help="the program to run, after --")
     suggest.add_parser(sub)
+    shard.add_merge_parser(sub)
     return parser
 
 
@@ -78,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_check(args, parser)
     if args.command == "suggest":
         return suggest.run_suggest(args)
+    if args.command == "merge":
+        return run_merge(args)
     if args.command == "capture":
         command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         if not command:
@@ -165,11 +169,30 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         diag = Diagnostic("TL040", releases.gate_message(hello.triton), 1, 1)
         _stop(workers)
         return _finish(args.format, [FileResult("", (), (diag,))], hello.triton, settings.target, 2)
-    results = _analyze_all(workers, files, root, config, settings)
+    positions: list[tuple[int, ...]] = []
+    results = _analyze_all(workers, files, root, config, settings, args.shard, positions)
     _stop(workers)
     results = [_portable(r, f, root) for r, f in zip(results, files)]
     results = _suppressed(results, files, args.select, args.ignore)
-    return _finish(args.format, results, hello.triton, settings.target, exit_code(results))
+    marks = (args.shard, positions) if args.shard else None
+    return _finish(args.format, results, hello.triton, settings.target, exit_code(results), marks)
+
+
+def run_merge(args) -> int:
+    """`tilelens-lsp merge`: the shards' documents as the one unsharded run prints them (exit code too)."""
+    try:
+        docs = shard.load(args.documents)
+        if docs and all(shard.is_sarif(d) for d in docs):
+            if args.format != "sarif":
+                raise shard.MergeError("SARIF shards merge into SARIF only (--format sarif); merge JSON shards "
+                                       "for other formats")
+            print(report.dumps(shard.merge_sarif(docs)))
+            return 0
+        results, triton, target = shard.merge_json(docs, args.partial)
+    except shard.MergeError as exc:
+        print(f"tilelens-lsp: {exc}", file=sys.stderr)
+        return 2
+    return _finish(args.format, results, triton, target, exit_code(results))
 
 
 def exit_code(results: list[FileResult]) -> int:
@@ -228,10 +251,12 @@ def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | 
 
 
 def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: Path | None,
-                 settings: Settings, share: Share | None = None) -> list[FileResult]:
+                 settings: Settings, share: Share | None = None,
+                 positions: list[tuple[int, ...]] | None = None) -> list[FileResult]:
     """Every file's result: its launches spread over the workers (worker/pool.py), `share` of them only."""
     cfg = str(config) if config else None
-    return analyze_files(workers, files, root, cfg, settings, share, skip=lambda f: too_large(f, root))
+    return analyze_files(workers, files, root, cfg, settings, share, skip=lambda f: too_large(f, root),
+                         positions=positions)
 
 
 def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
@@ -249,10 +274,11 @@ def _stop(workers: list[Worker]) -> None:
         w.stop()
 
 
-def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code: int) -> int:
-    """Print the results; return `code`, also when the reader of stdout went away (`| head -1`)."""
+def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code: int, marks=None) -> int:
+    """Print the results; return `code`, also when the reader of stdout went away (`| head -1`).
+    `marks`: (the shard, each launch's declared index) for the output of `check --shard`."""
     try:
-        _emit(fmt, results, triton, target)
+        _emit(fmt, results, triton, target, marks)
         sys.stdout.flush()
     except BrokenPipeError:
         # Nobody reads the rest: point stdout at /dev/null so the interpreter's last flush is quiet.
@@ -262,7 +288,7 @@ def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code:
     return code
 
 
-def _emit(fmt: str, results: list[FileResult], triton: str, target: str) -> None:
+def _emit(fmt: str, results: list[FileResult], triton: str, target: str, marks=None) -> None:
     if fmt == "text":
         lines = report.text_lines(results)
         for line in lines:
@@ -271,12 +297,22 @@ def _emit(fmt: str, results: list[FileResult], triton: str, target: str) -> None
         n_launch = sum(len(r.launches) for r in results)
         print(f"tilelens-lsp: {len(results)} file(s), {n_launch} launch(es), {n_err} error(s)", file=sys.stderr)
     elif fmt == "json":
-        print(report.dumps(report.json_document(results, triton, target)))
+        print(report.dumps(_marked(report.json_document(results, triton, target), fmt, marks)))
     elif fmt == "github":
         for line in report.github_lines(results):
             print(line)
     else:
-        print(report.dumps(report.sarif_document(results, triton, target)))
+        print(report.dumps(_marked(report.sarif_document(results, triton, target), fmt, marks)))
+
+
+def _marked(doc: dict, fmt: str, marks) -> dict:
+    """A `check --shard` document: which shard it holds, and (JSON) each launch's declared index."""
+    if marks is None:
+        return doc
+    share, positions = marks
+    if fmt == "json":
+        doc = shard.mark_positions(doc, positions)
+    return shard.annotate(doc, fmt, share)
 
 
 if __name__ == "__main__":

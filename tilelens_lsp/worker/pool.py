@@ -81,8 +81,11 @@ class _File:
 
 def analyze_files(workers: list[Worker], files: list[Path], root: Path, config_file: str | None,
                   settings: Settings, share: Share | None = None,
-                  skip: Callable[[Path], FileResult | None] = lambda p: None) -> list[FileResult]:
+                  skip: Callable[[Path], FileResult | None] = lambda p: None,
+                  positions: list[tuple[int, ...]] | None = None) -> list[FileResult]:
     """One FileResult per file, in the order given. `skip(path)` answers a file without a worker.
+    `positions`, when given, receives per file the declared index of each of its launch results
+    (what `merge` orders a file's launches from several shards by).
 
     Each worker is driven by one thread for the whole call (plan, then analysis): a worker dies with
     the thread that started it (PR_SET_PDEATHSIG), so no thread may end while its worker is needed."""
@@ -117,8 +120,11 @@ def analyze_files(workers: list[Worker], files: list[Path], root: Path, config_f
         run[0].loop(worker, root, config_file, settings)
 
     _each(workers, loop)
+    where: dict[int, tuple[int, ...]] = {}
     for f in todo:
-        results[f.order] = _assemble(f)
+        results[f.order], where[f.order] = _assemble(f)
+    if positions is not None:
+        positions[:] = [where.get(i, ()) for i in range(len(files))]
     return [results[i] for i in range(len(files))]
 
 
@@ -183,21 +189,24 @@ class _Run:
             last = f
 
 
-def _assemble(f: _File) -> FileResult:
+def _assemble(f: _File) -> tuple[FileResult, tuple[int, ...]]:
+    """The file's result from its parts, and the declared index of each launch result in it."""
     if not f.parts:
         name = f.plan["path"] if f.plan else os.path.basename(f.path)
-        return FileResult(name, (), ())
-    if f.whole:
-        return f.parts[0][1]
+        return FileResult(name, (), ()), ()
     parts = sorted(f.parts, key=lambda p: not p[0])   # the part with the file's own diagnostics first
     by_index: dict[int, list[LaunchResult]] = {}
     diags: list[Diagnostic] = []
     for _, result, found in parts:
         by_index.update(found)
         diags += [d for d in result.diagnostics if d not in diags]
+    if f.whole:
+        result = parts[0][1]
+        index = tuple(i for i in sorted(by_index) for _ in by_index[i])
+        return result, index if len(index) == len(result.launches) else ()
     launches = tuple(r for i in sorted(by_index) for r in by_index[i])
     path = next((p[1].path for p in parts if p[1].path), f.plan["path"] if f.plan else "")
-    return FileResult(path, launches, tuple(diags))
+    return FileResult(path, launches, tuple(diags)), tuple(i for i in sorted(by_index) for _ in by_index[i])
 
 
 def _each(workers: list[Worker], loop: Callable[[Worker], None]) -> None:
