@@ -33,7 +33,7 @@ from tilelens_lsp.compile.binding import FakeTensor, LaunchBindingError, element
 from tilelens_lsp.compile.compiler import (CompiledConfig, HostCompiler, compile_error_stack, compile_launch,
                                            compiler_for)
 from tilelens_lsp.launches.kernels import KernelDef, find_kernels
-from tilelens_lsp.launches.scanner import parse_directives
+from tilelens_lsp.launches.scanner import directive_blocks, parse_directives
 from tilelens_lsp.launches.toml import launches_for_file
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, TensorSpec
@@ -298,31 +298,23 @@ def dependency_values(jit) -> str:
             return
         seen.add(id(fn))
         try:
-            tree = fn.parse()
+            src = getattr(fn, "src", None)
+            reads = _global_reads(src) if isinstance(src, str) else _reads_of(fn.parse())
             scope = fn.get_capture_scope() if hasattr(fn, "get_capture_scope") else fn.__globals__
         except Exception:  # noqa: BLE001 - a helper we cannot read: its identity at least
             values.append(f"{getattr(fn, '__qualname__', '?')}: unreadable")
             return
-        local = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-        local |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        for node in ast.walk(tree):
-            chain: list[str] = []
-            inner = node
-            while isinstance(inner, ast.Attribute):
-                chain.insert(0, inner.attr)
-                inner = inner.value
-            if not isinstance(inner, ast.Name) or isinstance(inner.ctx, ast.Store) or inner.id in local:
+        for name, chain in reads:
+            if name not in scope:
                 continue
-            if inner.id not in scope:
-                continue
-            value = scope[inner.id]
+            value = scope[name]
             for attr in chain:
                 try:
                     value = getattr(value, attr)
                 except Exception:  # noqa: BLE001 - user objects may raise anything
                     value = "<missing>"
                     break
-            record(fn, ".".join([inner.id, *chain]), value)
+            record(fn, ".".join([name, *chain]), value)
 
     def record(fn, label: str, value: Any) -> None:
         if isinstance(value, types.ModuleType):
@@ -337,6 +329,29 @@ def dependency_values(jit) -> str:
 
     visit(jit)
     return hashlib.sha256("\n".join(sorted(set(values))).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=512)
+def _global_reads(src: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The non-local names a kernel's source reads, each with the attribute chain read from it: found
+    once per source text (a save re-imports the module, but the kernel's source rarely changes)."""
+    import textwrap
+    return _reads_of(ast.parse(textwrap.dedent(src)))
+
+
+def _reads_of(tree: ast.AST) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    local = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    local |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    out = []
+    for node in ast.walk(tree):
+        chain: list[str] = []
+        inner = node
+        while isinstance(inner, ast.Attribute):
+            chain.insert(0, inner.attr)
+            inner = inner.value
+        if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Store) and inner.id not in local:
+            out.append((inner.id, tuple(chain)))
+    return tuple(out)
 
 
 def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: PathMapper,
@@ -523,11 +538,37 @@ def declared_launches(path: Path, text: str, workspace_root: Path | None, config
 @functools.lru_cache(maxsize=4)
 def _directives(text: str) -> tuple[tuple[KernelDef, ...], tuple[LaunchSpec, ...], tuple]:
     """The file's kernels, directive launches and directive errors: parsed once per text (a save
-    analysed in parts, or planned and then analysed, reads the same text several times)."""
+    analysed in parts, or planned and then analysed, reads the same text several times), and
+    evaluated once per set of directives (a save that changed code, not directives, reuses them)."""
     kernels = find_kernels(text)
-    known = {k.name for k in kernels}
-    launches, errors = parse_directives(text, known or None)
-    return tuple(kernels), tuple(launches), tuple(errors)
+    known = frozenset(k.name for k in kernels)
+    launches, errors = _evaluated(tuple(directive_blocks(text)), known)
+    return tuple(kernels), launches, errors
+
+
+_EVALUATED: dict[tuple, tuple[tuple[LaunchSpec, ...], tuple]] = {}
+
+
+def _evaluated(blocks: tuple, known: frozenset[str]) -> tuple[tuple[LaunchSpec, ...], tuple]:
+    """The launches and errors of these directive blocks (their lines, columns and text: all that
+    `parse_directives` reads of a file) for these kernel names; the last few sets kept."""
+    key = (blocks, known)
+    if key not in _EVALUATED:
+        text = _blocks_text(blocks)
+        launches, errors = parse_directives(text, set(known) or None)
+        if len(_EVALUATED) >= 8:
+            _EVALUATED.pop(next(iter(_EVALUATED)))
+        _EVALUATED[key] = (tuple(launches), tuple(errors))
+    return _EVALUATED[key]
+
+
+def _blocks_text(blocks: tuple) -> str:
+    """A file of only these directive lines, each at its own line and column."""
+    lines: dict[int, str] = {}
+    for block in blocks:
+        for line, col, text in block:
+            lines[line] = " " * max(0, col - 10) + "#tilelens:" + text
+    return "\n".join(lines.get(i, "") for i in range(1, max(lines, default=0) + 1)) + "\n"
 
 
 def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: list) -> list[KernelDef]:

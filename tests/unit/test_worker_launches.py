@@ -118,3 +118,29 @@ def test_the_plan_weighs_a_launch_by_its_autotune_configs(tmp_path: Path):
             tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
     """))
     assert [x["weight"] for x in plan_path(f, tmp_path)["launches"]] == [8, 3]
+
+
+TRICKY = [
+    "# tilelens: N = 64\n# tilelens: k[(cdiv(N, 16),)](\n# tilelens:     fp32[N], BLOCK=16)\n" + SLEEPY,
+    's = """\n# tilelens: k[(1,)](fp32[4])\n"""\n' + SLEEPY,          # inside a string: no directive
+    "    #tilelens: oob[(1,)](fp32[8], BLOCK=16)\n# tilelens: nope[(1,)](\n" + SLEEPY,
+    "# tilelens: k[(1,)](fp32[16], 3)  # tilelens: ignore[TL001]\ndef broken(:\n",   # no parse: tokenized
+    "# tilelens: oob[(1,)](fp32[8], BLOCK=M)\n# tilelens: M = 4\n" + SLEEPY,   # used before bound
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_directives_reused_across_saves_equal_a_fresh_parse(tmp_path: Path, text: str):
+    """A save that changes code but no directive reuses the evaluated directives: the same launches and
+    errors (lines, columns, messages) as parsing the new text from scratch."""
+    from tilelens_lsp.launches.kernels import find_kernels
+    from tilelens_lsp.launches.scanner import parse_directives
+    from tilelens_lsp.pipeline import declared_launches
+
+    f = tmp_path / "k.py"
+    for edit in ("", "\nx = 1  # an edit that moves no directive\n", "\n\n# tilelens: M = 8\n"):
+        changed = text + edit
+        known = {k.name for k in find_kernels(changed)}
+        launches, errors = parse_directives(changed, known or None)
+        _, cached_launches, cached_errors, _ = declared_launches(f, changed, tmp_path)
+        assert (cached_launches, cached_errors) == (launches, errors)
