@@ -159,23 +159,34 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     # what the JSON and SARIF say is what every file compiles for: the toml may no longer change it
     settings = replace(settings, target=target or Settings().target, target_pinned=True)
     jobs = max(1, args.jobs)
-    workers = [Worker(settings) for _ in range(jobs)]   # each starts on its first request
+    server = _fork_server(settings) if jobs > 1 else None
+    workers = [Worker(settings, fork_server=server) for _ in range(jobs)]   # each starts on its first request
     try:
         hello = workers[0].start()
     except WorkerUnavailable as exc:
+        _stop(workers, server)
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2
     if not releases.is_tested(hello.triton) and not releases.untested_allowed():
         diag = Diagnostic("TL040", releases.gate_message(hello.triton), 1, 1)
-        _stop(workers)
+        _stop(workers, server)
         return _finish(args.format, [FileResult("", (), (diag,))], hello.triton, settings.target, 2)
     positions: list[tuple[int, ...]] = []
     results = _analyze_all(workers, files, root, config, settings, args.shard, positions)
-    _stop(workers)
+    _stop(workers, server)
     results = [_portable(r, f, root) for r, f in zip(results, files)]
     results = _suppressed(results, files, args.select, args.ignore)
     marks = (args.shard, positions) if args.shard else None
     return _finish(args.format, results, hello.triton, settings.target, exit_code(results), marks)
+
+
+def _fork_server(settings: Settings):
+    """Warm workers for `--jobs N` (worker/forkserver.py), or None: then each worker starts cold."""
+    if os.environ.get("TILELENS_FORK_SERVER", "1") == "0":
+        return None
+    from tilelens_lsp.worker.forkserver import ForkServer
+    from tilelens_lsp.worker.process import spawn_process
+    return ForkServer.start(settings, lambda extra, stdin: spawn_process(settings, extra, stdin))
 
 
 def run_merge(args) -> int:
@@ -269,9 +280,11 @@ def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
     return replace(result, path=rel)
 
 
-def _stop(workers: list[Worker]) -> None:
+def _stop(workers: list[Worker], server=None) -> None:
     for w in workers:
         w.stop()
+    if server is not None:
+        server.stop()
 
 
 def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code: int, marks=None) -> int:

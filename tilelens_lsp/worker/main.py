@@ -184,9 +184,8 @@ def _warm_up(pipeline, target: str) -> None:
         pass
 
 
-def main() -> int:
-    out = _protocol_stream()
-    requests = _request_stream()
+def _prepare() -> dict:
+    """Memory limit, sys.path, Triton and the pipeline imported, the compile path warmed: the hello."""
     _limit_memory(int(os.environ.get("TILELENS_WORKER_MEMORY_MB", "0")))
     _import_roots()
     try:
@@ -195,9 +194,30 @@ def main() -> int:
         from tilelens_lsp import pipeline
         target = os.environ.get("TILELENS_WORKER_TARGET") or Settings().target
         _warm_up(pipeline, target)  # the first compile in a process costs ~0.3 s more: pay it now
-        hello = {"ready": True, "triton": triton.__version__, "python": sys.executable}
+        return {"ready": True, "triton": triton.__version__, "python": sys.executable}
     except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then exit
-        out.write(json.dumps({"ready": False, "error": f"{type(exc).__name__}: {exc}"}) + "\n")
+        return {"ready": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def main() -> int:
+    if "--template" in sys.argv[1:]:
+        from tilelens_lsp.worker import template   # the fork server's side (worker/template.py)
+        return template.serve(_prepare, _serve_forked)
+    out = _protocol_stream()
+    requests = _request_stream()
+    hello = _prepare()
+    return serve(out, requests, hello)
+
+
+def _serve_forked(hello: dict) -> int:
+    """A worker forked by the fork server: prepared already, its pipes on fds 0, 1 and 2."""
+    return serve(_protocol_stream(), _request_stream(), hello)
+
+
+def serve(out, requests, hello: dict) -> int:
+    """Answer requests, one JSON line each, until stdin closes (after the hello, or why not)."""
+    if not hello.get("ready"):
+        out.write(json.dumps(hello) + "\n")
         return 1
     out.write(json.dumps(hello) + "\n")
     threads_before = set(threading.enumerate())

@@ -84,6 +84,23 @@ def _die_with_parent() -> None:
         _PRCTL(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
 
 
+def spawn_process(settings: Settings, args: list[str], stdin, cwd: str | None = None) -> subprocess.Popen:
+    """A worker interpreter (`args` after the package folder: `--template` for a fork server):
+    isolated, in its own session and an empty folder, dying with the thread that calls this."""
+    env = dict(os.environ)
+    env["TILELENS_WORKER_MEMORY_MB"] = str(settings.memory_limit_mb)
+    env["TILELENS_WORKER_TARGET"] = settings.target
+    env["TILELENS_WORKER_PATH"] = os.pathsep.join(_user_path_entries())
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"   # for the module's own child processes; -B for the worker
+    env.pop("TRITON_INTERPRET", None)
+    quiet = subprocess.DEVNULL if args else subprocess.PIPE   # a fork server's output goes nowhere
+    return subprocess.Popen(
+        [settings.interpreter, "-I", "-B", "-c", _BOOTSTRAP, PACKAGE_PARENT, *args],
+        stdin=stdin, stdout=quiet, stderr=quiet, cwd=cwd or neutral_dir(), env=env, start_new_session=True,
+        preexec_fn=_die_with_parent if _PRCTL is not None else None)
+
+
 class WorkerUnavailable(RuntimeError):
     """The worker could not start (e.g. the interpreter lacks Triton)."""
 
@@ -97,9 +114,10 @@ class Hello:
 class Worker:
     """One worker subprocess. Thread-safe: one request at a time."""
 
-    def __init__(self, settings: Settings, cwd: str | None = None) -> None:
+    def __init__(self, settings: Settings, cwd: str | None = None, fork_server=None) -> None:
         self.settings = settings
         self.cwd = cwd   # None: an empty folder of its own (never the workspace: see neutral_dir)
+        self.fork_server = fork_server   # forkserver.ForkServer: new processes forked warm from it
         self.proc: subprocess.Popen | None = None
         self.hello: Hello | None = None
         self.last_stats: dict[str, int] | None = None   # the worker's counters, from its last analysis
@@ -135,21 +153,14 @@ class Worker:
                 self._spawn()
 
     def _spawn(self) -> None:
-        env = dict(os.environ)
-        env["TILELENS_WORKER_MEMORY_MB"] = str(self.settings.memory_limit_mb)
-        env["TILELENS_WORKER_TARGET"] = self.settings.target
-        env["TILELENS_WORKER_PATH"] = os.pathsep.join(_user_path_entries())
-        env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-        env["PYTHONDONTWRITEBYTECODE"] = "1"   # for the module's own child processes; -B for the worker
-        env.pop("TRITON_INTERPRET", None)
-        try:
-            self.proc = subprocess.Popen(
-                [self.settings.interpreter, "-I", "-B", "-c", _BOOTSTRAP, PACKAGE_PARENT],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=self.cwd or neutral_dir(), env=env, start_new_session=True,
-                preexec_fn=_die_with_parent if _PRCTL is not None else None)
-        except OSError as exc:
-            raise WorkerUnavailable(f"cannot start the worker with {self.settings.interpreter}: {exc}") from None
+        forked = self.fork_server.fork() if self.fork_server is not None else None
+        if forked is not None:
+            self.proc = forked   # type: ignore[assignment] - a ForkedProcess does what we use of Popen
+        else:
+            try:
+                self.proc = spawn_process(self.settings, [], subprocess.PIPE, self.cwd)
+            except OSError as exc:
+                raise WorkerUnavailable(f"cannot start the worker with {self.settings.interpreter}: {exc}") from None
         self._lines = queue.Queue()
         with self._stderr_lock:
             self._stderr = bytearray()
