@@ -144,3 +144,24 @@ def test_directives_reused_across_saves_equal_a_fresh_parse(tmp_path: Path, text
         launches, errors = parse_directives(changed, known or None)
         _, cached_launches, cached_errors, _ = declared_launches(f, changed, tmp_path)
         assert (cached_launches, cached_errors) == (launches, errors)
+
+
+def test_module_tables_resolved_in_another_interpreter_at_once(tmp_path: Path):
+    """`check --python` resolves a config's `module =` tables in one process of that interpreter; the
+    files are those a lookup one module at a time finds, in the config's order."""
+    import os
+    import sys
+
+    from tilelens_lsp.launches import toml
+    python = tmp_path / "python"
+    os.symlink(sys.executable, python)            # another path: another interpreter, as far as we know
+    names = ["json.decoder", "email.mime.text", "xml.dom.minidom", "json.decoder", "no_such.module_here"]
+    config = tmp_path / "tilelens.toml"
+    config.write_text("".join(f'[[launch]]\nmodule = "{n}"\nlaunch = "k[(1,)](fp32[4])"\n\n' for n in names))
+    together = toml.files_in_config(config, str(python))
+    expected = []
+    for n in names:   # stdlib modules: this interpreter finds them where the other one does
+        found = toml.module_file(n, tmp_path)
+        if found is not None and found not in expected:
+            expected.append(found)
+    assert together == expected and len(together) == 3
