@@ -165,3 +165,29 @@ def test_module_tables_resolved_in_another_interpreter_at_once(tmp_path: Path):
         if found is not None and found not in expected:
             expected.append(found)
     assert together == expected and len(together) == 3
+
+
+def test_a_launch_that_comes_back_unanswered_is_a_tl050_not_silence(tmp_path: Path):
+    """The plan and the analysis read the file at different times: a launch the plan named and the
+    analysis no longer finds (the file was edited meanwhile) is reported, never dropped."""
+    from tilelens_lsp.worker.pool import analyze_files
+
+    f = tmp_path / "edited.py"
+    f.write_text(launches([1, 2]) + SLEEPY)
+
+    class Planned(Worker):
+        def plan(self, *args, **kwargs):
+            plan = super().plan(*args, **kwargs)
+            f.write_text(launches([]) + SLEEPY)   # edited after the plan: only `oob` is left
+            return plan
+
+    workers = [Planned(Settings()), Planned(Settings())]
+    try:
+        (result,) = analyze_files(workers, [f], tmp_path, None, Settings())
+    finally:
+        for w in workers:
+            w.stop()
+    statuses = sorted(launch.status for launch in result.launches)
+    assert "crashed" in statuses and len(result.launches) == 3
+    assert all(d.code == "TL050" for launch in result.launches if launch.status == "crashed"
+               for d in launch.diagnostics)

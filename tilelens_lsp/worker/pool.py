@@ -183,10 +183,44 @@ class _Run:
             if unit is None:
                 return
             f, chunk, first = unit
-            result, by_index = worker.analyze_parts(f.path, root, config_file, settings, chunk, first)
+            try:
+                result, by_index = worker.analyze_parts(f.path, root, config_file, settings, chunk, first)
+                by_index = {**_unanswered(f, chunk, result, by_index), **by_index}
+            except Exception as exc:  # noqa: BLE001 - a bug of ours costs these launches a TL050, never silence
+                result, by_index = _failed_part(f, chunk, f"{type(exc).__name__}: {exc}")
             with self.lock:
                 f.parts.append((first, result, by_index))
             last = f
+
+
+def _entry(f: _File, index: int) -> tuple[str, int]:
+    for e in (f.plan or {}).get("launches", []):
+        if e["index"] == index:
+            return str(e["kernel"]), int(e["line"])
+    return "?", 1
+
+
+def _crashed(f: _File, index: int, why: str) -> list[LaunchResult]:
+    kernel, line = _entry(f, index)
+    return [LaunchResult(kernel, line, {}, "crashed", diagnostics=(Diagnostic("TL050", why, line, 1),))]
+
+
+def _unanswered(f: _File, chunk: list[int] | None, result: FileResult,
+                by_index: dict[int, list[LaunchResult]]) -> dict[int, list[LaunchResult]]:
+    """A TL050 for each launch of the chunk that came back without results, unless the part says why
+    (an import error, a failed worker): never a launch that silently went unanalysed (the file may
+    have changed between its plan and its analysis)."""
+    if chunk is None or any(d.code in ("TL010", "TL050") for d in result.diagnostics):
+        return {}
+    why = "this launch was not analysed (did the file change while it was checked?)"
+    return {i: _crashed(f, i, why) for i in chunk if i not in by_index}
+
+
+def _failed_part(f: _File, chunk: list[int] | None, why: str) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
+    message = f"the analysis failed: {why}"
+    if chunk is None:
+        return FileResult(f.plan["path"] if f.plan else str(f.path), (), (Diagnostic("TL050", message, 1, 1),)), {}
+    return FileResult(f.plan["path"] if f.plan else str(f.path)), {i: _crashed(f, i, message) for i in chunk}
 
 
 def _assemble(f: _File) -> tuple[FileResult, tuple[int, ...]]:
