@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -20,7 +21,7 @@ import traceback
 import types
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
@@ -31,7 +32,7 @@ from tilelens_lsp.compile.binding import FakeTensor, LaunchBindingError, element
 from tilelens_lsp.compile.compiler import (CompiledConfig, HostCompiler, compile_error_stack, compile_launch,
                                            compiler_for)
 from tilelens_lsp.launches.kernels import KernelDef, find_kernels
-from tilelens_lsp.launches.scanner import parse_directives
+from tilelens_lsp.launches.scanner import directive_blocks, parse_directives
 from tilelens_lsp.launches.toml import launches_for_file
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, TensorSpec, value_intervals
@@ -309,31 +310,23 @@ def dependency_values(jit) -> str:
             return
         seen.add(id(fn))
         try:
-            tree = fn.parse()
+            src = getattr(fn, "src", None)
+            reads = _global_reads(src) if isinstance(src, str) else _reads_of(fn.parse())
             scope = fn.get_capture_scope() if hasattr(fn, "get_capture_scope") else fn.__globals__
         except Exception:  # noqa: BLE001 - a helper we cannot read: its identity at least
             values.append(f"{getattr(fn, '__qualname__', '?')}: unreadable")
             return
-        local = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-        local |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        for node in ast.walk(tree):
-            chain: list[str] = []
-            inner = node
-            while isinstance(inner, ast.Attribute):
-                chain.insert(0, inner.attr)
-                inner = inner.value
-            if not isinstance(inner, ast.Name) or isinstance(inner.ctx, ast.Store) or inner.id in local:
+        for name, chain in reads:
+            if name not in scope:
                 continue
-            if inner.id not in scope:
-                continue
-            value = scope[inner.id]
+            value = scope[name]
             for attr in chain:
                 try:
                     value = getattr(value, attr)
                 except Exception:  # noqa: BLE001 - user objects may raise anything
                     value = "<missing>"
                     break
-            record(fn, ".".join([inner.id, *chain]), value)
+            record(fn, ".".join([name, *chain]), value)
 
     def record(fn, label: str, value: Any) -> None:
         if isinstance(value, types.ModuleType):
@@ -348,6 +341,29 @@ def dependency_values(jit) -> str:
 
     visit(jit)
     return hashlib.sha256("\n".join(sorted(set(values))).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=512)
+def _global_reads(src: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The non-local names a kernel's source reads, each with the attribute chain read from it: found
+    once per source text (a save re-imports the module, but the kernel's source rarely changes)."""
+    import textwrap
+    return _reads_of(ast.parse(textwrap.dedent(src)))
+
+
+def _reads_of(tree: ast.AST) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    local = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    local |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    out = []
+    for node in ast.walk(tree):
+        chain: list[str] = []
+        inner = node
+        while isinstance(inner, ast.Attribute):
+            chain.insert(0, inner.attr)
+            inner = inner.value
+        if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Store) and inner.id not in local:
+            out.append((inner.id, tuple(chain)))
+    return tuple(out)
 
 
 def analyze_launch(launch: LaunchSpec, kernel_obj, settings: Settings, mapper: PathMapper,
@@ -526,10 +542,46 @@ def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec) -> Diagnostic:
 
 def declared_launches(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None):
     """(the file's kernels, its directive launches, its directive errors, its toml launches)."""
-    kernels = find_kernels(text)
+    kernels, launches, errors = _directives(text)
     known = {k.name for k in kernels}
-    launches, errors = parse_directives(text, known or None)
-    return kernels, launches, errors, launches_for_file(path, workspace_root, config_file, known or None)
+    return (list(kernels), list(launches), list(errors),
+            launches_for_file(path, workspace_root, config_file, known or None))
+
+
+@functools.lru_cache(maxsize=4)
+def _directives(text: str) -> tuple[tuple[KernelDef, ...], tuple[LaunchSpec, ...], tuple]:
+    """The file's kernels, directive launches and directive errors: parsed once per text (a save
+    analysed in parts, or planned and then analysed, reads the same text several times), and
+    evaluated once per set of directives (a save that changed code, not directives, reuses them)."""
+    kernels = find_kernels(text)
+    known = frozenset(k.name for k in kernels)
+    launches, errors = _evaluated(tuple(directive_blocks(text)), known)
+    return tuple(kernels), launches, errors
+
+
+_EVALUATED: dict[tuple, tuple[tuple[LaunchSpec, ...], tuple]] = {}
+
+
+def _evaluated(blocks: tuple, known: frozenset[str]) -> tuple[tuple[LaunchSpec, ...], tuple]:
+    """The launches and errors of these directive blocks (their lines, columns and text: all that
+    `parse_directives` reads of a file) for these kernel names; the last few sets kept."""
+    key = (blocks, known)
+    if key not in _EVALUATED:
+        text = _blocks_text(blocks)
+        launches, errors = parse_directives(text, set(known) or None)
+        if len(_EVALUATED) >= 8:
+            _EVALUATED.pop(next(iter(_EVALUATED)))
+        _EVALUATED[key] = (tuple(launches), tuple(errors))
+    return _EVALUATED[key]
+
+
+def _blocks_text(blocks: tuple) -> str:
+    """A file of only these directive lines, each at its own line and column."""
+    lines: dict[int, str] = {}
+    for block in blocks:
+        for line, col, text in block:
+            lines[line] = " " * max(0, col - 10) + "#tilelens:" + text
+    return "\n".join(lines.get(i, "") for i in range(1, max(lines, default=0) + 1)) + "\n"
 
 
 def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: list) -> list[KernelDef]:
@@ -539,8 +591,15 @@ def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: lis
 
 
 def analyze_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
-                 config_file: Path | None = None, extra_launches: list[LaunchSpec] | None = None) -> FileResult:
-    """Analyse every declared launch of one file."""
+                 config_file: Path | None = None, extra_launches: list[LaunchSpec] | None = None,
+                 select: list[int] | None = None, file_level: bool = True,
+                 on_event: Callable[[str, dict[str, Any]], None] | None = None) -> FileResult:
+    """Analyse every declared launch of one file (or, with `select`, the launches of those indices, in
+    that order; `file_level=False` leaves out the file's own diagnostics, which another part reports).
+
+    `on_event` hears ("ready", {"launches": [[index, kernel, line], ...], "diagnostics": [...]}) once
+    the module is imported, then ("launch", {"index": i, "results": [...]}) after each launch: the
+    worker streams them so that its parent times each launch, not the file."""
     path = Path(path).resolve()
     root = Path(workspace_root).resolve() if workspace_root else None
     settings = settings or Settings()
@@ -550,11 +609,47 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return FileResult(portable, (), (Diagnostic("TL010", f"cannot read this file: {exc}", 1, 1),))
+    settings, launches, file_diags = _file_launches(path, text, root, settings, config_file, mapper,
+                                                    extra_launches)
+    if not file_level:
+        file_diags = []
+    chosen = list(range(len(launches))) if select is None else [i for i in select if 0 <= i < len(launches)]
+    if not chosen:
+        return FileResult(portable, (), tuple(file_diags))
+    with file_scope(import_roots(path, root)):
+        try:
+            module = import_module(path, root)
+        except ImportFailure as failure:
+            file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
+            return FileResult(portable, (), tuple(file_diags))
+        if on_event is not None:
+            on_event("ready", {"path": portable,
+                               "launches": [[i, launches[i].kernel, launches[i].line] for i in chosen],
+                               "diagnostics": [d.to_json() for d in file_diags]})
+        source_hash = hashlib.sha256(text.encode()).hexdigest()
+        results: list[LaunchResult] = []
+        for i in chosen:
+            launch = launches[i]
+            kernel_obj = getattr(module, launch.kernel, None)
+            if kernel_obj is None:
+                found = [_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'")]
+            else:
+                found = analyze_launch(launch, kernel_obj, settings, mapper, source_hash)
+            results.extend(found)
+            if on_event is not None:
+                on_event("launch", {"index": i, "results": [r.to_json() for r in found]})
+    return FileResult(portable, tuple(results), tuple(file_diags))
+
+
+def _file_launches(path: Path, text: str, root: Path | None, settings: Settings, config_file: Path | None,
+                   mapper: PathMapper, extra: list[LaunchSpec] | None = None,
+                   ) -> tuple[Settings, list[LaunchSpec], list[Diagnostic]]:
+    """(the settings with the toml's target, the file's launches in order, its file-level diagnostics)."""
     file_diags: list[Diagnostic] = []
     kernels, launches, errors, toml = declared_launches(path, text, root, config_file)
     if toml.target and not settings.target_pinned and settings.target == Settings().target:
         settings = replace(settings, target=toml.target)
-    launches = list(launches) + list(toml.launches) + list(extra_launches or [])
+    launches = list(launches) + list(toml.launches) + list(extra or [])
     for err in errors:
         file_diags.append(Diagnostic("TL020", err.message, err.line, err.column, end_line=err.end_line or None))
     for err in toml.errors:
@@ -568,20 +663,45 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
             f"example launch\" (or `tilelens-lsp suggest {path.name}`) writes one that compiles, and "
             "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
             k.line, k.column))
-    if not launches:
-        return FileResult(portable, (), tuple(file_diags))
-    with file_scope(import_roots(path, root)):
-        try:
-            module = import_module(path, root)
-        except ImportFailure as failure:
-            file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
-            return FileResult(portable, (), tuple(file_diags))
-        source_hash = hashlib.sha256(text.encode()).hexdigest()
-        results: list[LaunchResult] = []
-        for launch in launches:
-            kernel_obj = getattr(module, launch.kernel, None)
-            if kernel_obj is None:
-                results.append(_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'"))
+    return settings, launches, file_diags
+
+
+def plan_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
+              config_file: Path | None = None) -> dict[str, Any]:
+    """What `analyze_path` would analyse, without importing anything: the file's portable path and, per
+    launch, its index, kernel, line, origin and a cost estimate (its autotune configs, read from the
+    source). A parent splits a file's launches between workers, and shards, by these."""
+    path = Path(path).resolve()
+    root = Path(workspace_root).resolve() if workspace_root else None
+    mapper = default_mapper(root)
+    portable = mapper.portable(str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {"path": portable, "launches": []}
+    _, launches, _ = _file_launches(path, text, root, settings or Settings(), config_file, mapper)
+    weights = config_counts(text)
+    return {"path": portable, "launches": [
+        {"index": i, "kernel": launch.kernel, "line": launch.line,
+         "origin": launch.origin if launch.origin == "comment" else mapper.portable(launch.origin),
+         "weight": weights.get(launch.kernel, 1)} for i, launch in enumerate(launches)]}
+
+
+def config_counts(text: str) -> dict[str, int]:
+    """Per function of the file, how many autotune configs its decorators list (a literal list is
+    counted; configs computed at run time count as 8): the cost estimate `plan_path` gives."""
+    from tilelens_lsp.launches.kernels import parse_file
+    tree = parse_file(text)
+    out: dict[str, int] = {}
+    if tree is None:
+        return out
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for dec in fn.decorator_list:
+            if not isinstance(dec, ast.Call) or getattr(dec.func, "attr", getattr(dec.func, "id", "")) != "autotune":
                 continue
-            results.extend(analyze_launch(launch, kernel_obj, settings, mapper, source_hash))
-    return FileResult(portable, tuple(results), tuple(file_diags))
+            configs = next((k.value for k in dec.keywords if k.arg == "configs"), dec.args[0] if dec.args else None)
+            out[fn.name] = len(configs.elts) if isinstance(configs, (ast.List, ast.Tuple)) else 8
+    return out
+

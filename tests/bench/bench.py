@@ -3,6 +3,7 @@
     python tests/bench/bench.py [--quick] [--only save,open,check,interp,memory,jobs] [--out FILE]
     python tests/bench/bench.py --profile matmul      # cProfile one in-process analysis, top functions
     python tests/bench/bench.py --profile all         # phase breakdown of every bench kernel
+    python tests/bench/bench.py --profile save        # a save end to end: compile, analysis, worker, server
 
 Metrics (medians; every ratio compares two things measured in this same run):
   a. save   save → publishDiagnostics latency in a warm server over stdio (a comment changes on every
@@ -488,6 +489,7 @@ class Bench:
             if not self.quick:
                 self.report.detail("a. where one analysis spends its time (cProfile)",
                                    breakdown_lines(list(kernels), self.tmp))
+                self.report.detail("a. a save end to end, stage by stage", save_stages(list(kernels), self.tmp))
 
     # -- b: open in a fresh server
 
@@ -980,12 +982,71 @@ def breakdown_lines(kernels: list[str], tmp: Path) -> list[str]:
     return lines
 
 
+def save_stages(kernels: list[str], tmp: Path, n: int = 9) -> list[str]:
+    """A save end to end, stage by stage, medians measured interleaved in this run: the bare compile,
+    the analysis in this process, the same through a worker (pipe, JSON, the worker's own checks)
+    and through the language server (didSave → publishDiagnostics). The differences are the costs
+    of each layer: what a save pays beyond its compile."""
+    from tilelens_lsp.pipeline import analyze_path
+    from tilelens_lsp.settings import Settings
+    from tilelens_lsp.worker.process import Worker
+    root = tmp / "stages"
+    root.mkdir(parents=True, exist_ok=True)
+    texts = {k: (KERNELS / f"{k}.py").read_text() for k in kernels}
+    for k in kernels:
+        (root / f"{k}.py").write_text(bump(texts[k], 0))
+    worker = Worker(Settings())
+    client = LspClient(root, child_env())
+    lines = ["| kernel | bare compile | in-process analysis | + worker round trip | + language server "
+             "| in-process − compile | worker − in-process | server − worker | save / compile |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    try:
+        client.initialize(root)
+        uris = {k: client.open(root / f"{k}.py", 1) for k in kernels}
+        for k in kernels:
+            client.wait_diagnostics(uris[k], 1, timeout=180)
+        for k in kernels:
+            path = root / f"{k}.py"
+            compile_once = bare_compiler(path)
+            worker.analyze(path, root)
+            stage: dict[str, list[float]] = {"compile": [], "inproc": [], "worker": [], "server": []}
+            for i in range(n):
+                stage["compile"].append(compile_once())
+                path.write_text(bump(texts[k], 100 + i))
+                t0 = time.perf_counter()
+                analyze_path(path, root)
+                stage["inproc"].append(time.perf_counter() - t0)
+                path.write_text(bump(texts[k], 200 + i))
+                t0 = time.perf_counter()
+                worker.analyze(path, root)
+                stage["worker"].append(time.perf_counter() - t0)
+                t0 = client.change_and_save(path, bump(texts[k], 300 + i), 2 + i)
+                t1, _ = client.wait_diagnostics(uris[k], 2 + i)
+                stage["server"].append(t1 - t0)
+                time.sleep(0.05)
+            c, a, w, v = (median(stage[x]) for x in ("compile", "inproc", "worker", "server"))
+            lines.append(f"| {k} | {ms(c)} | {ms(a)} | {ms(w)} | {ms(v)} | {ms(a - c)} | {ms(w - a)} | "
+                         f"{ms(v - w)} | {v / c:.1f} |")
+    finally:
+        worker.stop()
+        client.close()
+    lines.append("")
+    lines.append(f"Medians of {n} cache-missing saves per stage (a comment changes each time), the stages "
+                 "interleaved; \"+ worker\" is `Worker.analyze` from this process, \"+ language server\" a "
+                 "didSave to a warm server until its publishDiagnostics.")
+    return lines
+
+
 def profile(kernel: str) -> int:
-    """cProfile one cache-missing in-process analysis of a bench kernel (after a warm-up); `all`: a table."""
+    """A save end to end by stage (`save`), cProfile of one cache-missing in-process analysis of a bench
+    kernel (after a warm-up), or a phase table of every kernel (`all`)."""
     tmp = Path(tempfile.mkdtemp(prefix="tilelens-bench-prof-"))
     try:
         if kernel == "all":
             print("\n".join(breakdown_lines(list(BENCH_KERNELS), tmp)))
+            return 0
+        if kernel in ("save", "stages"):
+            print("\n".join(save_stages(list(BENCH_KERNELS), tmp)))
             return 0
         src = KERNELS / f"{kernel}.py"
         if not src.is_file():

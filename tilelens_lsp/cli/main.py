@@ -8,20 +8,19 @@ among them).
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import os
 import sys
-import threading
 from dataclasses import replace
 from pathlib import Path
 
 from tilelens_lsp import __version__, releases, suppress
-from tilelens_lsp.cli import report, rule, suggest
+from tilelens_lsp.cli import report, rule, shard, suggest
 from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.cli.files import collect_files, declared_only, too_large
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.paths import find_root, relative_posix
 from tilelens_lsp.settings import Settings, from_environment
+from tilelens_lsp.worker.pool import Share, analyze_files
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable
 
 
@@ -57,10 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="report only these codes or prefixes, comma-separated (TL001,TL003 or TL0; ALL)")
     check.add_argument("--ignore", action="append", metavar="CODES",
                        help="never report these codes or prefixes (wins over an equally specific --select)")
-    check.add_argument("--jobs", "-j", type=int, default=1, help="analyse files in N parallel workers")
-    check.add_argument("--timeout", type=_positive_seconds, help="seconds per file before the worker is replaced")
+    check.add_argument("--jobs", "-j", type=int, default=1,
+                       help="analyse launches in N parallel workers (a file's launches are split between them)")
+    check.add_argument("--timeout", type=_positive_seconds,
+                       help="seconds per launch (and per import) before the worker is replaced")
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
     check.add_argument("--root", type=Path, help="workspace root for portable paths (default: nearest marker)")
+    shard.add_shard_flag(check)
     capture = sub.add_parser("capture", help="run a command and record the Triton launches it makes as "
                              "tilelens.toml launch tables",
                              usage="tilelens-lsp capture [--out FILE] [--merge] [--per-kernel N] -- COMMAND [ARGS...]")
@@ -71,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     capture.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND", help="the program to run, after --")
     suggest.add_parser(sub)
     rule.add_parser(sub)
+    shard.add_merge_parser(sub)
     return parser
 
 
@@ -83,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         return suggest.run_suggest(args)
     if args.command == "rule":
         return rule.run_rule(args)
+    if args.command == "merge":
+        return run_merge(args)
     if args.command == "capture":
         command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         if not command:
@@ -162,21 +167,51 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     # what the JSON and SARIF say is what every file compiles for: the toml may no longer change it
     settings = replace(settings, target=target or Settings().target, target_pinned=True)
     jobs = max(1, args.jobs)
-    workers = [Worker(settings) for _ in range(min(jobs, max(1, len(files))))]
+    server = _fork_server(settings) if jobs > 1 else None
+    workers = [Worker(settings, fork_server=server) for _ in range(jobs)]   # each starts on its first request
     try:
         hello = workers[0].start()
     except WorkerUnavailable as exc:
+        _stop(workers, server)
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2
     diag = releases.gate(hello.triton)
     if diag is not None:
-        _stop(workers)
+        _stop(workers, server)
         return _finish(args.format, [FileResult("", (), (diag,))], hello.triton, settings.target, 2)
-    results = _analyze_all(workers, files, root, config, settings)
-    _stop(workers)
+    positions: list[tuple[int, ...]] = []
+    results = _analyze_all(workers, files, root, config, settings, args.shard, positions)
+    _stop(workers, server)
     results = [_portable(r, f, root) for r, f in zip(results, files)]
     results = _suppressed(results, files, args.select, args.ignore)
-    return _finish(args.format, results, hello.triton, settings.target, exit_code(results))
+    marks = (args.shard, positions) if args.shard else None
+    return _finish(args.format, results, hello.triton, settings.target, exit_code(results), marks)
+
+
+def _fork_server(settings: Settings):
+    """Warm workers for `--jobs N` (worker/forkserver.py), or None: then each worker starts cold."""
+    if os.environ.get("TILELENS_FORK_SERVER", "1") == "0":
+        return None
+    from tilelens_lsp.worker.forkserver import ForkServer
+    from tilelens_lsp.worker.process import spawn_process
+    return ForkServer.start(settings, lambda extra, stdin: spawn_process(settings, extra, stdin))
+
+
+def run_merge(args) -> int:
+    """`tilelens-lsp merge`: the shards' documents as the one unsharded run prints them (exit code too)."""
+    try:
+        docs = shard.load(args.documents)
+        if docs and all(shard.is_sarif(d) for d in docs):
+            if args.format != "sarif":
+                raise shard.MergeError("SARIF shards merge into SARIF only (--format sarif); merge JSON shards "
+                                       "for other formats")
+            print(report.dumps(shard.merge_sarif(docs)))
+            return 0
+        results, triton, target = shard.merge_json(docs, args.partial)
+    except shard.MergeError as exc:
+        print(f"tilelens-lsp: {exc}", file=sys.stderr)
+        return 2
+    return _finish(args.format, results, triton, target, exit_code(results))
 
 
 def exit_code(results: list[FileResult]) -> int:
@@ -235,30 +270,12 @@ def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | 
 
 
 def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: Path | None,
-                 settings: Settings) -> list[FileResult]:
+                 settings: Settings, share: Share | None = None,
+                 positions: list[tuple[int, ...]] | None = None) -> list[FileResult]:
+    """Every file's result: its launches spread over the workers (worker/pool.py), `share` of them only."""
     cfg = str(config) if config else None
-    if len(workers) == 1:
-        return [too_large(f, root) or workers[0].analyze(f, root, cfg) for f in files]
-    free: list[Worker] = list(workers)
-    lock = threading.Condition()
-
-    def one(path: Path) -> FileResult:
-        skipped = too_large(path, root)
-        if skipped is not None:
-            return skipped
-        with lock:
-            while not free:
-                lock.wait()
-            worker = free.pop()
-        try:
-            return worker.analyze(path, root, cfg)
-        finally:
-            with lock:
-                free.append(worker)
-                lock.notify()
-
-    with concurrent.futures.ThreadPoolExecutor(len(workers)) as pool:
-        return list(pool.map(one, files))
+    return analyze_files(workers, files, root, cfg, settings, share, skip=lambda f: too_large(f, root),
+                         positions=positions)
 
 
 def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
@@ -267,15 +284,18 @@ def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
     return replace(result, path=relative_posix(path, root) or path.name)
 
 
-def _stop(workers: list[Worker]) -> None:
+def _stop(workers: list[Worker], server=None) -> None:
     for w in workers:
         w.stop()
+    if server is not None:
+        server.stop()
 
 
-def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code: int) -> int:
-    """Print the results; return `code`, also when the reader of stdout went away (`| head -1`)."""
+def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code: int, marks=None) -> int:
+    """Print the results; return `code`, also when the reader of stdout went away (`| head -1`).
+    `marks`: (the shard, each launch's declared index) for the output of `check --shard`."""
     try:
-        _emit(fmt, results, triton, target)
+        _emit(fmt, results, triton, target, marks)
         sys.stdout.flush()
     except BrokenPipeError:
         # Nobody reads the rest: point stdout at /dev/null so the interpreter's last flush is quiet.
@@ -285,7 +305,7 @@ def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code:
     return code
 
 
-def _emit(fmt: str, results: list[FileResult], triton: str, target: str) -> None:
+def _emit(fmt: str, results: list[FileResult], triton: str, target: str, marks=None) -> None:
     if fmt == "text":
         lines = report.text_lines(results)
         for line in lines:
@@ -294,12 +314,22 @@ def _emit(fmt: str, results: list[FileResult], triton: str, target: str) -> None
         n_launch = sum(len(r.launches) for r in results)
         print(f"tilelens-lsp: {len(results)} file(s), {n_launch} launch(es), {n_err} error(s)", file=sys.stderr)
     elif fmt == "json":
-        print(report.dumps(report.json_document(results, triton, target)))
+        print(report.dumps(_marked(report.json_document(results, triton, target), fmt, marks)))
     elif fmt == "github":
         for line in report.github_lines(results):
             print(line)
     else:
-        print(report.dumps(report.sarif_document(results, triton, target)))
+        print(report.dumps(_marked(report.sarif_document(results, triton, target), fmt, marks)))
+
+
+def _marked(doc: dict, fmt: str, marks) -> dict:
+    """A `check --shard` document: which shard it holds, and (JSON) each launch's declared index."""
+    if marks is None:
+        return doc
+    share, positions = marks
+    if fmt == "json":
+        doc = shard.mark_positions(doc, positions)
+    return shard.annotate(doc, fmt, share)
 
 
 if __name__ == "__main__":

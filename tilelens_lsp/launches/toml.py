@@ -270,12 +270,36 @@ def _find_module(name: str, path: list[str]) -> str | None:
     return None
 
 
+_BATCHED: dict[tuple[str, str, str | None], str] = {}   # module_file's answers, found many at a time
+
+
+def _resolve_in(names: list[str], folder: Path, python: str | None) -> None:
+    """Find many modules in another interpreter with one process (not one per module: a config of
+    a few hundred `module =` tables would otherwise start a few hundred interpreters)."""
+    todo = [n for n in dict.fromkeys(names) if (n, str(folder), python) not in _BATCHED]
+    if len(todo) < 2 or not python or os.path.abspath(python) == os.path.abspath(sys.executable):
+        return
+    script = (inspect.getsource(_find_module) +
+              "import sys\npath = [p for p in sys.path if p] + [sys.argv[1]]\n"
+              "for n in sys.argv[2:]:\n    print(_find_module(n, path) or '')\n")
+    try:
+        proc = subprocess.run([python, "-c", script, str(folder), *todo], capture_output=True, text=True,
+                              timeout=120, cwd=str(folder))
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    lines = proc.stdout.split("\n")[:len(todo)] if proc.returncode == 0 else []
+    if len(lines) == len(todo):
+        _BATCHED.update({(n, str(folder), python): line.strip() for n, line in zip(todo, lines)})
+
+
 @functools.lru_cache(maxsize=256)
 def module_file(name: str, folder: Path, python: str | None = None) -> Path | None:
     """The source file `import name` would load in `python` (default: this interpreter), searching its
     `sys.path` and then `folder`; found by path alone (no package code runs), None when absent."""
     # not realpath: every venv's python links to the same binary, and it is the path that picks the venv
-    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
+    if (name, str(folder), python) in _BATCHED:
+        found = _BATCHED[(name, str(folder), python)]
+    elif python and os.path.abspath(python) != os.path.abspath(sys.executable):
         script = (inspect.getsource(_find_module) +
                   "import sys\nprint(_find_module(sys.argv[1], [p for p in sys.path if p] + [sys.argv[2]]) or '')\n")
         try:
@@ -385,6 +409,8 @@ def files_in_config(config_file: Path, python: str | None = None) -> list[Path]:
     """
     cfg = _load_or_raise(config_file)
     files: list[Path] = []
+    _resolve_in([t.data["module"] for t in cfg.tables if isinstance(t.data, dict) and isinstance(
+        t.data.get("module"), str) and t.data["module"] and "file" not in t.data], cfg.path.parent, python)
     for table in cfg.tables:
         file = _table_file(cfg, table, python)
         if file is not None and file not in files:

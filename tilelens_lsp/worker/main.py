@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 
-from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
+from tilelens_lsp.model import FileResult, LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.paths import stdlib_end
 from tilelens_lsp.settings import Settings, merge
 
@@ -61,7 +61,40 @@ def _import_roots() -> None:
 
 
 def _children() -> list[int]:
-    """Live (not zombie) child processes of this process, from /proc; [] where there is none."""
+    """Live (not zombie) child processes of this process, from /proc; [] where there is none.
+
+    Each thread's `children` list (Linux 3.5+) names them without reading every process's stat (a
+    few milliseconds on a busy host, paid on every save); where the kernel lacks it, the scan."""
+    listed = _listed_children()
+    if listed is not None:
+        return listed
+    return _scanned_children()
+
+
+def _listed_children() -> list[int] | None:
+    me = os.getpid()
+    try:
+        tasks = os.listdir(f"/proc/{me}/task")
+        listed: set[int] = set()
+        for task in tasks:
+            with open(f"/proc/{me}/task/{task}/children", "rb") as f:
+                listed.update(int(x) for x in f.read().split())
+    except (OSError, ValueError):
+        return None
+    return [pid for pid in sorted(listed) if not _zombie(pid)]
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return True   # gone already
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return not fields or fields[0] == b"Z"
+
+
+def _scanned_children() -> list[int]:
     me = os.getpid()
     found = []
     try:
@@ -94,7 +127,11 @@ def leftovers(threads_before: set[threading.Thread]) -> str | None:
     return " and ".join(parts) + " left running" if parts else None
 
 
-def handle(request: dict) -> dict:
+def handle(request: dict, emit=None) -> dict:
+    """The reply to one request. `emit(event, fields)` sends a progress line before it: an analysis
+    streams each launch's results as it finishes (so the parent times launches, not files, and
+    keeps the verdicts of the launches before one that hangs or crashes); the final reply then
+    holds only the file's own diagnostics."""
     from tilelens_lsp import pipeline   # lazy: imports Triton, after main() set the memory limit and sys.path
 
     method = request.get("method")
@@ -102,9 +139,17 @@ def handle(request: dict) -> dict:
     if method == "analyze":
         settings = merge(Settings(), params.get("settings"))
         extra = [LaunchSpec.from_json(x) for x in params.get("launches", [])]
+        stream = emit is not None and params.get("stream", False)
         result = pipeline.analyze_path(params["path"], params.get("workspace_root"), settings,
-                                       params.get("config_file"), extra)
+                                       params.get("config_file"), extra, params.get("select"),
+                                       params.get("file_level", True), emit if stream else None)
+        if stream:
+            result = FileResult(result.path, (), result.diagnostics)   # the launches went ahead
         return {"result": result.to_json(), "stats": vars(pipeline._ENGINE.stats)}
+    if method == "plan":
+        settings = merge(Settings(), params.get("settings"))
+        return {"result": pipeline.plan_path(params["path"], params.get("workspace_root"), settings,
+                                             params.get("config_file"))}
     if method == "suggest":
         from tilelens_lsp.suggest import suggest_launches   # lazy, like the pipeline above
 
@@ -139,9 +184,8 @@ def _warm_up(pipeline, target: str) -> None:
         pass
 
 
-def main() -> int:
-    out = _protocol_stream()
-    requests = _request_stream()
+def _prepare() -> dict:
+    """Memory limit, sys.path, Triton and the pipeline imported, the compile path warmed: the hello."""
     _limit_memory(int(os.environ.get("TILELENS_WORKER_MEMORY_MB", "0")))
     _import_roots()
     try:
@@ -150,9 +194,30 @@ def main() -> int:
         from tilelens_lsp import pipeline
         target = os.environ.get("TILELENS_WORKER_TARGET") or Settings().target
         _warm_up(pipeline, target)  # the first compile in a process costs ~0.3 s more: pay it now
-        hello = {"ready": True, "triton": triton.__version__, "python": sys.executable}
+        return {"ready": True, "triton": triton.__version__, "python": sys.executable}
     except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then exit
-        out.write(json.dumps({"ready": False, "error": f"{type(exc).__name__}: {exc}"}) + "\n")
+        return {"ready": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def main() -> int:
+    if "--template" in sys.argv[1:]:
+        from tilelens_lsp.worker import template   # the fork server's side (worker/template.py)
+        return template.serve(_prepare, _serve_forked)
+    out = _protocol_stream()
+    requests = _request_stream()
+    hello = _prepare()
+    return serve(out, requests, hello)
+
+
+def _serve_forked(hello: dict) -> int:
+    """A worker forked by the fork server: prepared already, its pipes on fds 0, 1 and 2."""
+    return serve(_protocol_stream(), _request_stream(), hello)
+
+
+def serve(out, requests, hello: dict) -> int:
+    """Answer requests, one JSON line each, until stdin closes (after the hello, or why not)."""
+    if not hello.get("ready"):
+        out.write(json.dumps(hello) + "\n")
         return 1
     out.write(json.dumps(hello) + "\n")
     threads_before = set(threading.enumerate())
@@ -165,8 +230,11 @@ def main() -> int:
         except json.JSONDecodeError as exc:
             out.write(json.dumps({"id": None, "error": f"bad request: {exc}"}) + "\n")
             continue
+        def emit(event: str, fields: dict, rid=request.get("id")) -> None:
+            out.write(json.dumps({"id": rid, "event": event, **fields}, separators=(",", ":")) + "\n")
+
         try:
-            reply = handle(request)
+            reply = handle(request, emit)
         except MemoryError:
             reply = {"error": "the worker ran out of memory", "kind": "memory"}
         except Exception as exc:  # noqa: BLE001 - a bug answers this request, never kills the worker
@@ -176,7 +244,7 @@ def main() -> int:
             why = leftovers(threads_before)
             if why:
                 reply["retire"] = why
-        out.write(json.dumps(reply) + "\n")
+        out.write(json.dumps(reply, separators=(",", ":")) + "\n")
     return 0
 
 

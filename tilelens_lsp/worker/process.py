@@ -21,9 +21,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from tilelens_lsp.model import Diagnostic, FileResult, Suggestion
+from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult, Suggestion
 from tilelens_lsp.settings import Settings
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])   # the folder holding tilelens_lsp/
@@ -84,6 +84,23 @@ def _die_with_parent() -> None:
         _PRCTL(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
 
 
+def spawn_process(settings: Settings, args: list[str], stdin, cwd: str | None = None) -> subprocess.Popen:
+    """A worker interpreter (`args` after the package folder: `--template` for a fork server):
+    isolated, in its own session and an empty folder, dying with the thread that calls this."""
+    env = dict(os.environ)
+    env["TILELENS_WORKER_MEMORY_MB"] = str(settings.memory_limit_mb)
+    env["TILELENS_WORKER_TARGET"] = settings.target
+    env["TILELENS_WORKER_PATH"] = os.pathsep.join(_user_path_entries())
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"   # for the module's own child processes; -B for the worker
+    env.pop("TRITON_INTERPRET", None)
+    quiet = subprocess.DEVNULL if args else subprocess.PIPE   # a fork server's output goes nowhere
+    return subprocess.Popen(
+        [settings.interpreter, "-I", "-B", "-c", _BOOTSTRAP, PACKAGE_PARENT, *args],
+        stdin=stdin, stdout=quiet, stderr=quiet, cwd=cwd or neutral_dir(), env=env, start_new_session=True,
+        preexec_fn=_die_with_parent if _PRCTL is not None else None)
+
+
 class WorkerUnavailable(RuntimeError):
     """The worker could not start (e.g. the interpreter lacks Triton)."""
 
@@ -97,9 +114,10 @@ class Hello:
 class Worker:
     """One worker subprocess. Thread-safe: one request at a time."""
 
-    def __init__(self, settings: Settings, cwd: str | None = None) -> None:
+    def __init__(self, settings: Settings, cwd: str | None = None, fork_server=None) -> None:
         self.settings = settings
         self.cwd = cwd   # None: an empty folder of its own (never the workspace: see neutral_dir)
+        self.fork_server = fork_server   # forkserver.ForkServer: new processes forked warm from it
         self.proc: subprocess.Popen | None = None
         self.hello: Hello | None = None
         self.last_stats: dict[str, int] | None = None   # the worker's counters, from its last analysis
@@ -134,21 +152,14 @@ class Worker:
                 self._spawn()
 
     def _spawn(self) -> None:
-        env = dict(os.environ)
-        env["TILELENS_WORKER_MEMORY_MB"] = str(self.settings.memory_limit_mb)
-        env["TILELENS_WORKER_TARGET"] = self.settings.target
-        env["TILELENS_WORKER_PATH"] = os.pathsep.join(_user_path_entries())
-        env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-        env["PYTHONDONTWRITEBYTECODE"] = "1"   # for the module's own child processes; -B for the worker
-        env.pop("TRITON_INTERPRET", None)
-        try:
-            self.proc = subprocess.Popen(
-                [self.settings.interpreter, "-I", "-B", "-c", _BOOTSTRAP, PACKAGE_PARENT],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=self.cwd or neutral_dir(), env=env, start_new_session=True,
-                preexec_fn=_die_with_parent if _PRCTL is not None else None)
-        except OSError as exc:
-            raise WorkerUnavailable(f"cannot start the worker with {self.settings.interpreter}: {exc}") from None
+        forked = self.fork_server.fork() if self.fork_server is not None else None
+        if forked is not None:
+            self.proc = forked   # type: ignore[assignment] - a ForkedProcess does what we use of Popen
+        else:
+            try:
+                self.proc = spawn_process(self.settings, [], subprocess.PIPE, self.cwd)
+            except OSError as exc:
+                raise WorkerUnavailable(f"cannot start the worker with {self.settings.interpreter}: {exc}") from None
         self._lines = queue.Queue()
         with self._stderr_lock:
             self._stderr = bytearray()
@@ -246,8 +257,12 @@ class Worker:
             except json.JSONDecodeError:
                 continue
 
-    def request(self, method: str, params: dict[str, Any], timeout: float) -> dict:
-        """Send one request; raise TimeoutError, or return None-free reply / {'crashed': ...}."""
+    def request(self, method: str, params: dict[str, Any], timeout: float,
+                on_event: Callable[[dict], None] | None = None) -> dict:
+        """Send one request; raise TimeoutError, or return None-free reply / {'crashed': ...}.
+
+        A progress line of this request (`event`) goes to `on_event` and starts a new `timeout`:
+        an analysis is timed launch by launch, not as a whole."""
         with self._lock:
             self._cancelled = False
             if not self.alive() or self.hello is None:
@@ -268,6 +283,10 @@ class Worker:
                     raise
                 if reply is None:
                     return self._crashed()
+                if reply.get("id") == rid and "event" in reply:
+                    if on_event is not None:
+                        on_event(reply)
+                    continue
                 if reply.get("id") == rid:
                     return reply
 
@@ -291,14 +310,46 @@ class Worker:
     # -- analysis
 
     def analyze(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
-                settings: Settings | None = None) -> FileResult:
-        """FileResult for one file; crashes and timeouts become a TL050 diagnostic on the file."""
-        reply, failure = self._file_request("analyze", path, workspace_root, config_file, settings or self.settings)
-        if failure is not None:
-            return failed_result(str(path), failure)
-        if isinstance(reply.get("stats"), dict):
-            self.last_stats = reply["stats"]
-        return FileResult.from_json(reply["result"])
+                settings: Settings | None = None, select: list[int] | None = None,
+                file_level: bool = True) -> FileResult:
+        """FileResult for one file (or the launches `select` names, in that order; `file_level=False`
+        leaves the file's own diagnostics to another part). The worker streams each launch's results,
+        and the timeout applies to each launch (and to the import) separately: a file of many fast
+        launches never times out as a whole. A launch that times out, crashes the worker or runs it out
+        of memory gets a TL050 of its own; the launches after it are analysed by a fresh worker."""
+        return self.analyze_parts(path, workspace_root, config_file, settings, select, file_level)[0]
+
+    def analyze_parts(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
+                      settings: Settings | None = None, select: list[int] | None = None,
+                      file_level: bool = True) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
+        """`analyze`, and the results of each launch by its index (to reassemble a file analysed in parts)."""
+        settings = settings or self.settings
+        stream = _Stream()
+        while True:
+            extra = {"stream": True, "select": select, "file_level": file_level and stream.ready is None}
+            reply, failure = self._file_request("analyze", path, workspace_root, config_file, settings, extra,
+                                                stream.feed)
+            if failure is None:
+                if isinstance(reply.get("stats"), dict):
+                    self.last_stats = reply["stats"]
+                return stream.result(FileResult.from_json(reply["result"])), stream.done
+            if stream.ready is None or reply.get("cancelled"):
+                # the import (or the worker's start) failed, hung, or the caller cancelled: the file
+                # as a whole is not analysed; launches streamed before a cancel are not reported
+                return failed_result(str(path), failure), {}
+            select = stream.fail_current(failure)
+            if not select:
+                return stream.result(None), stream.done
+
+    def plan(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
+             settings: Settings | None = None) -> dict | None:
+        """The file's launches, named and weighed without importing it (pipeline.plan_path); None when
+        the worker could not say (the caller then analyses the file as a whole)."""
+        reply, failure = self._file_request("plan", path, workspace_root, config_file, settings or self.settings)
+        result = reply.get("result")
+        if failure is not None or not isinstance(result, dict) or not isinstance(result.get("launches"), list):
+            return None
+        return result
 
     def suggest(self, path: str | Path, workspace_root: str | Path | None, kernels: list[str] | None = None,
                 config_file: str | None = None, settings: Settings | None = None) -> list[Suggestion]:
@@ -313,8 +364,8 @@ class Worker:
         return [Suggestion.from_json(x) for x in reply["result"]]
 
     def _file_request(self, method: str, path: str | Path, workspace_root: str | Path | None,
-                      config_file: str | None, settings: Settings,
-                      extra: dict[str, Any] | None = None) -> tuple[dict, str | None]:
+                      config_file: str | None, settings: Settings, extra: dict[str, Any] | None = None,
+                      on_event: Callable[[dict], None] | None = None) -> tuple[dict, str | None]:
         """One request about one file: (the reply, None), or (whatever came, why it failed). A timeout,
         crash or memory blow-up costs this worker its process (the next request starts a fresh one), and
         so does a module that left threads or children behind."""
@@ -324,7 +375,7 @@ class Worker:
                   "config_file": os.path.abspath(config_file) if config_file else None,
                   "settings": _settings_json(settings), **(extra or {})}
         try:
-            reply = self.request(method, params, settings.timeout)
+            reply = self.request(method, params, settings.timeout, on_event)
         except TimeoutError:
             return {}, (f"analysis timed out after {settings.timeout:g} s "
                         "(a hung import or compile?); the worker was restarted")
@@ -347,6 +398,55 @@ class Worker:
             self.retired.append(str(reply["retire"]))
             self.stop()
         return reply, None
+
+
+class _Stream:
+    """What one file's analysis streamed so far: which launches it runs, and the results of each."""
+
+    def __init__(self) -> None:
+        self.ready: dict | None = None                  # the first "ready" event (file diagnostics)
+        self.order: list[tuple[int, str, int]] = []     # (index, kernel, line) in the order analysed
+        self.done: dict[int, list[LaunchResult]] = {}
+        self.late: list[Diagnostic] = []                # a failure after the last launch answered
+
+    def feed(self, event: dict) -> None:
+        if event.get("event") == "ready":
+            if self.ready is None:
+                self.ready = event
+            known = {i for i, _, _ in self.order}
+            self.order += [(int(i), str(k), int(line)) for i, k, line in event.get("launches", [])
+                           if int(i) not in known]
+        elif event.get("event") == "launch":
+            self.done[int(event["index"])] = [LaunchResult.from_json(r) for r in event.get("results", [])]
+
+    def fail_current(self, why: str) -> list[int]:
+        """The launch in flight gets a TL050 (`why`); returns the launches still to analyse."""
+        left = [entry for entry in self.order if entry[0] not in self.done]
+        if not left:   # every launch answered, then the worker failed: the file says so
+            self.late.append(Diagnostic("TL050", why, 1, 1))
+            return []
+        index, kernel, line = left[0]
+        diag = Diagnostic("TL050", f"the analysis of this launch failed: {why}", line, 1)
+        self.done[index] = [LaunchResult(kernel, line, {}, "crashed", diagnostics=(diag,))]
+        return [i for i, _, _ in left[1:]]
+
+    def result(self, final: FileResult | None) -> FileResult:
+        """The file's result: launches in the order of their indices, the file's own diagnostics (from
+        the final reply, else from the first part that reported them)."""
+        launches = tuple(r for i in sorted(self.done) for r in self.done[i])
+        if final is not None and self.ready is None:
+            return final if not launches else FileResult(final.path, launches, final.diagnostics)
+        ready = self.ready or {}
+        diags = tuple(Diagnostic.from_json(d) for d in ready.get("diagnostics", []))
+        if final is not None:
+            diags = _union(diags, final.diagnostics)
+        return FileResult(final.path if final is not None else ready.get("path", ""), launches,
+                          diags + tuple(self.late))
+
+
+def _union(first: tuple[Diagnostic, ...], more: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
+    """`first`, then what `more` adds to it (an import error that each part reports), in order."""
+    return first + tuple(d for d in more if d not in first)
 
 
 def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:

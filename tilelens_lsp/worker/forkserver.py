@@ -1,0 +1,167 @@
+"""Warm workers: a fork server (worker/template.py) that imports Triton, and torch where it is
+installed, once; each new worker is forked from it ready to serve, instead of paying those imports
+again (for `check --jobs N`: N workers, and every replacement after a crash or timeout).
+
+`ForkServer.fork()` returns a process handle with what `Worker` uses of `subprocess.Popen` (pid,
+the three pipes, poll, wait, kill); the exit status comes from the server, which reaps its children.
+A server that cannot start or answer is no error: `fork()` returns None and the caller spawns the
+worker as usual. Deliberately not done: sharing one server between interpreters or settings (a
+server serves the settings it was started with), or serving the language server (one worker).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+from tilelens_lsp.settings import Settings
+
+
+class ForkedProcess:
+    """A worker forked by the server: the part of `subprocess.Popen` that `Worker` uses."""
+
+    def __init__(self, pid: int, stdin, stdout, stderr, server: "ForkServer") -> None:
+        self.pid = pid
+        self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
+        self.returncode: int | None = None
+        self._server = server
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self._server.exit_code(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0)
+            self._server.exited.wait(0.05)
+        return self.returncode  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+class ForkServer:
+    """One fork server for one interpreter and one set of worker settings."""
+
+    def __init__(self, proc: subprocess.Popen, sock: socket.socket) -> None:
+        self.proc = proc
+        self.sock = sock
+        self.exited = threading.Event()
+        self._exits: dict[int, int] = {}
+        self._replies: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    @classmethod
+    def start(cls, settings: Settings, spawn, timeout: float = 120.0) -> "ForkServer | None":
+        """A ready server, or None. `spawn(args, stdin)` starts the process as workers are started
+        (isolated interpreter, environment, working directory, session, death with this thread)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            proc = spawn(["--template"], theirs.fileno())
+        except OSError:
+            ours.close()
+            return None
+        finally:
+            theirs.close()
+        ours.settimeout(timeout)
+        try:
+            hello = json.loads(ours.recv(65536) or b"{}")
+        except (OSError, ValueError):
+            hello = {}
+        if not hello.get("ready"):
+            _kill(proc)
+            ours.close()
+            return None
+        ours.settimeout(None)
+        return cls(proc, ours)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            try:
+                msg = json.loads(data)
+            except ValueError:
+                continue
+            if "exit" in msg:
+                self._exits[int(msg["exit"])] = int(msg["code"])
+                self.exited.set()
+                self.exited.clear()
+            else:
+                self._replies.put(msg)
+        self._replies.put(None)
+        self.exited.set()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def exit_code(self, pid: int) -> int | None:
+        code = self._exits.pop(pid, None)
+        if code is None and not self.alive():
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return -signal.SIGKILL   # the server died first (and took its children with it)
+            except OSError:
+                pass
+        return code
+
+    def fork(self, timeout: float = 30.0) -> ForkedProcess | None:
+        """A new worker, its hello still to come on its stdout; None if the server cannot fork."""
+        if not self.alive():
+            return None
+        with self._lock:
+            ends = [os.pipe() for _ in range(3)]          # stdin, stdout, stderr of the child
+            theirs = [ends[0][0], ends[1][1], ends[2][1]]
+            mine = [ends[0][1], ends[1][0], ends[2][0]]
+            try:
+                socket.send_fds(self.sock, [b'{"fork": true}'], theirs)
+                reply = self._replies.get(timeout=timeout)
+            except (OSError, queue.Empty):
+                reply = None
+            for fd in theirs:
+                os.close(fd)
+            if not reply or not reply.get("forked"):
+                for fd in mine:
+                    os.close(fd)
+                return None
+        return ForkedProcess(int(reply["forked"]), os.fdopen(mine[0], "wb"), os.fdopen(mine[1], "rb"),
+                             os.fdopen(mine[2], "rb"), self)
+
+    def stop(self) -> None:
+        _kill(self.proc)
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        try:
+            proc.kill()
+        except OSError:
+            pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass

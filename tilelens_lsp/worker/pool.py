@@ -1,0 +1,255 @@
+"""Spread the launches of many files over a pool of workers, and take one shard of them.
+
+Each file is planned first (its launches named and weighed, nothing imported), then handed out in
+chunks of launches: the heaviest files and launches first, a worker keeps to the file it imported
+while that file has launches left, and a worker with no unstarted file left takes launches of the
+file with most left (one large module does not serialise a package). The parts of a file come
+back together: launches in their declared order, the file's own diagnostics once.
+
+A shard (`Share`) keeps the launches whose stable identity (the file's portable name, the kernel,
+the declaration's origin and line) hashes to it, not their position: the same launch lands in the
+same shard on every machine and run, and adding a file moves no other launch. The file's own
+diagnostics go with its first launch's shard (with the file's own hash when it has none).
+What this module does not do: decide exit codes or print (the CLI's), or time anything itself
+(each worker times its own launches).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult
+from tilelens_lsp.settings import Settings
+from tilelens_lsp.worker.process import Worker
+
+
+@dataclass(frozen=True)
+class Share:
+    """Shard `index` (1-based) of `count`."""
+
+    index: int
+    count: int
+
+    def owns(self, key: str) -> bool:
+        digest = hashlib.sha256(key.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+
+def stable_name(path: Path, root: Path) -> str:
+    """The file's name as every machine of a CI matrix spells it: relative to the workspace root, or
+    from its site-packages folder on, else its absolute path."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        pass
+    parts = path.resolve().parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            return "/".join(parts[len(parts) - parts[::-1].index(marker) - 1:])
+    return path.resolve().as_posix()
+
+
+def launch_keys(name: str, plan: dict) -> list[str]:
+    """The identity of each planned launch (a repeated identical declaration is numbered)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for entry in plan["launches"]:
+        base = f"{name}|{entry['kernel']}|{entry['origin']}|{entry['line']}"
+        seen[base] = seen.get(base, 0) + 1
+        keys.append(f"{base}|{seen[base]}")
+    return keys
+
+
+@dataclass
+class _File:
+    order: int
+    path: Path
+    plan: dict | None                    # None: not planned (one part, the whole file)
+    pending: list[int] = field(default_factory=list)   # launch indices not handed out, heaviest first
+    file_level: bool = True              # this run reports the file's own diagnostics
+    handed_file_level: bool = False
+    parts: list[tuple[bool, FileResult, dict[int, list[LaunchResult]]]] = field(default_factory=list)
+    whole: bool = False                  # analysed as one request (no plan)
+    weight: int = 0
+
+
+def analyze_files(workers: list[Worker], files: list[Path], root: Path, config_file: str | None,
+                  settings: Settings, share: Share | None = None,
+                  skip: Callable[[Path], FileResult | None] = lambda p: None,
+                  positions: list[tuple[int, ...]] | None = None) -> list[FileResult]:
+    """One FileResult per file, in the order given. `skip(path)` answers a file without a worker.
+    `positions`, when given, receives per file the declared index of each of its launch results
+    (what `merge` orders a file's launches from several shards by).
+
+    Each worker is driven by one thread for the whole call (plan, then analysis): a worker dies with
+    the thread that started it (PR_SET_PDEATHSIG), so no thread may end while its worker is needed."""
+    results: dict[int, FileResult] = {}
+    todo: list[_File] = []
+    for order, path in enumerate(files):
+        skipped = skip(path)
+        if skipped is not None:
+            results[order] = skipped
+        else:
+            todo.append(_File(order, path, None))
+    planning = len(workers) > 1 or share is not None
+    plans = list(todo) if planning else []
+    lock = threading.Lock()
+    run: list[_Run] = []
+
+    def between() -> None:   # once, after every plan and before any analysis
+        for f in todo:
+            _select(f, root, share)
+        run.append(_Run([f for f in todo if f.pending or f.whole or f.file_level], len(workers)))
+
+    barrier = threading.Barrier(len(workers), action=between)
+
+    def loop(worker: Worker) -> None:
+        while True:
+            with lock:
+                f = plans.pop(0) if plans else None
+            if f is None:
+                break
+            f.plan = worker.plan(f.path, root, config_file, settings)
+        barrier.wait()
+        run[0].loop(worker, root, config_file, settings)
+
+    _each(workers, loop)
+    where: dict[int, tuple[int, ...]] = {}
+    for f in todo:
+        results[f.order], where[f.order] = _assemble(f)
+    if positions is not None:
+        positions[:] = [where.get(i, ()) for i in range(len(files))]
+    return [results[i] for i in range(len(files))]
+
+
+def _select(f: _File, root: Path, share: Share | None) -> None:
+    if f.plan is None:
+        f.whole = share is None or share.owns(stable_name(f.path, root))
+        f.file_level = f.whole
+        return
+    entries = f.plan["launches"]
+    keys = launch_keys(stable_name(f.path, root), f.plan)
+    kept = [e for e, key in zip(entries, keys) if share is None or share.owns(key)]
+    if share is None:
+        f.file_level = True
+    elif keys:
+        f.file_level = share.owns(keys[0])
+    else:
+        f.file_level = share.owns(stable_name(f.path, root))
+    kept.sort(key=lambda e: (-int(e.get("weight", 1)), e["index"]))
+    f.pending = [e["index"] for e in kept]
+    f.weight = sum(int(e.get("weight", 1)) for e in kept)
+
+
+class _Run:
+    """The analysis phase: hands out chunks of launches, heaviest files first (plain order otherwise)."""
+
+    def __init__(self, files: list[_File], n_workers: int) -> None:
+        self.fresh = sorted(files, key=lambda f: (-f.weight, f.order))
+        self.started: list[_File] = []
+        self.n = n_workers
+        self.lock = threading.Lock()
+
+    def take(self, last: _File | None) -> tuple[_File, list[int] | None, bool] | None:
+        with self.lock:
+            if last is not None and last.pending:
+                f = last                       # the module this worker imported already
+            elif self.fresh:
+                f = self.fresh.pop(0)
+                self.started.append(f)
+            else:
+                busy = [s for s in self.started if s.pending]
+                if not busy:
+                    return None
+                f = max(busy, key=lambda s: len(s.pending))   # help with the largest file left
+            if f.whole:
+                return f, None, f.file_level
+            size = max(1, math.ceil(len(f.pending) / self.n))
+            chunk, f.pending = f.pending[:size], f.pending[size:]
+            first = f.file_level and not f.handed_file_level
+            f.handed_file_level = f.handed_file_level or first
+            return f, chunk, first
+
+    def loop(self, worker: Worker, root: Path, config_file: str | None, settings: Settings) -> None:
+        last = None
+        while True:
+            unit = self.take(last)
+            if unit is None:
+                return
+            f, chunk, first = unit
+            try:
+                result, by_index = worker.analyze_parts(f.path, root, config_file, settings, chunk, first)
+                by_index = {**_unanswered(f, chunk, result, by_index), **by_index}
+            except Exception as exc:  # noqa: BLE001 - a bug of ours costs these launches a TL050, never silence
+                result, by_index = _failed_part(f, chunk, f"{type(exc).__name__}: {exc}")
+            with self.lock:
+                f.parts.append((first, result, by_index))
+            last = f
+
+
+def _entry(f: _File, index: int) -> tuple[str, int]:
+    for e in (f.plan or {}).get("launches", []):
+        if e["index"] == index:
+            return str(e["kernel"]), int(e["line"])
+    return "?", 1
+
+
+def _crashed(f: _File, index: int, why: str) -> list[LaunchResult]:
+    kernel, line = _entry(f, index)
+    return [LaunchResult(kernel, line, {}, "crashed", diagnostics=(Diagnostic("TL050", why, line, 1),))]
+
+
+def _unanswered(f: _File, chunk: list[int] | None, result: FileResult,
+                by_index: dict[int, list[LaunchResult]]) -> dict[int, list[LaunchResult]]:
+    """A TL050 for each launch of the chunk that came back without results, unless the part says why
+    (an import error, a failed worker): never a launch that silently went unanalysed (the file may
+    have changed between its plan and its analysis)."""
+    if chunk is None or any(d.code in ("TL010", "TL050") for d in result.diagnostics):
+        return {}
+    why = "this launch was not analysed (did the file change while it was checked?)"
+    return {i: _crashed(f, i, why) for i in chunk if i not in by_index}
+
+
+def _failed_part(f: _File, chunk: list[int] | None, why: str) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
+    message = f"the analysis failed: {why}"
+    if chunk is None:
+        return FileResult(f.plan["path"] if f.plan else str(f.path), (), (Diagnostic("TL050", message, 1, 1),)), {}
+    return FileResult(f.plan["path"] if f.plan else str(f.path)), {i: _crashed(f, i, message) for i in chunk}
+
+
+def _assemble(f: _File) -> tuple[FileResult, tuple[int, ...]]:
+    """The file's result from its parts, and the declared index of each launch result in it."""
+    if not f.parts:
+        name = f.plan["path"] if f.plan else os.path.basename(f.path)
+        return FileResult(name, (), ()), ()
+    parts = sorted(f.parts, key=lambda p: not p[0])   # the part with the file's own diagnostics first
+    by_index: dict[int, list[LaunchResult]] = {}
+    diags: list[Diagnostic] = []
+    for _, result, found in parts:
+        by_index.update(found)
+        diags += [d for d in result.diagnostics if d not in diags]
+    if f.whole:
+        result = parts[0][1]
+        index = tuple(i for i in sorted(by_index) for _ in by_index[i])
+        return result, index if len(index) == len(result.launches) else ()
+    launches = tuple(r for i in sorted(by_index) for r in by_index[i])
+    path = next((p[1].path for p in parts if p[1].path), f.plan["path"] if f.plan else "")
+    return FileResult(path, launches, tuple(diags)), tuple(i for i in sorted(by_index) for _ in by_index[i])
+
+
+def _each(workers: list[Worker], loop: Callable[[Worker], None]) -> None:
+    """Run `loop(worker)` in one thread per worker, until every loop returns."""
+    if len(workers) == 1:
+        loop(workers[0])
+        return
+    threads = [threading.Thread(target=loop, args=(w,), daemon=True) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
