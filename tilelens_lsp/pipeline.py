@@ -408,12 +408,21 @@ def _relabel(result: LaunchResult, launch: LaunchSpec, config: dict) -> LaunchRe
 
 
 def _directive_error(launch: LaunchSpec, message: str, config: dict | None = None) -> LaunchResult:
-    if launch.origin == "comment":
-        diag = Diagnostic("TL020", f"bad launch of {launch.kernel}: {message}", launch.line, 1)
-    else:  # the launch lives in a toml file: name it, and put the diagnostic at the file's top
-        diag = Diagnostic("TL020", f"bad launch of {launch.kernel} ({launch.origin} line {launch.line}): "
-                          f"{message}", 1, 1)
+    # a toml launch's line is a line of the toml: `with_origin` gives the diagnostic the toml's frame
+    diag = Diagnostic("TL020", f"bad launch of {launch.kernel}: {message}", launch.line, 1)
     return LaunchResult(launch.kernel, launch.line, config or {}, "directive-error", diagnostics=(diag,))
+
+
+def with_origin(result: LaunchResult, launch: LaunchSpec, origin: Frame) -> LaunchResult:
+    """`result` naming where its launch is declared; a toml launch's TL020 placed in the toml (its
+    line is the toml's), its message naming the toml line for clients that show it in the kernel file."""
+    result = replace(result, origin=origin)
+    if launch.origin == "comment":
+        return result
+    where = f"{origin.path}:{origin.line}"
+    moved = tuple(replace(d, message=f"{where}: {d.message}", stack=(origin,), line=origin.line, column=1)
+                  if d.code == "TL020" and not d.stack else d for d in result.diagnostics)
+    return replace(result, diagnostics=moved)
 
 
 def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settings,
@@ -446,6 +455,8 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
             _ENGINE.stats.summarized += 1
         else:
             _ENGINE.stats.enumerated += 1
+        base["engine"] = getattr(graph, "engine", None) or ("affine" if isinstance(graph, AffineGraph)
+                                                            else "enumerate")
     except Refusal as refusal:
         return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch),), **base)
     except Exception as exc:  # noqa: BLE001 - a bug of ours costs this launch, never the file
@@ -545,33 +556,57 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
     for err in errors:
         file_diags.append(Diagnostic("TL020", err.message, err.line, err.column, end_line=err.end_line or None))
     for err in toml.errors:
-        # the table lives in a toml file; the kernel file carries the diagnostic, naming where
+        # the table lives in a toml file: its line is the toml's (the stack's one frame), the message
+        # names it for a client that shows it in the kernel file
         where = f"{mapper.portable(str(err.path))}:{err.line}:{err.column}"
-        file_diags.append(Diagnostic("TL020", f"{where}: {err.message}", 1, 1,
+        file_diags.append(Diagnostic("TL020", f"{where}: {err.message}", err.line, err.column,
                                      stack=(Frame(mapper.portable(str(err.path)), err.line, err.column),)))
     for k in unlaunched(kernels, launches, errors):
         file_diags.append(Diagnostic(
             "TL100", f"{k.name} has no declared launch, so it is not checked: the quick fix \"Declare an "
-            f"example launch\" (or `tilelens-lsp suggest {path.name}`) writes one that compiles, and "
+            f"example launch\" (or `tilelens-lsp suggest {portable}`) writes one that compiles, and "
             "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
             k.line, k.column))
+    toml_origin = mapper.portable(str(toml.config_path)) if toml.config_path else ""
+    origins = {id(launch): Frame(portable if launch.origin == "comment" else toml_origin, launch.line, 1)
+               for launch in launches}
     if not launches:
-        return FileResult(portable, (), tuple(file_diags))
+        return _located(FileResult(portable, (), tuple(file_diags)), root, mapper)
     with file_scope(import_roots(path, root)):
         try:
             module = import_module(path, root)
         except ImportFailure as failure:
             file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
-            return FileResult(portable, (), tuple(file_diags))
+            return _located(FileResult(portable, (), tuple(file_diags)), root, mapper)
         source_hash = hashlib.sha256(text.encode()).hexdigest()
         results: list[LaunchResult] = []
         for launch in launches:
             kernel_obj = getattr(module, launch.kernel, None)
             if kernel_obj is None:
-                results.append(_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'"))
-                continue
-            results.extend(analyze_launch(launch, kernel_obj, settings, mapper, source_hash))
-    return FileResult(portable, tuple(results), tuple(file_diags))
+                found = [_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'")]
+            else:
+                found = analyze_launch(launch, kernel_obj, settings, mapper, source_hash)
+            results.extend(with_origin(r, launch, origins[id(launch)]) for r in found)
+    return _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
+
+
+def _located(result: FileResult, root: Path | None, mapper: PathMapper) -> FileResult:
+    return replace(result, absolute_paths=absolute_paths(result, root, mapper))
+
+
+def absolute_paths(result: FileResult, root: Path | None, mapper: PathMapper) -> dict[str, str]:
+    """The absolute file behind each portable path of `result` that is not the workspace's (an
+    installed module's importable path, Triton's `triton/...`), found where the mapper found it."""
+    named = {result.path} | {f.path for d in result.all_diagnostics() for f in d.stack}
+    named |= {launch.origin.path for launch in result.launches if launch.origin is not None}
+    out: dict[str, str] = {}
+    for portable in sorted(p for p in named if p):
+        if root is not None and (root / portable).is_file():
+            continue
+        found = mapper.absolute(portable)
+        if found:
+            out[portable] = found
+    return out
 
 
 def release_gate() -> Diagnostic | None:

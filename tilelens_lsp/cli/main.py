@@ -14,11 +14,13 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from tilelens_lsp import __version__, releases, suppress
 from tilelens_lsp.cli import report, suggest
 from tilelens_lsp.cli.options import settings_from_args
-from tilelens_lsp.cli.files import collect_files, declared_only, too_large
+from tilelens_lsp.cli.display import Display, installed, rebase
+from tilelens_lsp.cli.files import collect_files, declared_only, too_large, unlaunched_files
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, from_environment
@@ -58,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--timeout", type=_positive_seconds, help="seconds per file before the worker is replaced")
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
     check.add_argument("--root", type=Path, help="workspace root for portable paths (default: nearest marker)")
+    check.add_argument("--fail-on", action="append", choices=("refused",), default=[],
+                       help="refused: exit 1 when any launch was refused (not analysed), for CI")
+    check.add_argument("--show-hints", action="store_true",
+                       help="text: one TL100 line per kernel without a declared launch (default: one line for all)")
     capture = sub.add_parser("capture", help="run a command and record the Triton launches it makes as "
                              "tilelens.toml launch tables",
                              usage="tilelens-lsp capture [--out FILE] [--merge] [--per-kernel N] -- COMMAND [ARGS...]")
@@ -126,8 +132,8 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         except Exception as exc:  # noqa: BLE001 - a broken toml is a configuration error
             print(f"tilelens-lsp: {config}: {exc}", file=sys.stderr)
             return 2
-    if not args.paths and not config_files:
-        args.paths = ["."]
+    if not args.paths and config is None:
+        args.paths = ["."]   # with --config, its launches and the paths given: nothing else
     files, errors = collect_files(args.paths, config_files)
     if errors:
         for e in errors:
@@ -137,13 +143,16 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         files = declared_only(files, config)
         if not files:
             return 0   # nothing declares a launch: nothing to import, nothing to report
+    workspace = [f for f in files if not installed(f)]
     root = (args.root.resolve() if args.root else
-            config.parent if config else find_root(Path(os.path.commonpath([str(f.parent) for f in files]))
-                                                    if files else Path.cwd()))
+            find_root(Path(os.path.commonpath([str(f.parent) for f in workspace])) if workspace else Path.cwd()))
+    display = Display(root, Path.cwd().resolve())
     broken = _broken_config(files, root, config)
     if broken:
         print(f"tilelens-lsp: {broken}", file=sys.stderr)
         return 2
+    unresolved = _unresolved_launches(args.paths, root, config, settings.interpreter, display)
+    unlaunched = [] if args.declared_only else unlaunched_files(args.paths, files)
     if args.target or os.environ.get("TILELENS_IR_TARGET"):
         target = settings.target
     else:
@@ -153,6 +162,9 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
             return 2
     # what the JSON and SARIF say is what every file compiles for: the toml may no longer change it
     settings = replace(settings, target=target or Settings().target, target_pinned=True)
+    if not files:
+        return _finish(args, unresolved, [], Settings().target if not target else target, "", display,
+                       unlaunched)
     jobs = max(1, args.jobs)
     workers = [Worker(settings) for _ in range(min(jobs, max(1, len(files))))]
     try:
@@ -163,12 +175,42 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     if not releases.is_tested(hello.triton) and not releases.untested_allowed():
         diag = Diagnostic("TL040", releases.gate_message(hello.triton), 1, 1)
         _stop(workers)
-        return _finish(args.format, [FileResult("", (), (diag,))], hello.triton, settings.target, 2)
+        args.exit_now = 2
+        return _finish(args, [FileResult("", (), (diag,))], [], settings.target, hello.triton, display, [])
     results = _analyze_all(workers, files, root, config, settings)
     _stop(workers)
     results = [_portable(r, f, root) for r, f in zip(results, files)]
-    results = _suppressed(results, files, args.select, args.ignore)
-    return _finish(args.format, results, hello.triton, settings.target, exit_code(results))
+    raw = [rebase(r, display) for r in results]
+    shown = _suppressed(raw, files, args.select, args.ignore)
+    return _finish(args, unresolved + shown, [""] * len(unresolved) + [str(f) for f in files], settings.target,
+                   hello.triton, display, unlaunched, raw)
+
+
+def _unresolved_launches(paths: list[str], root: Path, config: Path | None, python: str | None,
+                         display: Display) -> list[FileResult]:
+    """A TL010 at its toml line for each launch table of the tomls in play that names no file the
+    worker can import (an unknown `module =`, a `file =` that does not exist): never dropped in silence.
+
+    The tomls in play: `--config`, else the workspace toml of each folder given."""
+    from tilelens_lsp.launches.toml import config_errors, find_config   # lazy: see cli/files.py
+    tomls: dict[Path, str] = {}
+    if config is not None:
+        tomls[config] = "config"
+    else:
+        for raw in paths:
+            if Path(raw).is_dir():
+                found = find_config(Path(raw).resolve() / "__tilelens__.py", find_root(Path(raw)))
+                if found is not None:
+                    tomls.setdefault(found[0].resolve(), found[1])
+    out = []
+    for toml, origin in tomls.items():
+        diags = tuple(Diagnostic("TL010", f"this launch is not checked: {e.message}{_file_hint(e, toml, root)}",
+                                 e.line, e.column)
+                      for e in config_errors(toml, origin, python)
+                      if "`module`" in e.message or "`file`" in e.message)
+        if diags:
+            out.append(FileResult(display.relative(toml), (), diags))
+    return out
 
 
 def exit_code(results: list[FileResult]) -> int:
@@ -259,7 +301,7 @@ def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
     try:
         rel = path.relative_to(root).as_posix()
     except ValueError:
-        rel = path.name
+        rel = str(path)     # outside the workspace: the file itself, never a bare name that may collide
     return replace(result, path=rel)
 
 
@@ -268,10 +310,125 @@ def _stop(workers: list[Worker]) -> None:
         w.stop()
 
 
-def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code: int) -> int:
-    """Print the results; return `code`, also when the reader of stdout went away (`| head -1`)."""
+def _file_hint(error, toml: Path, root: Path) -> str:
+    """For a `module =` that is a file of the workspace: the `file =` line that names it."""
+    name = error.message.split("no module named '", 1)[-1].split("'", 1)[0] if "no module named" in error.message else ""
+    for base in (root, Path.cwd()):
+        candidate = base / (name.replace(".", "/") + ".py") if name else None
+        if candidate is not None and candidate.is_file():
+            rel = Path(os.path.relpath(candidate.resolve(), toml.parent)).as_posix()
+            return f"; it is a file of this workspace: write `file = \"{rel}\"` instead of `module =`"
+    return ""
+
+
+def summarize(results: list[FileResult], raw: list[FileResult]) -> dict[str, Any]:
+    """Launches counted by what became of them: analysed (clean or with findings), refused (by kind:
+    not analysed), failed (compile, directive or worker errors); files whose import failed."""
+    out: dict[str, Any] = {"files": len(raw), "launches": 0, "analyzed": 0, "clean": 0, "with_findings": 0,
+                           "refused": 0, "refused_by_kind": {}, "failed": 0, "files_not_imported": 0}
+    kinds: dict[str, int] = out["refused_by_kind"]
+    for before, after in zip(raw, results):
+        out["launches"] += len(after.launches)
+        if not before.launches and any(d.code in ("TL010", "TL050") for d in before.diagnostics):
+            out["files_not_imported"] += 1
+        for launch, shown in zip(before.launches, after.launches):
+            if launch.status == "analyzed":
+                out["analyzed"] += 1
+                found = any(d.severity in ("error", "warning") for d in shown.diagnostics)
+                out["with_findings" if found else "clean"] += 1
+            elif launch.status == "refused" and not any(d.code == "TL050" for d in launch.diagnostics):
+                out["refused"] += 1
+                for kind in sorted({d.kind or "unknown" for d in launch.diagnostics if d.code == "TL030"}
+                                   or {"unknown"}):
+                    kinds[kind] = kinds.get(kind, 0) + 1
+            else:
+                out["failed"] += 1
+    return out
+
+
+def summary_line(counts: dict[str, Any], errors: int) -> str:
+    parts = [f"{counts['analyzed']} analysed ({counts['clean']} clean, {counts['with_findings']} with findings)"]
+    kinds = ", ".join(f"{k}: {n}" for k, n in sorted(counts["refused_by_kind"].items()))
+    parts.append(f"{counts['refused']} refused" + (f" ({kinds})" if kinds else ""))
+    parts.append(f"{counts['failed']} failed")
+    line = f"tilelens-lsp: {counts['files']} file(s), {counts['launches']} launch(es): " + ", ".join(parts)
+    if counts["files_not_imported"]:
+        line += f"; {counts['files_not_imported']} file(s) could not be imported or read"
+    return line + f"; {errors} error(s)"
+
+
+def _unlaunched_kernels(results: list[FileResult], unlaunched: list[tuple[Path, list]],
+                        display: Display) -> list[tuple[str, str, str, int, int]]:
+    """(shown path, pasteable path, kernel, line, column) of every kernel without a declared launch."""
+    out = []
+    for r in results:
+        for d in r.diagnostics:
+            if d.code == "TL100":
+                out.append((r.path, display.pasteable(r.path, r), d.message.split(" ", 1)[0], d.line, d.column))
+    for path, kernels in unlaunched:
+        shown = display.relative(path)
+        out.extend((shown, display.pasteable(shown, FileResult(shown)), name, line, col) for name, line, col in kernels)
+    return out
+
+
+def no_launch_message(kernels: list[tuple]) -> str:
+    names = _kernel_list(kernels, 8)
+    return (f"tilelens-lsp: nothing was checked: no launch is declared for any of the {len(kernels)} kernel(s) "
+            f"found ({names}). Next: `tilelens-lsp suggest {kernels[0][1]}` prints a launch that compiles for "
+            "each kernel of a file (`--write` inserts it), `tilelens-lsp capture -- COMMAND` records the "
+            "launches a real run makes; pass --declared-only to accept a tree without launches")
+
+
+def _kernel_list(kernels: list[tuple], most: int) -> str:
+    by_file: dict[str, list[str]] = {}
+    for shown, _, name, _, _ in kernels:
+        by_file.setdefault(shown, []).append(name)
+    parts = [f"{path}: {', '.join(names)}" for path, names in by_file.items()]
+    if len(parts) > most:
+        parts = parts[:most] + [f"{len(parts) - most} more file(s)"]
+    return "; ".join(parts)
+
+
+def hint_line(kernels: list[tuple]) -> str:
+    return (f"tilelens-lsp: {len(kernels)} kernel(s) without a declared launch, not checked: "
+            f"{_kernel_list(kernels, 6)} (--show-hints lists each; `tilelens-lsp suggest {kernels[0][1]}` "
+            "declares one)")
+
+
+def _finish(args, results: list[FileResult], absolute: list[str], target: str, triton: str, display: Display,
+            unlaunched: list, raw: list[FileResult] | None = None) -> int:
+    """Print the results and the summary; return the exit status, also when the reader of stdout went
+    away (`| head -1`)."""
+    raw = raw if raw is not None else []
+    analysed = results[len(results) - len(raw):] if raw else []
+    counts = summarize(analysed, raw)
+    kernels = _unlaunched_kernels(analysed, unlaunched, display)
+    code = getattr(args, "exit_now", None)
+    if code is None:
+        code = exit_code(results)
+        if "refused" in args.fail_on and (counts["refused"] or counts["failed"] or counts["files_not_imported"]):
+            code = max(code, 1)
+        if len(results) > len(analysed):     # a toml launch that names nothing the worker can import
+            code = 2
+        elif not counts["launches"] and kernels and not args.declared_only:
+            code = 2
+    if args.show_hints and unlaunched:
+        results = results + [FileResult(display.relative(p), (), tuple(
+            Diagnostic("TL100", f"{name} has no declared launch, so it is not checked: `tilelens-lsp suggest "
+                       f"{display.pasteable(display.relative(p), FileResult(''))}` writes one that compiles",
+                       line, col) for name, line, col in ks)) for p, ks in unlaunched]
     try:
-        _emit(fmt, results, triton, target)
+        _emit(args, results, absolute, triton, target, counts)
+        if args.format == "text":
+            errors = sum(1 for r in results for d in r.all_diagnostics() if d.severity == "error")
+            if not counts["launches"] and kernels:
+                print(no_launch_message(kernels), file=sys.stderr)
+            elif kernels and not args.show_hints:
+                print(hint_line(kernels), file=sys.stderr)
+            print(summary_line(counts, errors), file=sys.stderr)
+            if counts["refused"] and "refused" not in args.fail_on:
+                print("tilelens-lsp: a refused launch was not analysed (its TL030 says why and what to declare); "
+                      "--fail-on refused makes it fail the check", file=sys.stderr)
         sys.stdout.flush()
     except BrokenPipeError:
         # Nobody reads the rest: point stdout at /dev/null so the interpreter's last flush is quiet.
@@ -281,21 +438,19 @@ def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code:
     return code
 
 
-def _emit(fmt: str, results: list[FileResult], triton: str, target: str) -> None:
+def _emit(args, results: list[FileResult], absolute: list[str], triton: str, target: str,
+          counts: dict[str, Any]) -> None:
+    fmt = args.format
     if fmt == "text":
-        lines = report.text_lines(results)
-        for line in lines:
+        for line in report.text_lines(results, hints=args.show_hints):
             print(line)
-        n_err = sum(1 for r in results for d in r.all_diagnostics() if d.severity == "error")
-        n_launch = sum(len(r.launches) for r in results)
-        print(f"tilelens-lsp: {len(results)} file(s), {n_launch} launch(es), {n_err} error(s)", file=sys.stderr)
     elif fmt == "json":
-        print(report.dumps(report.json_document(results, triton, target)))
+        print(report.dumps(report.json_document(results, triton, target, absolute or None, counts)))
     elif fmt == "github":
         for line in report.github_lines(results):
             print(line)
     else:
-        print(report.dumps(report.sarif_document(results, triton, target)))
+        print(report.dumps(report.sarif_document(results, triton, target, counts)))
 
 
 if __name__ == "__main__":
