@@ -1,0 +1,255 @@
+"""`tilelens-lsp check` as a new user meets it: nothing dropped in silence, every finding traceable.
+
+Through the CLI as a subprocess, in folders of kernels written for each case: a toml launch that
+names nothing importable, `--config` checking only its own launches, trees without launches, refused
+kernels in the summary and under `--fail-on refused`, findings that name their launches (merged when
+identical), paths a user can open and printed commands that work when pasted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from unithelp import REPO, SAMPLES
+
+KERNELS = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def tail_kernel(x_ptr, n, scale, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, 1.0)
+
+
+    @triton.jit
+    def gather_kernel(idx_ptr, x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        idx = tl.load(idx_ptr + offs)
+        tl.store(out_ptr + offs, tl.load(x_ptr + idx))
+    """)
+TAIL = "tail_kernel[(8,)](fp32[1000], 1000, {scale}, BLOCK=128)"
+GATHER = "gather_kernel[(1,)](i32[64], fp32[100], fp32[64], BLOCK=64)"
+STORE_LINE = 8
+
+
+def check(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
+def paste(command: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A command the CLI printed, run as a user would paste it (`tilelens-lsp` is this checkout)."""
+    argv = shlex.split(command)
+    assert argv[0] == "tilelens-lsp", command
+    return subprocess.run([sys.executable, "-m", "tilelens_lsp", *argv[1:]], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def printed_command(text: str, verb: str) -> str:
+    start = text.index(f"`tilelens-lsp {verb} ") + 1
+    return text[start:text.index("`", start)]
+
+
+# ---------------------------------------------------------------- nothing dropped in silence
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """mykernels/ (the user's package, not installed), a buggy sibling file, a toml in sub/."""
+    root = tmp_path_factory.mktemp("proj")
+    (root / ".git").mkdir()
+    (root / "mykernels").mkdir()
+    (root / "mykernels" / "__init__.py").write_text("")
+    (root / "mykernels" / "rowscale.py").write_text(KERNELS)
+    (root / "other.py").write_text((SAMPLES / "buggy_kernels.py").read_text())
+    (root / "sub").mkdir()
+    return root
+
+
+def test_an_unresolvable_module_launch_is_a_tl010_at_its_toml_line_and_exit_2(project):
+    (project / "sub" / "x.toml").write_text(
+        f'[[launch]]\nmodule = "mykernels.rowscale"\nlaunch = "{TAIL.format(scale=1.0)}"\n')
+    run = check("--config", "sub/x.toml", cwd=project)
+    assert run.returncode == 2, run.stderr
+    [line] = run.stdout.splitlines()
+    assert line.startswith("sub/x.toml:2:1: error: this launch is not checked: `module`: no module named "
+                           "'mykernels.rowscale'") and line.endswith("[TL010]")
+    assert 'write `file = "../mykernels/rowscale.py"`' in line      # the fix, for a file of the workspace
+
+
+def test_check_with_a_config_checks_its_launches_and_nothing_else(project):
+    (project / "sub" / "y.toml").write_text(
+        f'[[launch]]\nfile = "../mykernels/rowscale.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n')
+    run = check("--config", "sub/y.toml", "--format", "json", cwd=project)
+    doc = json.loads(run.stdout)
+    assert [f["path"] for f in doc["files"]] == ["mykernels/rowscale.py"]     # not other.py, not a folder walk
+    assert run.returncode == 1 and doc["summary"]["launches"] == 1
+
+
+def test_a_tree_with_kernels_and_no_launch_exits_2_naming_them_and_the_next_step(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "softmax.py").write_text(KERNELS)
+    run = check(cwd=tmp_path)
+    assert run.returncode == 2
+    assert "nothing was checked" in run.stderr and "tail_kernel" in run.stderr and "gather_kernel" in run.stderr
+    suggest = paste(printed_command(run.stderr, "suggest"), tmp_path)     # the printed next step works
+    assert suggest.returncode in (0, 1) and "# tilelens: tail_kernel[" in suggest.stdout, suggest.stderr
+
+
+def test_declared_only_accepts_a_tree_without_launches(tmp_path):
+    (tmp_path / "k.py").write_text(KERNELS)
+    assert check("--declared-only", ".", cwd=tmp_path).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("refused")
+    (root / ".git").mkdir()
+    (root / "g.py").write_text(f"# tilelens: {GATHER}\n" + KERNELS.replace("    tl.store(x_ptr + offs, 1.0)",
+                                                                          "    tl.store(x_ptr + offs, 1.0, mask=offs < n)"))
+    return root
+
+
+def test_a_refused_launch_is_counted_as_refused_by_kind_not_as_passed(refused):
+    run = check(".", cwd=refused)
+    assert run.returncode == 0      # a refusal is no error verdict ...
+    assert "0 analysed (0 clean, 0 with findings), 1 refused (indirect-address: 1)" in run.stderr
+    assert "--fail-on refused" in run.stderr      # ... and the summary says how to make CI fail on it
+
+
+def test_fail_on_refused_exits_1(refused):
+    assert check(".", "--fail-on", "refused", cwd=refused).returncode == 1
+    assert check(".", "--fail-on", "refused", "--select", "TL030", cwd=refused).returncode == 1
+
+
+def test_the_json_summary_counts_by_outcome(refused):
+    doc = json.loads(check(".", "--format", "json", cwd=refused).stdout)
+    assert doc["summary"] | {"refused_by_kind": None} == {
+        "files": 1, "launches": 1, "analyzed": 0, "clean": 0, "with_findings": 0, "refused": 1,
+        "refused_by_kind": None, "failed": 0, "files_not_imported": 0}
+    assert doc["summary"]["refused_by_kind"] == {"indirect-address": 1}
+
+
+# ---------------------------------------------------------------- findings name their launches
+
+
+@pytest.fixture(scope="module")
+def twice(tmp_path_factory) -> Path:
+    """One kernel, two launches that give the same finding (an unused scalar differs) and a third
+    whose finding differs."""
+    root = tmp_path_factory.mktemp("twice")
+    (root / ".git").mkdir()
+    (root / "kernels").mkdir()
+    head = (f"# tilelens: {TAIL.format(scale=1.0)}\n# tilelens: {TAIL.format(scale=2.0)}\n"
+            "# tilelens: tail_kernel[(4,)](fp32[300], 300, 1.0, BLOCK=128)\n")
+    (root / "kernels" / "k.py").write_text(head + KERNELS)
+    return root
+
+
+def test_identical_findings_of_two_launches_are_one_text_line_naming_both(twice):
+    run = check(".", cwd=twice)
+    lines = [x for x in run.stdout.splitlines() if "[TL001]" in x]
+    assert len(lines) == 2, run.stdout
+    merged = next(x for x in lines if "2 launches" in x)
+    assert merged.startswith(f"kernels/k.py:{STORE_LINE + 3}:")
+    assert "2 launches of tail_kernel: [BLOCK=128] at kernels/k.py:1; [BLOCK=128] at kernels/k.py:2)" in merged
+    single = next(x for x in lines if x is not merged)
+    assert "(launch: tail_kernel[BLOCK=128] at kernels/k.py:3)" in single
+
+
+def test_json_launches_name_engine_and_origin(twice):
+    doc = json.loads(check(".", "--format", "json", cwd=twice).stdout)
+    launches = doc["files"][0]["launches"]
+    assert [(x["origin"]["path"], x["origin"]["line"]) for x in launches] == [("kernels/k.py", n) for n in (1, 2, 3)]
+    assert {x["engine"] for x in launches} <= {"enumerate", "affine", "grid"} and all(x["engine"] for x in launches)
+    assert doc["files"][0]["absolute_path"] == str((twice / "kernels" / "k.py").resolve())
+
+
+def test_sarif_lists_the_launches_in_properties_and_related_locations(twice):
+    sarif = json.loads(check(".", "--format", "sarif", cwd=twice).stdout)
+    merged = [r for r in sarif["runs"][0]["results"] if len(r.get("properties", {}).get("launches", [])) == 2]
+    assert len(merged) == 1
+    lines = [loc["physicalLocation"]["region"]["startLine"] for loc in merged[0]["relatedLocations"]]
+    assert lines == [1, 2] and "2 launches of tail_kernel" in merged[0]["message"]["text"]
+
+
+def test_github_annotations_name_the_launches_once(twice):
+    run = check(".", "--format", "github", cwd=twice)
+    errors = [x for x in run.stdout.splitlines() if x.startswith("::error")]
+    assert len(errors) == 2 and sum("2 launches of tail_kernel" in x for x in errors) == 1
+
+
+def test_a_toml_launch_is_named_by_the_toml_file_and_line(project):
+    (project / "sub" / "z.toml").write_text(
+        f'# two lines above\n\n[[launch]]\nfile = "../mykernels/rowscale.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n')
+    run = check("--config", "z.toml", cwd=project / "sub")      # run from the toml's folder
+    assert f"../mykernels/rowscale.py:{STORE_LINE}:" in run.stdout       # relative to where it was run
+    assert "(launch: tail_kernel[BLOCK=128] at z.toml:5)" in run.stdout
+
+
+# ---------------------------------------------------------------- paths a user can open
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> tuple[Path, Path]:
+    """A package in a site-packages folder the worker imports from, named by `module =`."""
+    base = tmp_path_factory.mktemp("inst")
+    site = base / "lib" / "site-packages"
+    (site / "acme" / "ops").mkdir(parents=True)
+    (site / "acme" / "__init__.py").write_text("")
+    (site / "acme" / "ops" / "__init__.py").write_text("")
+    (site / "acme" / "ops" / "tail.py").write_text(KERNELS)
+    (site / "acme" / "ops" / "extra.py").write_text(KERNELS)
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    (ws / "tail.py").write_text(KERNELS)        # the user's own file of the same basename
+    (ws / "tilelens.toml").write_text(
+        f'[[launch]]\nmodule = "acme.ops.tail"\nlaunch = "{TAIL.format(scale=1.0)}"\n'
+        f'[[launch]]\nfile = "tail.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n')
+    return ws, site
+
+
+def _env_with(site: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(site)])
+    return env
+
+
+def test_an_installed_file_prints_by_its_importable_path_never_a_colliding_basename(installed):
+    ws, site = installed
+    run = check("--config", "tilelens.toml", cwd=ws, env=_env_with(site))
+    assert f"acme/ops/tail.py:{STORE_LINE}:" in run.stdout and f"\ntail.py:{STORE_LINE}:" in "\n" + run.stdout
+
+
+def test_json_gives_the_absolute_path_of_an_installed_file(installed):
+    ws, site = installed
+    doc = json.loads(check("--config", "tilelens.toml", "--format", "json", cwd=ws, env=_env_with(site)).stdout)
+    entry = next(f for f in doc["files"] if f["path"] == "acme/ops/tail.py")
+    assert entry["absolute_path"] == str((site / "acme" / "ops" / "tail.py").resolve())
+
+
+def test_tl100_is_one_line_for_all_kernels_without_launches_and_its_command_works(installed):
+    ws, site = installed
+    run = check("--config", "tilelens.toml", cwd=ws, env=_env_with(site))
+    hint = [x for x in run.stderr.splitlines() if "without a declared launch" in x]
+    assert len(hint) == 1 and "gather_kernel" in hint[0] and "[TL100]" not in run.stdout
+    command = printed_command(hint[0], "suggest")
+    assert paste(command, ws).returncode in (0, 1)
+
+
+def test_show_hints_prints_each_tl100(installed):
+    ws, site = installed
+    run = check("--config", "tilelens.toml", "--show-hints", cwd=ws, env=_env_with(site))
+    assert sum(x.endswith("[TL100]") for x in run.stdout.splitlines()) == 2      # gather_kernel in both files
