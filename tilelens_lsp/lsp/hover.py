@@ -114,10 +114,13 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
 
 
 def _launch_line(label: str, launch: LaunchResult) -> str:
-    """`kernel[K=V]` · grid (...) · config: which launch a group of lines describes."""
+    """`kernel[K=V, ...]` · grid (...) · where it is declared: which launch a group of lines describes.
+    Code spans: brackets in them render as themselves everywhere (never a link)."""
     grid = "×".join(str(g) for g in launch.grid) if launch.grid else "?"
     config = ", ".join(f"{k}={v}" for k, v in launch.config.items())
-    return f"`{label}` · grid ({grid})" + (f" · `{config}`" if config else "")
+    where = re.search(r" \(([^()]*)\)$", label)
+    return (f"`{launch.kernel}{f'[{config}]' if config else ''}` · grid ({grid})"
+            + (f" · declared at {_md(where.group(1))}" if where else ""))
 
 
 def _access_findings(access: Access, launch: LaunchResult) -> list[str]:
