@@ -32,6 +32,7 @@ from tilelens_lsp.compile.binding import FakeTensor, LaunchBindingError, element
 from tilelens_lsp.compile.compiler import (CompiledConfig, HostCompiler, compile_error_stack, compile_launch,
                                            compiler_for)
 from tilelens_lsp.launches.kernels import KernelDef, find_kernels
+from tilelens_lsp.launches.params import check_keywords
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.launches.toml import launches_for_file
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
@@ -527,7 +528,8 @@ def declared_launches(path: Path, text: str, workspace_root: Path | None, config
     kernels = find_kernels(text)
     known = {k.name for k in kernels}
     launches, errors = parse_directives(text, known or None)
-    return kernels, launches, errors, launches_for_file(path, workspace_root, config_file, known or None)
+    launches, misnamed = check_keywords(kernels, launches)
+    return kernels, launches, errors + misnamed, launches_for_file(path, workspace_root, config_file, known or None)
 
 
 def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: list) -> list[KernelDef]:

@@ -253,3 +253,10 @@ def test_show_hints_prints_each_tl100(installed):
     ws, site = installed
     run = check("--config", "tilelens.toml", "--show-hints", cwd=ws, env=_env_with(site))
     assert sum(x.endswith("[TL100]") for x in run.stdout.splitlines()) == 2      # gather_kernel in both files
+
+
+def test_a_misspelt_parameter_gets_did_you_mean_on_its_directive_line(tmp_path):
+    (tmp_path / "k.py").write_text("# tilelens: tail_kernel[(8,)](fp32[1000], n=1000, scal=1.0, BLOCK=128)\n" + KERNELS)
+    run = check("k.py", cwd=tmp_path)
+    assert run.returncode == 1
+    assert "k.py:1:1: error: unknown parameter 'scal' of tail_kernel: did you mean 'scale'? [TL020]" in run.stdout
