@@ -260,3 +260,23 @@ def test_a_misspelt_parameter_gets_did_you_mean_on_its_directive_line(tmp_path):
     run = check("k.py", cwd=tmp_path)
     assert run.returncode == 2       # its one launch is broken: nothing was checked
     assert "k.py:1:1: error: unknown parameter 'scal' of tail_kernel: did you mean 'scale'? [TL020]" in run.stdout
+
+
+def test_the_printed_suggest_command_carries_the_interpreter_check_ran_with(tmp_path):
+    # k.py imports a module only the environment `env` has: a pasted `suggest` without `--python` fails
+    import site
+    import sysconfig
+    import venv
+
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "env")
+    purelib = Path(sysconfig.get_path("purelib", vars={"base": str(tmp_path / "env")}))
+    (purelib / "acme_only_here.py").write_text("WIDTH = 64\n")
+    (purelib / "this_checkout.pth").write_text("\n".join([str(REPO), *site.getsitepackages()]) + "\n")
+    (tmp_path / "k.py").write_text("import acme_only_here  # noqa: F401\n" + KERNELS)
+    run = check("--python", "env/bin/python", "k.py", cwd=tmp_path)
+    assert run.returncode == 2, run.stdout + run.stderr       # kernels, and no launch
+    command = printed_command(run.stderr, "suggest")
+    assert command == "tilelens-lsp suggest --python env/bin/python k.py"
+    pasted = paste(command, tmp_path)
+    assert pasted.returncode == 0, pasted.stderr
+    assert "# tilelens: tail_kernel[" in pasted.stdout and "# tilelens: gather_kernel[" in pasted.stdout

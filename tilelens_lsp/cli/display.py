@@ -27,6 +27,12 @@ class Display:
 
     root: Path
     cwd: Path
+    flags: tuple[str, ...] = ()   # the check's options a pasted `suggest` needs too (--python P, --target T)
+
+    def suggest_command(self, pasteable: str) -> str:
+        """`tilelens-lsp suggest` for a file, with the flags the check ran with, so that pasted it runs
+        in the interpreter that imported the file."""
+        return " ".join(["tilelens-lsp suggest", *map(shlex.quote, self.flags), pasteable])
 
     def absolute(self, portable: str, result: FileResult) -> Path | None:
         if not portable:
@@ -79,7 +85,7 @@ def rebase(result: FileResult, display: Display) -> FileResult:
                 message = f"{path(f.path)}:{f.line}:" + message[len(old):]
         old_cmd = f"tilelens-lsp suggest {result.path}`"
         if old_cmd in message:
-            message = message.replace(old_cmd, f"tilelens-lsp suggest {display.pasteable(result.path, result)}`")
+            message = message.replace(old_cmd, display.suggest_command(display.pasteable(result.path, result)) + "`")
         return replace(d, message=message, stack=tuple(frame(f) for f in d.stack))
 
     def launch(r: LaunchResult) -> LaunchResult:

@@ -146,7 +146,8 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     workspace = [f for f in files if not installed(f)]
     root = (args.root.resolve() if args.root else
             find_root(Path(os.path.commonpath([str(f.parent) for f in workspace])) if workspace else Path.cwd()))
-    display = Display(root, Path.cwd().resolve())
+    display = Display(root, Path.cwd().resolve(), tuple(
+        x for flag in ("python", "target") if getattr(args, flag, None) for x in (f"--{flag}", getattr(args, flag))))
     broken = _broken_config(files, root, config)
     if broken:
         print(f"tilelens-lsp: {broken}", file=sys.stderr)
@@ -359,22 +360,25 @@ def summary_line(counts: dict[str, Any], errors: int) -> str:
 
 def _unlaunched_kernels(results: list[FileResult], unlaunched: list[tuple[Path, list]],
                         display: Display) -> list[tuple[str, str, str, int, int]]:
-    """(shown path, pasteable path, kernel, line, column) of every kernel without a declared launch."""
+    """(shown path, the `suggest` command for its file, kernel, line, column) of every kernel without a
+    declared launch."""
     out = []
     for r in results:
         for d in r.diagnostics:
             if d.code == "TL100":
-                out.append((r.path, display.pasteable(r.path, r), d.message.split(" ", 1)[0], d.line, d.column))
+                out.append((r.path, display.suggest_command(display.pasteable(r.path, r)), d.message.split(" ", 1)[0],
+                            d.line, d.column))
     for path, kernels in unlaunched:
         shown = display.relative(path)
-        out.extend((shown, display.pasteable(shown, FileResult(shown)), name, line, col) for name, line, col in kernels)
+        command = display.suggest_command(display.pasteable(shown, FileResult(shown)))
+        out.extend((shown, command, name, line, col) for name, line, col in kernels)
     return out
 
 
 def no_launch_message(kernels: list[tuple]) -> str:
-    names = _kernel_list(kernels, 8)
+    names, suggest = _kernel_list(kernels, 8), kernels[0][1]
     return (f"tilelens-lsp: nothing was checked: no launch is declared for any of the {len(kernels)} kernel(s) "
-            f"found ({names}). Next: `tilelens-lsp suggest {kernels[0][1]}` prints a launch that compiles for "
+            f"found ({names}). Next: `{suggest}` prints a launch that compiles for "
             "each kernel of a file (`--write` inserts it), `tilelens-lsp capture -- COMMAND` records the "
             "launches a real run makes; pass --declared-only to accept a tree without launches")
 
@@ -390,8 +394,9 @@ def _kernel_list(kernels: list[tuple], most: int) -> str:
 
 
 def hint_line(kernels: list[tuple]) -> str:
+    suggest = kernels[0][1]
     return (f"tilelens-lsp: {len(kernels)} kernel(s) without a declared launch, not checked: "
-            f"{_kernel_list(kernels, 6)} (--show-hints lists each; `tilelens-lsp suggest {kernels[0][1]}` "
+            f"{_kernel_list(kernels, 6)} (--show-hints lists each; `{suggest}` "
             "declares one)")
 
 
@@ -414,8 +419,9 @@ def _finish(args, results: list[FileResult], absolute: list[str], target: str, t
             code = 2
     if args.show_hints and unlaunched:
         results = results + [FileResult(display.relative(p), (), tuple(
-            Diagnostic("TL100", f"{name} has no declared launch, so it is not checked: `tilelens-lsp suggest "
-                       f"{display.pasteable(display.relative(p), FileResult(''))}` writes one that compiles",
+            Diagnostic("TL100", f"{name} has no declared launch, so it is not checked: `"
+                       f"{display.suggest_command(display.pasteable(display.relative(p), FileResult('')))}` "
+                       "writes one that compiles",
                        line, col) for name, line, col in ks)) for p, ks in unlaunched]
     try:
         _emit(args, results, absolute, triton, target, counts)
