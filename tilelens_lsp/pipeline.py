@@ -34,7 +34,7 @@ from tilelens_lsp.compile.compiler import (CompiledConfig, HostCompiler, compile
 from tilelens_lsp.launches.kernels import KernelDef, find_kernels
 from tilelens_lsp.launches.params import check_keywords
 from tilelens_lsp.launches.scanner import parse_directives
-from tilelens_lsp.launches.toml import launches_for_file
+from tilelens_lsp.launches.toml import TomlError, launches_for_file
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, TensorSpec
 from tilelens_lsp.refusal import Refusal
@@ -529,7 +529,12 @@ def declared_launches(path: Path, text: str, workspace_root: Path | None, config
     known = {k.name for k in kernels}
     launches, errors = parse_directives(text, known or None)
     launches, misnamed = check_keywords(kernels, launches)
-    return kernels, launches, errors + misnamed, launches_for_file(path, workspace_root, config_file, known or None)
+    toml = launches_for_file(path, workspace_root, config_file, known or None)
+    if toml.launches and toml.config_path is not None:    # a toml launch's keywords too, at its toml line
+        toml.launches, bad = check_keywords(kernels, toml.launches)
+        toml.errors.extend(TomlError(toml.config_path, e.line, f"`launch`: {e.message}", e.column, e.kernel)
+                           for e in bad)
+    return kernels, launches, errors + misnamed, toml
 
 
 def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: list) -> list[KernelDef]:
@@ -563,7 +568,7 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
         where = f"{mapper.portable(str(err.path))}:{err.line}:{err.column}"
         file_diags.append(Diagnostic("TL020", f"{where}: {err.message}", err.line, err.column,
                                      stack=(Frame(mapper.portable(str(err.path)), err.line, err.column),)))
-    for k in unlaunched(kernels, launches, errors):
+    for k in unlaunched(kernels, launches, list(errors) + list(toml.errors)):
         file_diags.append(Diagnostic(
             "TL100", f"{k.name} has no declared launch, so it is not checked: the quick fix \"Declare an "
             f"example launch\" (or `tilelens-lsp suggest {portable}`) writes one that compiles, and "

@@ -46,7 +46,7 @@ PLACEHOLDER_NOTE = ("# Example launch from tilelens: it compiles, but the sizes,
 def undeclared(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None) -> list[str]:
     """The kernels of `text` that TL100 names (the pipeline's rule)."""
     kernels, launches, errors, toml = declared_launches(path, text, workspace_root, config_file)
-    return [k.name for k in unlaunched(kernels, list(launches) + list(toml.launches), errors)]
+    return [k.name for k in unlaunched(kernels, list(launches) + list(toml.launches), list(errors) + list(toml.errors))]
 
 
 def suggest_launches(path: Path | str, workspace_root: Path | str | None = None, kernels: list[str] | None = None,

@@ -280,3 +280,15 @@ def test_the_printed_suggest_command_carries_the_interpreter_check_ran_with(tmp_
     pasted = paste(command, tmp_path)
     assert pasted.returncode == 0, pasted.stderr
     assert "# tilelens: tail_kernel[" in pasted.stdout and "# tilelens: gather_kernel[" in pasted.stdout
+
+
+def test_a_misspelt_parameter_of_a_toml_launch_gets_did_you_mean_at_its_toml_line(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.py").write_text(KERNELS)
+    (tmp_path / "t.toml").write_text(
+        '# a comment\n[[launch]]\nfile = "k.py"\nlaunch = "tail_kernel[(8,)](fp32[1000], n=1000, scal=1.0, BLOCK=128)"\n')
+    run = check("--config", "t.toml", cwd=tmp_path)
+    assert run.returncode == 2, run.stdout + run.stderr     # its one launch is broken: nothing was checked
+    assert run.stdout.startswith("t.toml:4:1: error: `launch`: unknown parameter 'scal' of tail_kernel: did you "
+                                 "mean 'scale'? [TL020]")
+    assert "tail_kernel" not in run.stderr      # a broken launch names it: it is not "without a launch"

@@ -74,7 +74,11 @@ def launches_note(launches: tuple[LaunchResult, ...]) -> str:
 def text_lines(results: list[FileResult], hints: bool = True) -> list[str]:
     lines = []
     for f in findings(results, hints):
-        lines.append(f"{f.path}:{f.diag.line}:{f.diag.column}: {f.diag.severity}: {f.diag.message}"
+        where = f"{f.path}:{f.diag.line}:{f.diag.column}"
+        # a toml table's diagnostic names its place in its message (for an editor showing it in the
+        # kernel file); the line says it already
+        message = f.diag.message.removeprefix(f"{where}: ")
+        lines.append(f"{where}: {f.diag.severity}: {message}"
                      f"{launches_note(f.launches)} [{f.diag.code}]")
     return lines
 
