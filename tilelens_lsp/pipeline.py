@@ -37,7 +37,7 @@ from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.launches.toml import TomlError, launches_for_file
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, TensorSpec
-from tilelens_lsp.refusal import Refusal
+from tilelens_lsp.refusal import Refusal, fix_for
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir import reader as ttir_reader
 from tilelens_lsp.paths import stdlib_end
@@ -446,6 +446,7 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
             raw = raw + table.resolve(site)
         return portable_stack(raw, mapper)
 
+    tensors = _views(bound.arguments)
     try:
         module = ttir_reader.parse_module(text)
         ttir_reader.check_alignment(module, mlir_module)
@@ -459,7 +460,7 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
         base["engine"] = getattr(graph, "engine", None) or ("affine" if isinstance(graph, AffineGraph)
                                                             else "enumerate")
     except Refusal as refusal:
-        return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch),), **base)
+        return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch, tensors),), **base)
     except Exception as exc:  # noqa: BLE001 - a bug of ours costs this launch, never the file
         diag = Diagnostic("TL050", f"the analysis failed on this launch: {type(exc).__name__}: {exc}",
                           launch.line, 1, kind="graph")
@@ -472,16 +473,16 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
     notes: list[str] = []
     if graph.truncated is not None:
         # what was found before the budget ran out is definite; the footprint would be partial
-        diagnostics.append(_refusal_diag(graph.truncated, stack_of, launch))
+        diagnostics.append(_refusal_diag(graph.truncated, stack_of, launch, tensors))
     elif grid[0] * grid[1] * grid[2]:     # a grid of no program runs nothing: nothing to account for
         # the invariant behind "clean": every reachable memory op has a site or a proof it never runs
         for op in accounting.unvisited(module, graph.sites, graph.unreachable)[:3]:
             diagnostics.append(_refusal_diag(Refusal(
                 "unvisited", f"{op.name} was never examined by the analysis and is not provably unreachable",
-                op.loc), stack_of, launch))
+                op.loc), stack_of, launch, tensors))
     for site in analysis.sites:
         if site.refusal is not None:
-            diagnostics.append(_refusal_diag(site.refusal, stack_of, launch))
+            diagnostics.append(_refusal_diag(site.refusal, stack_of, launch, tensors))
     for name in settings.clients:
         if name == "footprint" and graph.truncated is not None:
             continue  # a partial enumeration is no footprint
@@ -513,11 +514,16 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec) -> Diagnostic:
+def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec,
+                  tensors: dict[str, TensorSpec] | None = None) -> Diagnostic:
+    """The TL030 of `refusal`, with its fix (refusal.fix_for) from the launch's `tensors`."""
     stack = stack_of(refusal.loc, ()) if refusal.loc else ()
     line, col = (stack[0].line, stack[0].column) if stack else (launch.line, 1)
-    return Diagnostic("TL030", f"not analyzed: {refusal.kind}: {refusal.message}", line, col, stack=stack,
-                      kind=refusal.kind)
+    unranged = [(name, t.dtype, t.shape) for name, t in (tensors or {}).items()
+                if t.values is None and t.dtype.startswith(("i", "u")) and t.dtype != "i1"]
+    fix = fix_for(refusal.kind, refusal.message, unranged)
+    return Diagnostic("TL030", f"not analyzed: {refusal.kind}: {refusal.message}" + (f". {fix}" if fix else ""),
+                      line, col, stack=stack, kind=refusal.kind)
 
 
 # ---------------------------------------------------------------- one file

@@ -292,3 +292,67 @@ def test_a_misspelt_parameter_of_a_toml_launch_gets_did_you_mean_at_its_toml_lin
     assert run.stdout.startswith("t.toml:4:1: error: `launch`: unknown parameter 'scal' of tail_kernel: did you "
                                  "mean 'scale'? [TL020]")
     assert "tail_kernel" not in run.stderr      # a broken launch names it: it is not "without a launch"
+
+
+# ---------------------------------------------------------------- every refusal names its fix
+
+REFUSED = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+
+    # tilelens: embedding_kernel[(2,)](i32[2], fp32[4096], fp32[64], n_tokens=2, dim=32, BLOCK_D=32)
+    @triton.jit
+    def embedding_kernel(ids_ptr, weight_ptr, out_ptr, n_tokens, dim, BLOCK_D: tl.constexpr):
+        pid = tl.program_id(0)
+        tok = tl.load(ids_ptr + pid)
+        cols = tl.arange(0, BLOCK_D)
+        row = tl.load(weight_ptr + tok * dim + cols, mask=cols < dim)
+        tl.store(out_ptr + pid * dim + cols, row, mask=cols < dim)
+
+
+    # tilelens: loop_kernel[(1,)](i32[4], fp32[1024], BLOCK=16)
+    @triton.jit
+    def loop_kernel(len_ptr, x_ptr, BLOCK: tl.constexpr):
+        n = tl.load(len_ptr)
+        for i in range(0, n):
+            tl.store(x_ptr + i * BLOCK + tl.arange(0, BLOCK), 1.0, mask=i < 64)
+    """)
+
+
+def test_a_data_dependent_refusal_names_the_tensor_whose_range_decides_it_and_that_range_does(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "r.py").write_text(REFUSED)
+    run = check("r.py", cwd=tmp_path)
+    [gather] = [x for x in run.stdout.splitlines() if x.startswith("r.py:11:")]
+    [loop] = [x for x in run.stdout.splitlines() if x.startswith("r.py:18:")]
+    assert "indirect-address" in gather and "`ids_ptr=i32[2].values(LO, HI)`" in gather
+    assert "data-dependent-bound" in loop and "`len_ptr=i32[4].values(LO, HI)`" in loop
+    # the fix as the message writes it, with a range: both launches are analysed
+    fixed = REFUSED.replace("](i32[2],", "](ids_ptr=i32[2].values(0, 128), weight_ptr=", 1).replace(
+        "fp32[4096], fp32[64], n_tokens", "fp32[4096], out_ptr=fp32[64], n_tokens", 1).replace(
+        "](i32[4],", "](len_ptr=i32[4].values(0, 64), x_ptr=", 1)
+    (tmp_path / "r.py").write_text(fixed)
+    doc = json.loads(check("r.py", "--format", "json", cwd=tmp_path).stdout)
+    status = {r["kernel"]: r for r in doc["files"][0]["launches"]}
+    assert status["embedding_kernel"]["status"] == "analyzed"
+    # a loop bound from declared-range data: analysed, or refused without asking for the range again
+    loop = status["loop_kernel"]
+    assert loop["status"] == "analyzed" or all(
+        ".values(LO, HI)" not in d["message"] and "No declaration decides this" in d["message"]
+        for d in loop["diagnostics"] if d["code"] == "TL030"), loop["diagnostics"]
+
+
+def test_a_launch_over_the_budget_names_the_setting_and_that_setting_finishes_it(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k.py").write_text(REFUSED.replace(      # a gather: enumerated, 64 programs of 32 lanes
+        "embedding_kernel[(2,)](i32[2], fp32[4096], fp32[64],",
+        "embedding_kernel[(64,)](i32[64].values(0, 128), fp32[4096], fp32[2048],"))
+    small = dict(os.environ, TILELENS_ENUMERATION_BUDGET="1000")
+    run = check("k.py", cwd=tmp_path, env=small)
+    [line] = [x for x in run.stdout.splitlines() if "launch-too-large" in x]
+    assert "TILELENS_ENUMERATION_BUDGET=N" in line and "enumerationBudget" in line
+    doc = json.loads(check("k.py", "--format", "json", cwd=tmp_path,
+                           env=dict(os.environ, TILELENS_ENUMERATION_BUDGET="10_000_000")).stdout)
+    [gather] = [r for r in doc["files"][0]["launches"] if r["kernel"] == "embedding_kernel"]
+    assert gather["status"] == "analyzed", gather["diagnostics"]
