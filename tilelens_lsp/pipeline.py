@@ -571,16 +571,16 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
     for err in toml.errors:
         # the table lives in a toml file: its line is the toml's (the stack's one frame), the message
         # names it for a client that shows it in the kernel file
-        where = f"{mapper.portable(str(err.path))}:{err.line}:{err.column}"
+        where = f"{toml_path(mapper, err.path)}:{err.line}:{err.column}"
         file_diags.append(Diagnostic("TL020", f"{where}: {err.message}", err.line, err.column,
-                                     stack=(Frame(mapper.portable(str(err.path)), err.line, err.column),)))
+                                     stack=(Frame(toml_path(mapper, err.path), err.line, err.column),)))
     for k in unlaunched(kernels, launches, list(errors) + list(toml.errors)):
         file_diags.append(Diagnostic(
             "TL100", f"{k.name} has no declared launch, so it is not checked: the quick fix \"Declare an "
             f"example launch\" (or `tilelens-lsp suggest {portable}`) writes one that compiles, and "
             "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
             k.line, k.column))
-    toml_origin = mapper.portable(str(toml.config_path)) if toml.config_path else ""
+    toml_origin = toml_path(mapper, toml.config_path) if toml.config_path else ""
     origins = {id(launch): Frame(portable if launch.origin == "comment" else toml_origin, launch.line, 1)
                for launch in launches}
     if not launches:
@@ -601,6 +601,14 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
                 found = analyze_launch(launch, kernel_obj, settings, mapper, source_hash)
             results.extend(with_origin(r, launch, origins[id(launch)]) for r in found)
     return _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
+
+
+def toml_path(mapper: PathMapper, path: Path) -> str:
+    """A toml config's portable path, or its absolute path where the portable one would be a bare
+    name no root resolves (a `--config /tmp/x.toml` outside the workspace): a path a user can open."""
+    portable = mapper.portable(str(path))
+    found = mapper.absolute(portable)
+    return portable if found and os.path.realpath(found) == os.path.realpath(path) else str(Path(path).resolve())
 
 
 def _located(result: FileResult, root: Path | None, mapper: PathMapper) -> FileResult:

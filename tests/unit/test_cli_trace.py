@@ -356,3 +356,25 @@ def test_a_launch_over_the_budget_names_the_setting_and_that_setting_finishes_it
                            env=dict(os.environ, TILELENS_ENUMERATION_BUDGET="10_000_000")).stdout)
     [gather] = [r for r in doc["files"][0]["launches"] if r["kernel"] == "embedding_kernel"]
     assert gather["status"] == "analyzed", gather["diagnostics"]
+
+
+def test_a_toml_outside_the_workspace_is_named_by_a_path_that_opens(tmp_path):
+    (tmp_path / "ws" / ".git").mkdir(parents=True)
+    (tmp_path / "ws" / "k.py").write_text(KERNELS)
+    (tmp_path / "elsewhere").mkdir()
+    toml = tmp_path / "elsewhere" / "c.toml"
+    toml.write_text(f'[[launch]]\nfile = "../ws/k.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n')
+    run = check("--config", str(toml), cwd=tmp_path / "ws")
+    assert f"k.py:{STORE_LINE}:" in run.stdout
+    assert f"(launch: tail_kernel[BLOCK=128] at {toml.resolve()}:3)" in run.stdout, run.stdout
+
+
+def test_a_launch_label_shows_its_tile_sizes_not_its_flags():
+    from tilelens_lsp.cli.report import launch_label
+    from tilelens_lsp.model import Frame, LaunchResult
+
+    config = {"BLOCK_SIZE": 32768, "HAS_WEIGHT": False, "reduction": "mean", "label_smoothing": 0.0}
+    launch = LaunchResult("ce_kernel", 5, config, "analyzed", origin=Frame("c.toml", 5, 1))
+    assert launch_label(launch) == "ce_kernel[BLOCK_SIZE=32768] at c.toml:5"
+    many = LaunchResult("k", 1, {f"B{i}": 16 for i in range(6)}, "analyzed", origin=Frame("k.py", 1, 1))
+    assert launch_label(many) == "k[B0=16, B1=16, B2=16, B3=16, +2] at k.py:1"

@@ -51,9 +51,18 @@ def findings(results: list[FileResult], hints: bool = True) -> list[Finding]:
     return [Finding(merged[k][0], merged[k][1], tuple(merged[k][2])) for k in order]
 
 
+LABEL_KEYS = 4     # config entries a launch's label shows (JSON has them all)
+
+
 def launch_label(launch: LaunchResult, kernel: bool = True) -> str:
-    """`kernel[K=V] at path:line`: the declaration (directive or toml table) and the config."""
-    config = f"[{', '.join(f'{k}={v}' for k, v in launch.config.items())}]" if launch.config else ""
+    """`kernel[K=V] at path:line`: the declaration (directive or toml table) and the config's integer
+    entries (tile sizes: what tells the configs of one launch apart), at most LABEL_KEYS of them; flags,
+    strings and floats are the declaration's, which its path:line names."""
+    sizes = [(k, v) for k, v in launch.config.items() if isinstance(v, int) and not isinstance(v, bool)]
+    shown = [f"{k}={v}" for k, v in sizes[:LABEL_KEYS]]
+    if len(sizes) > LABEL_KEYS:
+        shown.append(f"+{len(sizes) - LABEL_KEYS}")
+    config = f"[{', '.join(shown)}]" if shown else ""
     where = f"{launch.origin.path}:{launch.origin.line}" if launch.origin is not None else f"line {launch.line}"
     return f"{launch.kernel if kernel else ''}{config} at {where}".lstrip()
 
