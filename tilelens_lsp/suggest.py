@@ -114,6 +114,11 @@ def _one(context: _Context, name: str) -> Suggestion:
             if compile_as_written(module, name, lines, target)[1]:
                 continue
             results = _analyse(context, name, lines)
+            if _refused_on_data(results):    # an index the source reading missed: range every integer tensor
+                ranged = with_index_ranges(launch, set(re.findall(rf"\b(\w+)=[iu]\d+\[{SIZE}\]", launch)), ints)
+                again = (PLACEHOLDER_NOTE,) + directive_lines(ranged)
+                if ranged != launch and not compile_as_written(module, name, again, target)[1]:
+                    launch, lines, results = ranged, again, _analyse(context, name, again)
             if not _findings(results):
                 launch, results = _fit_scalars(context, name, launch, results, ints)
                 small = _fitted(launch, results)
@@ -154,6 +159,12 @@ def with_index_ranges(launch: str, indices: set[str], rows: int) -> str:
     return re.sub(rf"\b(\w+)=(\w+)\[{SIZE}\](?!\.values)", ranged, launch)
 
 
+def _refused_on_data(results: list[LaunchResult] | None) -> bool:
+    """Some config was refused because an address or a bound depends on loaded data."""
+    return any(d.code == "TL030" and d.kind in ("indirect-address", "data-dependent-bound")
+               for r in results or () for d in r.diagnostics)
+
+
 def _touched(results: list[LaunchResult]) -> dict[str, int]:
     """Distinct elements each pointer's exact accesses touch, summed over accesses and configs (an
     inexact one, a gather through declared index ranges, is a bound that moves with every size)."""
@@ -169,16 +180,20 @@ def _touched(results: list[LaunchResult]) -> dict[str, int]:
 def _fit_scalars(context: _Context, name: str, launch: str, results: list[LaunchResult] | None,
                  value: int) -> tuple[str, list[LaunchResult] | None]:
     """`launch` with each integer scalar that is still the placeholder `value` (strides excepted) lowered
-    to the smallest grid extent or tile size that leaves every pointer's touched elements as they were
-    and the analysis clean: a row count the grid does not reach becomes the grid's rows, a column count
-    past the tile becomes the tile's width, so sizes, grid and scalars tell one story. Each trial is one
-    analysis (at most MAX_SCALAR_TRIALS per kernel); a scalar no trial keeps stays as it was."""
+    to the smallest grid extent, tile size or tile size times program count that leaves every pointer's
+    touched elements as they were and the analysis clean: a row count the grid does not reach becomes
+    the grid's rows, a column count past the tile becomes the tile's width, so sizes, grid and scalars
+    tell one story. Each trial is one analysis (at most MAX_SCALAR_TRIALS per kernel); a scalar no
+    trial keeps stays as it was."""
     if not results or any(r.status != "analyzed" for r in results):
         return launch, results
     head, args = _split_call(launch)
     grid = [int(x) for x in re.findall(r"\d+", head[head.index("["):])]
     tiles = [int(v) for a in args if (v := a.partition("=")[2]).isdigit() and re.match(r"[A-Z_0-9]+=", a)]
-    trials = sorted({x for x in grid + tiles if 1 < x < value})
+    programs = 1
+    for g in grid:
+        programs *= g
+    trials = sorted({x for x in grid + tiles + [programs * t for t in tiles] if 1 < x < value})
     before, budget = _touched(results), MAX_SCALAR_TRIALS
     for i, arg in enumerate(args):
         key, _, current = arg.partition("=")

@@ -201,6 +201,19 @@ def rows_kernel(x_ptr, y_ptr, n_rows, n_cols, stride, BLOCK: tl.constexpr):
     mask = cols < n_cols
     x = tl.load(x_ptr + row * stride + cols, mask=mask)
     tl.store(y_ptr + row * stride + cols, x, mask=mask)
+
+
+@triton.jit
+def _row_of(p, i):
+    return tl.load(p + i)
+
+
+@triton.jit
+def helper_gather_kernel(src, dst, rows_of, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    r = _row_of(rows_of, offs)     # an index loaded in a helper: the source reading does not see it
+    tl.store(dst + offs, tl.load(src + r, mask=m), mask=m)
 '''
 
 
@@ -231,7 +244,7 @@ def test_an_index_tensor_is_declared_with_a_range_so_the_gather_it_feeds_is_anal
 
     [result] = json.loads(check.stdout)["files"]
     assert sorted((r["kernel"], r["status"]) for r in result["launches"]) == [
-        ("embedding_kernel", "analyzed"), ("rows_kernel", "analyzed")]
+        ("embedding_kernel", "analyzed"), ("helper_gather_kernel", "analyzed"), ("rows_kernel", "analyzed")]
     assert [d["code"] for r in result["launches"] for d in r["diagnostics"]] == []
 
 
@@ -244,3 +257,9 @@ def test_placeholder_scalars_fit_the_grid_the_tiles_and_the_tensor_sizes(gathers
     emb = _written_launch(gathers_written, "embedding_kernel")
     assert "ids_ptr=i32[2].values(0, 128), weight_ptr=fp32[4096], out_ptr=fp32[64]" in emb
     assert "n_tokens=2" in emb and "dim=32" in emb
+    # two programs of a 32-wide tile: n covers the 64 elements they reach
+    assert "n=64, BLOCK=32" in _written_launch(gathers_written, "helper_gather_kernel")
+
+
+def test_an_index_the_source_reading_misses_is_ranged_after_the_analysis_refuses_it(gathers_written):
+    assert "rows_of=i32[64].values(0, 128)" in _written_launch(gathers_written, "helper_gather_kernel")
