@@ -100,3 +100,25 @@ def test_a_plain_bar_marks_reads_past_a_one_dimensional_view_and_past_its_storag
     assert bar(16, 16) == hover.FULL * 16
     assert bar(20, 32) == hover.FULL * 16 + hover.VIEW_OUT       # inside the storage, past the view
     assert bar(40, 32) == hover.FULL * 16 + hover.OUT            # past the storage
+
+
+def test_a_refused_line_hovers_with_why_and_the_declaration_that_decides_it(tmp_path):
+    text = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+
+        # tilelens: gather_kernel[(1,)](i32[16], fp32[64], fp32[16], BLOCK=16)
+        @triton.jit
+        def gather_kernel(idx_ptr, x_ptr, out_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            idx = tl.load(idx_ptr + offs)
+            tl.store(out_ptr + offs, tl.load(x_ptr + idx))
+        """)
+    (tmp_path / "g.py").write_text(text)
+    result = analyze_path(tmp_path / "g.py", tmp_path)
+    [refusal] = [d for r in result.launches for d in r.diagnostics if d.code == "TL030"]
+    markdown = hover.hover_markdown(result, result.path, refusal.line, text.split("\n")[refusal.line - 1])
+    assert markdown is not None and "not analysed" in markdown
+    plain = hover.plaintext(markdown)
+    assert "indirect-address" in plain and "idx_ptr=i32[16].values(LO, HI)" in plain and "gather_kernel" in plain

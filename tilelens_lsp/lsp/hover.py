@@ -30,8 +30,13 @@ def hover_markdown(result: FileResult, rel: str, line: int, line_text: str = "",
         for access in launch.accesses:
             if access.line == line and (access.path or rel) == rel:
                 rows.append((label, launch, access))
+    refused = [(label, d) for launch, label in zip(result.launches, labels) for d in launch.diagnostics
+               if d.code == "TL030" and d.line == line and (not d.stack or d.stack[0].path in ("", rel))]
     if rows:
-        return _access_hover(rows, shown_line or line)
+        markdown = _access_hover(rows, shown_line or line)
+        return markdown + "\n\n" + _refusal_hover(refused, shown_line or line) if refused else markdown
+    if refused:
+        return _refusal_hover(refused, shown_line or line)
     if "tilelens:" in line_text:
         launches = [(label, launch) for launch, label in zip(result.launches, labels) if launch.line == line]
         if launches:
@@ -111,6 +116,23 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
             f"storage), {OUT} outside the storage. *exact*: these elements are touched; *bound*: a proven "
             "over-approximation."]
     return "\n".join(out)
+
+
+def _refusal_hover(refused: list[tuple[str, Diagnostic]], line: int) -> str:
+    """A line whose access was not analysed: why, and what would decide it (the refusal's fix), per launch."""
+    out = [f"**tilelens** · not analysed on line {line}"]
+    for message, labels in _grouped(refused).items():
+        out += ["", f"- {', '.join(f'`{x}`' for x in labels)}: {_md(message.removeprefix('not analyzed: '))}"]
+    return "\n".join(out)
+
+
+def _grouped(refused: list[tuple[str, Diagnostic]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for label, diag in refused:
+        out.setdefault(diag.message, [])
+        if label not in out[diag.message]:
+            out[diag.message].append(label)
+    return out
 
 
 def _launch_line(label: str, launch: LaunchResult) -> str:
