@@ -290,8 +290,9 @@ class LaunchResult(Record):
     # declared ranges used, by pointer: [LO, HI], or [[LO, HI], ...] for a union
     value_ranges: dict[str, list] = field(default_factory=dict)
     notes: tuple[str, ...] = ()        # what was not decided (e.g. races), shown in the hover
-    engine: str = ""                   # enumerate | affine | grid: the engine that answered
-    _nested = {"accesses": Access, "diagnostics": Diagnostic}
+    engine: str = ""                   # enumerate | affine | grid: what answered it ("" when nothing ran)
+    origin: Frame | None = None        # where the launch is declared: the directive's or the toml table's line
+    _nested = {"accesses": Access, "diagnostics": Diagnostic, "origin": Frame}
     _tuples = frozenset({"grid", "notes"})
 
 
@@ -300,6 +301,9 @@ class FileResult(Record):
     path: str
     launches: tuple[LaunchResult, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())  # file-level: TL100, import errors
+    # the absolute file behind each portable path of this result that is not the workspace's (an
+    # installed package's `liger_kernel/ops/x.py`), as the worker found it
+    absolute_paths: dict[str, str] = field(default_factory=dict)
     _nested = {"launches": LaunchResult, "diagnostics": Diagnostic}
 
     def all_diagnostics(self) -> list[Diagnostic]:

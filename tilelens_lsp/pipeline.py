@@ -32,11 +32,12 @@ from tilelens_lsp.compile.binding import FakeTensor, LaunchBindingError, element
 from tilelens_lsp.compile.compiler import (CompiledConfig, HostCompiler, compile_error_stack, compile_launch,
                                            compiler_for)
 from tilelens_lsp.launches.kernels import KernelDef, find_kernels
+from tilelens_lsp.launches.params import check_keywords
 from tilelens_lsp.launches.scanner import directive_blocks, parse_directives
-from tilelens_lsp.launches.toml import launches_for_file
+from tilelens_lsp.launches.toml import TomlError, launches_for_file
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec, TensorSpec, value_intervals
-from tilelens_lsp.refusal import Refusal
+from tilelens_lsp.refusal import Refusal, fix_for
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir import reader as ttir_reader
 from tilelens_lsp.paths import stdlib_end
@@ -436,12 +437,21 @@ def _relabel(result: LaunchResult, launch: LaunchSpec, config: dict) -> LaunchRe
 
 
 def _directive_error(launch: LaunchSpec, message: str, config: dict | None = None) -> LaunchResult:
-    if launch.origin == "comment":
-        diag = Diagnostic("TL020", f"bad launch of {launch.kernel}: {message}", launch.line, 1)
-    else:  # the launch lives in a toml file: name it, and put the diagnostic at the file's top
-        diag = Diagnostic("TL020", f"bad launch of {launch.kernel} ({launch.origin} line {launch.line}): "
-                          f"{message}", 1, 1)
+    # a toml launch's line is a line of the toml: `with_origin` gives the diagnostic the toml's frame
+    diag = Diagnostic("TL020", f"bad launch of {launch.kernel}: {message}", launch.line, 1)
     return LaunchResult(launch.kernel, launch.line, config or {}, "directive-error", diagnostics=(diag,))
+
+
+def with_origin(result: LaunchResult, launch: LaunchSpec, origin: Frame) -> LaunchResult:
+    """`result` naming where its launch is declared; a toml launch's TL020 placed in the toml (its
+    line is the toml's), its message naming the toml line for clients that show it in the kernel file."""
+    result = replace(result, origin=origin)
+    if launch.origin == "comment":
+        return result
+    where = f"{origin.path}:{origin.line}"
+    moved = tuple(replace(d, message=f"{where}: {d.message}", stack=(origin,), line=origin.line, column=1)
+                  if d.code == "TL020" and not d.stack else d for d in result.diagnostics)
+    return replace(result, diagnostics=moved)
 
 
 def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settings,
@@ -464,6 +474,7 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
             raw = raw + table.resolve(site)
         return portable_stack(raw, mapper)
 
+    tensors = _views(bound.arguments)
     try:
         module = ttir_reader.parse_module(text)
         ttir_reader.check_alignment(module, mlir_module)
@@ -474,8 +485,10 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
             _ENGINE.stats.summarized += 1
         else:
             _ENGINE.stats.enumerated += 1
+        base["engine"] = getattr(graph, "engine", None) or ("affine" if isinstance(graph, AffineGraph)
+                                                            else "enumerate")
     except Refusal as refusal:
-        return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch),), **base)
+        return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch, tensors),), **base)
     except Exception as exc:  # noqa: BLE001 - a bug of ours costs this launch, never the file
         diag = Diagnostic("TL050", f"the analysis failed on this launch: {type(exc).__name__}: {exc}",
                           launch.line, 1, kind="graph")
@@ -488,16 +501,16 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
     notes: list[str] = list(getattr(graph, "notes", ()))
     if graph.truncated is not None:
         # what was found before the budget ran out is definite; the footprint would be partial
-        diagnostics.append(_refusal_diag(graph.truncated, stack_of, launch))
+        diagnostics.append(_refusal_diag(graph.truncated, stack_of, launch, tensors))
     elif grid[0] * grid[1] * grid[2]:     # a grid of no program runs nothing: nothing to account for
         # the invariant behind "clean": every reachable memory op has a site or a proof it never runs
         for op in accounting.unvisited(module, graph.sites, graph.unreachable)[:3]:
             diagnostics.append(_refusal_diag(Refusal(
                 "unvisited", f"{op.name} was never examined by the analysis and is not provably unreachable",
-                op.loc), stack_of, launch))
+                op.loc), stack_of, launch, tensors))
     for site in analysis.sites:
         if site.refusal is not None:
-            diagnostics.append(_refusal_diag(site.refusal, stack_of, launch))
+            diagnostics.append(_refusal_diag(site.refusal, stack_of, launch, tensors))
     for name in settings.clients:
         if name == "footprint" and graph.truncated is not None:
             continue  # a partial enumeration is no footprint
@@ -530,11 +543,16 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec) -> Diagnostic:
+def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec,
+                  tensors: dict[str, TensorSpec] | None = None) -> Diagnostic:
+    """The TL030 of `refusal`, with its fix (refusal.fix_for) from the launch's `tensors`."""
     stack = stack_of(refusal.loc, ()) if refusal.loc else ()
     line, col = (stack[0].line, stack[0].column) if stack else (launch.line, 1)
-    return Diagnostic("TL030", f"not analyzed: {refusal.kind}: {refusal.message}", line, col, stack=stack,
-                      kind=refusal.kind)
+    unranged = [(name, t.dtype, t.shape) for name, t in (tensors or {}).items()
+                if t.values is None and t.dtype.startswith(("i", "u")) and t.dtype != "i1"]
+    fix = fix_for(refusal.kind, refusal.message, unranged)
+    return Diagnostic("TL030", f"not analyzed: {refusal.kind}: {refusal.message}" + (f". {fix}" if fix else ""),
+                      line, col, stack=stack, kind=refusal.kind)
 
 
 # ---------------------------------------------------------------- one file
@@ -544,8 +562,13 @@ def declared_launches(path: Path, text: str, workspace_root: Path | None, config
     """(the file's kernels, its directive launches, its directive errors, its toml launches)."""
     kernels, launches, errors = _directives(text)
     known = {k.name for k in kernels}
-    return (list(kernels), list(launches), list(errors),
-            launches_for_file(path, workspace_root, config_file, known or None))
+    launches, misnamed = check_keywords(list(kernels), list(launches))
+    toml = launches_for_file(path, workspace_root, config_file, known or None)
+    if toml.launches and toml.config_path is not None:    # a toml launch's keywords too, at its toml line
+        toml.launches, bad = check_keywords(list(kernels), toml.launches)
+        toml.errors.extend(TomlError(toml.config_path, e.line, f"`launch`: {e.message}", e.column, e.kernel)
+                           for e in bad)
+    return list(kernels), list(launches), list(errors) + misnamed, toml
 
 
 @functools.lru_cache(maxsize=4)
@@ -615,13 +638,13 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
         file_diags = []
     chosen = list(range(len(launches))) if select is None else [i for i in select if 0 <= i < len(launches)]
     if not chosen:
-        return FileResult(portable, (), tuple(file_diags))
+        return _located(FileResult(portable, (), tuple(file_diags)), root, mapper)
     with file_scope(import_roots(path, root)):
         try:
             module = import_module(path, root)
         except ImportFailure as failure:
             file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
-            return FileResult(portable, (), tuple(file_diags))
+            return _located(FileResult(portable, (), tuple(file_diags)), root, mapper)
         if on_event is not None:
             on_event("ready", {"path": portable,
                                "launches": [[i, launches[i].kernel, launches[i].line] for i in chosen],
@@ -635,10 +658,18 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
                 found = [_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'")]
             else:
                 found = analyze_launch(launch, kernel_obj, settings, mapper, source_hash)
+            found = [with_origin(r, launch, launch_origin(launch, portable, mapper)) for r in found]
             results.extend(found)
             if on_event is not None:
                 on_event("launch", {"index": i, "results": [r.to_json() for r in found]})
-    return FileResult(portable, tuple(results), tuple(file_diags))
+    return _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
+
+
+def launch_origin(launch: LaunchSpec, portable: str, mapper: PathMapper) -> Frame:
+    """Where `launch` is declared: its directive's line in the file, or its table's line in the toml."""
+    if launch.origin == "comment":
+        return Frame(portable, launch.line, 1)
+    return Frame(toml_path(mapper, Path(launch.origin)), launch.line, 1)
 
 
 def _file_launches(path: Path, text: str, root: Path | None, settings: Settings, config_file: Path | None,
@@ -653,14 +684,15 @@ def _file_launches(path: Path, text: str, root: Path | None, settings: Settings,
     for err in errors:
         file_diags.append(Diagnostic("TL020", err.message, err.line, err.column, end_line=err.end_line or None))
     for err in toml.errors:
-        # the table lives in a toml file; the kernel file carries the diagnostic, naming where
-        where = f"{mapper.portable(str(err.path))}:{err.line}:{err.column}"
-        file_diags.append(Diagnostic("TL020", f"{where}: {err.message}", 1, 1,
-                                     stack=(Frame(mapper.portable(str(err.path)), err.line, err.column),)))
-    for k in unlaunched(kernels, launches, errors):
+        # the table lives in a toml file: its line is the toml's (the stack's one frame), the message
+        # names it for a client that shows it in the kernel file
+        where = f"{toml_path(mapper, err.path)}:{err.line}:{err.column}"
+        file_diags.append(Diagnostic("TL020", f"{where}: {err.message}", err.line, err.column,
+                                     stack=(Frame(toml_path(mapper, err.path), err.line, err.column),)))
+    for k in unlaunched(kernels, launches, list(errors) + list(toml.errors)):
         file_diags.append(Diagnostic(
             "TL100", f"{k.name} has no declared launch, so it is not checked: the quick fix \"Declare an "
-            f"example launch\" (or `tilelens-lsp suggest {path.name}`) writes one that compiles, and "
+            f"example launch\" (or `tilelens-lsp suggest {mapper.portable(str(path))}`) writes one that compiles, and "
             "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
             k.line, k.column))
     return settings, launches, file_diags
@@ -703,5 +735,32 @@ def config_counts(text: str) -> dict[str, int]:
                 continue
             configs = next((k.value for k in dec.keywords if k.arg == "configs"), dec.args[0] if dec.args else None)
             out[fn.name] = len(configs.elts) if isinstance(configs, (ast.List, ast.Tuple)) else 8
+    return out
+
+
+def toml_path(mapper: PathMapper, path: Path) -> str:
+    """A toml config's portable path, or its absolute path where the portable one would be a bare
+    name no root resolves (a `--config /tmp/x.toml` outside the workspace): a path a user can open."""
+    portable = mapper.portable(str(path))
+    found = mapper.absolute(portable)
+    return portable if found and os.path.realpath(found) == os.path.realpath(path) else str(Path(path).resolve())
+
+
+def _located(result: FileResult, root: Path | None, mapper: PathMapper) -> FileResult:
+    return replace(result, absolute_paths=absolute_paths(result, root, mapper))
+
+
+def absolute_paths(result: FileResult, root: Path | None, mapper: PathMapper) -> dict[str, str]:
+    """The absolute file behind each portable path of `result` that is not the workspace's (an
+    installed module's importable path, Triton's `triton/...`), found where the mapper found it."""
+    named = {result.path} | {f.path for d in result.all_diagnostics() for f in d.stack}
+    named |= {launch.origin.path for launch in result.launches if launch.origin is not None}
+    out: dict[str, str] = {}
+    for portable in sorted(p for p in named if p):
+        if root is not None and (root / portable).is_file():
+            continue
+        found = mapper.absolute(portable)
+        if found:
+            out[portable] = found
     return out
 

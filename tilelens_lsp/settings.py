@@ -84,4 +84,5 @@ def merge(base: Settings, values: dict[str, Any] | None) -> Settings:
 def from_environment(base: Settings | None = None) -> Settings:
     base = base or Settings()
     target = os.environ.get("TILELENS_IR_TARGET")
-    return merge(base, {"target": target} if target else None)
+    budget = os.environ.get("TILELENS_ENUMERATION_BUDGET", "").replace("_", "")
+    return merge(base, {"target": target, "enumeration_budget": int(budget) if budget.isdigit() else None})

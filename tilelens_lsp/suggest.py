@@ -16,12 +16,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tilelens_lsp.compile.binding import LaunchBindingError, unwrap
 from tilelens_lsp.compile.compiler import compile_launch
-from tilelens_lsp.compile.synth import GRID, SIZE, compile_check, synthesize
+from tilelens_lsp.compile.synth import GRID, SIZE, compile_check, index_pointers, pointer_params, synthesize
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import LaunchResult, Suggestion
 from tilelens_lsp.pipeline import (ImportFailure, analyze_launch, declared_launches, file_scope, import_module,
@@ -36,6 +37,7 @@ WIDTH = 100          # wrap a directive's arguments over continuation lines past
 # placeholder tensor)
 VARIANTS = ((True, 128), (False, 128), (True, 8))
 MIN_SIZE = 16        # elements of a placeholder tensor no access reaches
+MAX_SCALAR_TRIALS = 12   # analyses spent fitting integer scalars to the grid and tile sizes, per kernel
 FINDINGS = frozenset({"TL001", "TL002", "TL003", "TL004", "TL005", "TL006"})
 PLACEHOLDER_NOTE = ("# Example launch from tilelens: it compiles, but the sizes, values and grid are "
                     "placeholders; use a real launch's.")
@@ -44,7 +46,7 @@ PLACEHOLDER_NOTE = ("# Example launch from tilelens: it compiles, but the sizes,
 def undeclared(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None) -> list[str]:
     """The kernels of `text` that TL100 names (the pipeline's rule)."""
     kernels, launches, errors, toml = declared_launches(path, text, workspace_root, config_file)
-    return [k.name for k in unlaunched(kernels, list(launches) + list(toml.launches), errors)]
+    return [k.name for k in unlaunched(kernels, list(launches) + list(toml.launches), list(errors) + list(toml.errors))]
 
 
 def suggest_launches(path: Path | str, workspace_root: Path | str | None = None, kernels: list[str] | None = None,
@@ -89,6 +91,7 @@ def _one(context: _Context, name: str) -> Suggestion:
     if kernel_obj is None:
         return Suggestion(name, error=f"the saved file defines no kernel named '{name}' (save it first?)")
     compiles = compile_check(module, target)
+    indices = _index_parameters(kernel_obj)
     compiled: list[tuple[str, ...]] = []
     failed, tried = None, 0
     for layout, ints in VARIANTS:
@@ -97,6 +100,7 @@ def _one(context: _Context, name: str) -> Suggestion:
         if found.launch is None or found.fails_alike:
             failed = failed or found.error or "no candidate"
             continue
+        found = replace(found, launch=with_index_ranges(found.launch, indices, ints))
         ttir, error = compile_as_written(module, name, directive_lines(found.launch), target)
         if error:
             failed = failed or f"it does not compile as written: {error}"
@@ -110,7 +114,13 @@ def _one(context: _Context, name: str) -> Suggestion:
             if compile_as_written(module, name, lines, target)[1]:
                 continue
             results = _analyse(context, name, lines)
+            if _refused_on_data(results):    # an index the source reading missed: range every integer tensor
+                ranged = with_index_ranges(launch, set(re.findall(rf"\b(\w+)=[iu]\d+\[{SIZE}\]", launch)), ints)
+                again = (PLACEHOLDER_NOTE,) + directive_lines(ranged)
+                if ranged != launch and not compile_as_written(module, name, again, target)[1]:
+                    launch, lines, results = ranged, again, _analyse(context, name, again)
             if not _findings(results):
+                launch, results = _fit_scalars(context, name, launch, results, ints)
                 small = _fitted(launch, results)
                 if small is not None:
                     fitted = (PLACEHOLDER_NOTE,) + directive_lines(small)
@@ -126,6 +136,80 @@ def _one(context: _Context, name: str) -> Suggestion:
         why = (f"its constexpr {why.rsplit(' ', 1)[-1]} takes a dtype, which a directive cannot write yet; "
                "capture a launch from a run instead (tilelens-lsp capture)")
     return Suggestion(name, error=f"no example launch of {name} compiles ({tried} tried): {why}", tried=tried)
+
+
+def _index_parameters(kernel_obj) -> set[str]:
+    """The pointer parameters whose loaded values reach another access's address (synth's reading of
+    the source): a launch must declare their range, or the analysis refuses the access they index."""
+    try:
+        jit = unwrap(kernel_obj).jit
+    except LaunchBindingError:
+        return set()
+    return index_pointers(jit, pointer_params(jit))
+
+
+def with_index_ranges(launch: str, indices: set[str], rows: int) -> str:
+    """`launch` with `.values(0, rows)` on each integer placeholder tensor in `indices`: every index
+    names one of `rows` rows (or elements) of the tensor it indexes, which the placeholder sizes then
+    fit (`_fitted`)."""
+    def ranged(m: re.Match) -> str:
+        if m.group(1) not in indices or not m.group(2).startswith(("i", "u")):
+            return m.group(0)
+        return f"{m.group(0)}.values(0, {rows})"
+    return re.sub(rf"\b(\w+)=(\w+)\[{SIZE}\](?!\.values)", ranged, launch)
+
+
+def _refused_on_data(results: list[LaunchResult] | None) -> bool:
+    """Some config was refused because an address or a bound depends on loaded data."""
+    return any(d.code == "TL030" and d.kind in ("indirect-address", "data-dependent-bound")
+               for r in results or () for d in r.diagnostics)
+
+
+def _touched(results: list[LaunchResult]) -> dict[str, int]:
+    """Distinct elements each pointer's exact accesses touch, summed over accesses and configs (an
+    inexact one, a gather through declared index ranges, is a bound that moves with every size)."""
+    out: dict[str, int] = {}
+    for r in results:
+        for a in r.accesses:
+            if not a.exact:
+                continue
+            out[a.pointer] = out.get(a.pointer, 0) + (a.touched or sum(hi - lo for lo, hi in a.elements))
+    return out
+
+
+def _fit_scalars(context: _Context, name: str, launch: str, results: list[LaunchResult] | None,
+                 value: int) -> tuple[str, list[LaunchResult] | None]:
+    """`launch` with each integer scalar that is still the placeholder `value` (strides excepted) lowered
+    to the smallest grid extent, tile size or tile size times program count that leaves every pointer's
+    touched elements as they were and the analysis clean: a row count the grid does not reach becomes
+    the grid's rows, a column count past the tile becomes the tile's width, so sizes, grid and scalars
+    tell one story. Each trial is one analysis (at most MAX_SCALAR_TRIALS per kernel); a scalar no
+    trial keeps stays as it was."""
+    if not results or any(r.status != "analyzed" for r in results):
+        return launch, results
+    head, args = _split_call(launch)
+    grid = [int(x) for x in re.findall(r"\d+", head[head.index("["):])]
+    tiles = [int(v) for a in args if (v := a.partition("=")[2]).isdigit() and re.match(r"[A-Z_0-9]+=", a)]
+    programs = 1
+    for g in grid:
+        programs *= g
+    trials = sorted({x for x in grid + tiles + [programs * t for t in tiles] if 1 < x < value})
+    before, budget = _touched(results), MAX_SCALAR_TRIALS
+    for i, arg in enumerate(args):
+        key, _, current = arg.partition("=")
+        if current != str(value) or "stride" in key.lower() or not key.islower():
+            continue
+        for trial in trials:
+            if budget <= 0:
+                return launch, results
+            budget -= 1
+            candidate_args = args[:i] + [f"{key}={trial}"] + args[i + 1:]
+            candidate = f"{head}({', '.join(candidate_args)})"
+            got = _analyse(context, name, directive_lines(candidate))
+            if got and not _findings(got) and all(r.status == "analyzed" for r in got) and _touched(got) == before:
+                launch, results, args = candidate, got, candidate_args
+                break
+    return launch, results
 
 
 def _grid_for(ttir: str) -> str:
@@ -199,7 +283,7 @@ def _fitted(launch: str, results: list[LaunchResult] | None) -> str | None:
                 reach[a.pointer] = max(reach.get(a.pointer, 0), a.elements[-1][1])
 
     def size(m: re.Match) -> str:
-        n = max(MIN_SIZE, reach.get(m.group(1), 0))
+        n = reach.get(m.group(1)) or MIN_SIZE
         return f"{m.group(1)}={m.group(2)}[{1 << (n - 1).bit_length()}]"
     return re.sub(rf"\b(\w+)=(\w+)\[{SIZE}\]", size, launch)
 

@@ -247,7 +247,9 @@ def _check(config: Path, jobs: int, timeout: float) -> dict:
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"check exited {proc.returncode}: {proc.stderr[-2000:]}")
     doc = json.loads(proc.stdout)
-    strays = [f["path"] for f in doc["files"] if "site-packages" not in f["path"] and "/" in f["path"]]
+    # an installed file prints by its importable path; its absolute path says where it came from
+    where = [f.get("absolute_path") or f["path"] for f in doc["files"]]
+    strays = [w for w in where if "site-packages" not in w and "/" in w]
     if strays:   # a `module =` that did not resolve would leave check to sweep the working folder
         raise RuntimeError(f"check of {config} reported files outside the corpus venv: {strays[:5]}")
     return doc

@@ -176,6 +176,21 @@ local function run()
       result.hover = hover_text(response.result.contents)
     end
   end
+  -- the float Neovim itself renders for K (vim.lsp.buf.hover), as its buffer shows it
+  vim.api.nvim_win_set_cursor(0, { cfg.hover_line + 1, col })
+  vim.lsp.buf.hover()
+  local function float_lines()
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(win).relative ~= "" then
+        return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+      end
+    end
+  end
+  vim.wait(cfg.hover_ms, function() return float_lines() ~= nil end, 50)
+  result.hover_float = float_lines()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= "" then vim.api.nvim_win_close(win, true) end
+  end
   declare_launch()
 end
 
@@ -287,6 +302,14 @@ def test_unmasked_tail_load_is_reported_on_its_line(session):
 def test_hover_on_the_load_names_its_pointer(session):
     assert session.get("hover"), _explain(session)
     assert "x_ptr" in session["hover"], _explain(session)
+
+
+def test_the_hover_float_renders_without_raw_table_rows_and_keeps_the_brackets(session):
+    lines = session.get("hover_float") or []
+    assert lines, _explain(session)
+    assert not [x for x in lines if x.strip().startswith("|") and x.strip().endswith("|")], lines
+    assert any("add_kernel[BLOCK=256]" in x for x in lines), lines
+    assert not any("\\[" in x for x in lines), lines      # no escape left showing where brackets are literal
 
 
 def test_the_preferred_tl100_fix_inserts_a_launch_that_neovim_saves_and_the_server_analyses(session):

@@ -233,6 +233,25 @@ async def test_the_did_you_mean_fix_replaces_a_misspelt_kernel_name(ws: Workspac
     assert after == []
 
 
+async def test_the_did_you_mean_fix_replaces_a_misspelt_parameter_name(ws: Workspace):
+    text = PARAMS.replace("n_cols=100", "n_col=100")
+    action, fixed, after = await fix_and_reanalyse(ws, "param_typo.py", text, "TL020", "Replace 'n_col' with 'n_cols'")
+    assert action.is_preferred and fixed == PARAMS
+    assert after == []
+
+
+PARAMS = kernel("""
+    import triton
+    import triton.language as tl
+
+    # tilelens: row_kernel[(4,)](fp32[4, 100], n_cols=100, BLOCK=128)
+    @triton.jit
+    def row_kernel(x_ptr, n_cols, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + tl.program_id(0) * n_cols + offs, 1.0, mask=offs < n_cols)
+""")
+
+
 # ---------------------------------------------------------------- suppression
 
 

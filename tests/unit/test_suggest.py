@@ -178,3 +178,88 @@ def test_a_python_path_is_the_callers_relative_path_and_a_bare_name_stays_a_name
     monkeypatch.chdir(tmp_path)
     assert interpreter_arg(".venv/bin/python") == str(tmp_path / ".venv" / "bin" / "python")
     assert interpreter_arg("python3") == "python3"
+
+
+GATHERS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def embedding_kernel(ids_ptr, weight_ptr, out_ptr, n_tokens, dim, BLOCK_D: tl.constexpr):
+    pid = tl.program_id(0)
+    tok = tl.load(ids_ptr + pid)
+    cols = tl.arange(0, BLOCK_D)
+    mask = cols < dim
+    row = tl.load(weight_ptr + tok * dim + cols, mask=mask)
+    tl.store(out_ptr + pid * dim + cols, row, mask=mask)
+
+
+@triton.jit
+def rows_kernel(x_ptr, y_ptr, n_rows, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask)
+    tl.store(y_ptr + row * stride + cols, x, mask=mask)
+
+
+@triton.jit
+def _row_of(p, i):
+    return tl.load(p + i)
+
+
+@triton.jit
+def helper_gather_kernel(src, dst, rows_of, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    r = _row_of(rows_of, offs)     # an index loaded in a helper: the source reading does not see it
+    tl.store(dst + offs, tl.load(src + r, mask=m), mask=m)
+'''
+
+
+@pytest.fixture(scope="module")
+def gathers_written(tmp_path_factory) -> Path:
+    """GATHERS with `tilelens-lsp suggest --write`'s launches inserted."""
+    path = tmp_path_factory.mktemp("gathers") / "gathers.py"
+    path.write_text(GATHERS)
+    run = _cli(str(path), "--write", cwd=path.parent)
+    assert run.returncode == 0, run.stderr
+    return path
+
+
+def _written_launch(path: Path, kernel: str) -> str:
+    lines = path.read_text().split("\n")
+    directives = [x[len("# tilelens:"):].strip() for x in lines if x.startswith("# tilelens:")]
+    text = " ".join(directives)
+    start = text.index(f"{kernel}[")
+    return text[start:text.index(") ", start) + 1] if ") " in text[start:] else text[start:]
+
+
+def test_an_index_tensor_is_declared_with_a_range_so_the_gather_it_feeds_is_analysed(gathers_written):
+    assert ".values(0, 128)" in _written_launch(gathers_written, "embedding_kernel")
+    check = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", "--format", "json", str(gathers_written)],
+                           cwd=gathers_written.parent, capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stdout + check.stderr
+    import json
+
+    [result] = json.loads(check.stdout)["files"]
+    assert sorted((r["kernel"], r["status"]) for r in result["launches"]) == [
+        ("embedding_kernel", "analyzed"), ("helper_gather_kernel", "analyzed"), ("rows_kernel", "analyzed")]
+    assert [d["code"] for r in result["launches"] for d in r["diagnostics"]] == []
+
+
+def test_placeholder_scalars_fit_the_grid_the_tiles_and_the_tensor_sizes(gathers_written):
+    # two programs, one row each: two rows; a 32-wide tile covers 32 columns; rows of stride 128
+    rows = _written_launch(gathers_written, "rows_kernel")
+    assert "rows_kernel[(2,)](" in rows and "n_rows=2, n_cols=32, stride=128" in rows
+    assert "x_ptr=fp32[256], y_ptr=fp32[256]" in rows
+    # two tokens of a 128-row table of 32-wide rows: ids hold two tokens, the table 128 x 32
+    emb = _written_launch(gathers_written, "embedding_kernel")
+    assert "ids_ptr=i32[2].values(0, 128), weight_ptr=fp32[4096], out_ptr=fp32[64]" in emb
+    assert "n_tokens=2" in emb and "dim=32" in emb
+    # two programs of a 32-wide tile: n covers the 64 elements they reach
+    assert "n=64, BLOCK=32" in _written_launch(gathers_written, "helper_gather_kernel")
+
+
+def test_an_index_the_source_reading_misses_is_ranged_after_the_analysis_refuses_it(gathers_written):
+    assert "rows_of=i32[64].values(0, 128)" in _written_launch(gathers_written, "helper_gather_kernel")

@@ -193,17 +193,13 @@ def _table(rec: dict, root: Path) -> tuple[str, dict]:
     if rec.get("unrecordable"):
         raise ValueError(rec["unrecordable"])
     table: dict = {}
-    file = Path(rec["file"])
-    try:
-        table["file"] = file.resolve().relative_to(root).as_posix()
+    file = Path(rec["file"]).resolve()
+    if rec.get("importable") and any(p in ("site-packages", "dist-packages") for p in file.parts):
+        table["module"] = rec["module"]      # a kernel of an installed package: found where it is installed
+        where = rec["module"]
+    else:              # the user's own file (imported or not): by path, relative to the toml (`file =`)
+        table["file"] = Path(os.path.relpath(file, root)).as_posix() if file.anchor == root.anchor else str(file)
         where = table["file"]
-    except ValueError:
-        if not rec.get("importable"):      # a script, or a file imported by path: name the file
-            table["file"] = str(file.resolve())
-            where = table["file"]
-        else:          # a kernel of an installed package
-            table["module"] = rec["module"]
-            where = rec["module"]
     grid, let = _grid(rec["grid"], rec.get("wrapped", False))
     args = [_spec(a) for a in rec["args"]]
     args += [f"{name}={_spec(a)}" for name, a in rec["kwargs"].items()]

@@ -119,3 +119,64 @@ def declared_only(files: list[Path], config: Path | None) -> list[Path]:
     in_config = {Path(f).resolve() for f in files_in_config(config)} if config else set()
     tables: dict[Path, set[Path]] = {}
     return [f for f in files if has_launch(f) or f in in_config or declared_in_toml(f, find_root(f.parent), tables)]
+
+
+def _jit_text(path: Path) -> str | None:
+    """The text of a `.py` file that may define a `@triton.jit` kernel (cheap byte test first)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_FILE_BYTES or b"jit" not in data:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _called_in_jit(text: str) -> set[str]:
+    """Names a `@jit` function of `text` calls (`helper(...)` or `module.helper(...)`)."""
+    import ast
+    from tilelens_lsp.launches.kernels import is_jit, parse_file
+    tree = parse_file(text)
+    out: set[str] = set()
+    for fn in ast.walk(tree) if tree is not None else ():
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_jit(fn):
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Call) and n.func is not fn:
+                    name = getattr(n.func, "id", None) or getattr(n.func, "attr", None)
+                    if name and name != fn.name:
+                        out.add(name)
+    return out
+
+
+def unlaunched_files(paths: list[str], checked: list[Path]) -> list[tuple[Path, list[tuple[str, int, int]]]]:
+    """Files under the given folders that declare no launch but define kernels: (file, [(kernel, line,
+    column)]). A `@jit` function that a `@jit` function of any file there calls is a helper, not listed."""
+    from tilelens_lsp.launches.kernels import find_kernels   # lazy: see declared_only
+    done = set(checked)
+    texts: dict[Path, str] = {}
+    for raw in paths:
+        p = Path(raw)
+        if not p.is_dir():
+            continue
+        for f in _walk(p):
+            real = f.resolve()
+            if real in texts or _regular(real) is None:
+                continue
+            text = _jit_text(real)
+            if text is not None:
+                texts[real] = text
+    for f in done:
+        if f not in texts and (text := _jit_text(f)) is not None:
+            texts[f] = text
+    called: set[str] = set()
+    for text in texts.values():
+        called |= _called_in_jit(text)
+    out = []
+    for f, text in texts.items():
+        if f in done:
+            continue
+        kernels = [(k.name, k.line, k.column) for k in find_kernels(text) if not k.is_helper and k.name not in called]
+        if kernels:
+            out.append((f, kernels))
+    return sorted(out)

@@ -12,13 +12,15 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from tilelens_lsp import __version__, releases, suppress
 from tilelens_lsp.cli import report, rule, shard, suggest
 from tilelens_lsp.cli.options import settings_from_args
-from tilelens_lsp.cli.files import collect_files, declared_only, too_large
-from tilelens_lsp.model import FileResult
-from tilelens_lsp.paths import find_root, relative_posix
+from tilelens_lsp.cli.display import Display, installed, rebase
+from tilelens_lsp.cli.files import collect_files, declared_only, too_large, unlaunched_files
+from tilelens_lsp.model import Diagnostic, FileResult
+from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, from_environment
 from tilelens_lsp.worker.pool import Share, analyze_files
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable
@@ -63,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
     check.add_argument("--root", type=Path, help="workspace root for portable paths (default: nearest marker)")
     shard.add_shard_flag(check)
+    check.add_argument("--fail-on", action="append", choices=("refused",), default=[],
+                       help="refused: exit 1 when any launch was refused (not analysed), for CI")
+    check.add_argument("--show-hints", action="store_true",
+                       help="text: one TL100 line per kernel without a declared launch (default: one line for all)")
     capture = sub.add_parser("capture", help="run a command and record the Triton launches it makes as "
                              "tilelens.toml launch tables",
                              usage="tilelens-lsp capture [--out FILE] [--merge] [--per-kernel N] -- COMMAND [ARGS...]")
@@ -139,8 +145,8 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         except Exception as exc:  # noqa: BLE001 - a broken toml is a configuration error
             print(f"tilelens-lsp: {config}: {exc}", file=sys.stderr)
             return 2
-    if not args.paths and not config_files:
-        args.paths = ["."]
+    if not args.paths and config is None:
+        args.paths = ["."]   # with --config, its launches and the paths given: nothing else
     files, errors = collect_files(args.paths, config_files)
     if errors:
         for e in errors:
@@ -150,13 +156,17 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         files = declared_only(files, config)
         if not files:
             return 0   # nothing declares a launch: nothing to import, nothing to report
+    workspace = [f for f in files if not installed(f)]
     root = (args.root.resolve() if args.root else
-            config.parent if config else find_root(Path(os.path.commonpath([str(f.parent) for f in files]))
-                                                    if files else Path.cwd()))
+            find_root(Path(os.path.commonpath([str(f.parent) for f in workspace])) if workspace else Path.cwd()))
+    display = Display(root, Path.cwd().resolve(), tuple(
+        x for flag in ("python", "target") if getattr(args, flag, None) for x in (f"--{flag}", getattr(args, flag))))
     broken = _broken_config(files, root, config)
     if broken:
         print(f"tilelens-lsp: {broken}", file=sys.stderr)
         return 2
+    unresolved = _unresolved_launches(args.paths, root, config, settings.interpreter, display)
+    unlaunched = [] if args.declared_only else unlaunched_files(args.paths, files)
     if args.target or os.environ.get("TILELENS_IR_TARGET"):
         target = settings.target
     else:
@@ -166,6 +176,9 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
             return 2
     # what the JSON and SARIF say is what every file compiles for: the toml may no longer change it
     settings = replace(settings, target=target or Settings().target, target_pinned=True)
+    if not files:
+        return _finish(args, unresolved, [], Settings().target if not target else target, "", display,
+                       unlaunched)
     jobs = max(1, args.jobs)
     server = _fork_server(settings) if jobs > 1 else None
     workers = [Worker(settings, fork_server=server) for _ in range(jobs)]   # each starts on its first request
@@ -178,14 +191,18 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     diag = releases.gate(hello.triton)
     if diag is not None:
         _stop(workers, server)
-        return _finish(args.format, [FileResult("", (), (diag,))], hello.triton, settings.target, 2)
+        args.exit_now = 2
+        return _finish(args, [FileResult("", (), (diag,))], [], settings.target, hello.triton, display, [])
     positions: list[tuple[int, ...]] = []
     results = _analyze_all(workers, files, root, config, settings, args.shard, positions)
     _stop(workers, server)
     results = [_portable(r, f, root) for r, f in zip(results, files)]
-    results = _suppressed(results, files, args.select, args.ignore)
-    marks = (args.shard, positions) if args.shard else None
-    return _finish(args.format, results, hello.triton, settings.target, exit_code(results), marks)
+    raw = [rebase(r, display) for r in results]
+    shown = _suppressed(raw, files, args.select, args.ignore)
+    # `check --shard`: the shard a document holds and each launch's declared index
+    args.marks = (args.shard, [()] * len(unresolved) + positions) if args.shard else None
+    return _finish(args, unresolved + shown, [""] * len(unresolved) + [str(f) for f in files], settings.target,
+                   hello.triton, display, unlaunched, raw)
 
 
 def _fork_server(settings: Settings):
@@ -211,7 +228,40 @@ def run_merge(args) -> int:
     except shard.MergeError as exc:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2
-    return _finish(args.format, results, triton, target, exit_code(results))
+    absolute = [shard.absolute_path(docs, r.path) for r in results]
+    try:
+        _print_results(args.format, results, absolute, triton, target, shard.merge_summaries(docs), None, True)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return exit_code(results)
+
+
+def _unresolved_launches(paths: list[str], root: Path, config: Path | None, python: str | None,
+                         display: Display) -> list[FileResult]:
+    """A TL010 at its toml line for each launch table of the tomls in play that names no file the
+    worker can import (an unknown `module =`, a `file =` that does not exist): never dropped in silence.
+
+    The tomls in play: `--config`, else the workspace toml of each folder given."""
+    from tilelens_lsp.launches.toml import config_errors, find_config   # lazy: see cli/files.py
+    tomls: dict[Path, str] = {}
+    if config is not None:
+        tomls[config] = "config"
+    else:
+        for raw in paths:
+            if Path(raw).is_dir():
+                found = find_config(Path(raw).resolve() / "__tilelens__.py", find_root(Path(raw)))
+                if found is not None:
+                    tomls.setdefault(found[0].resolve(), found[1])
+    out = []
+    for toml, origin in tomls.items():
+        diags = tuple(Diagnostic("TL010", f"this launch is not checked: {e.message}{_file_hint(e, toml, root)}",
+                                 e.line, e.column)
+                      for e in config_errors(toml, origin, python)
+                      if "`module`" in e.message or "`file`" in e.message)
+        if diags:
+            out.append(FileResult(display.relative(toml), (), diags))
+    return out
 
 
 def exit_code(results: list[FileResult]) -> int:
@@ -281,7 +331,11 @@ def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: P
 def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
     if result.path and not os.path.isabs(result.path):
         return result
-    return replace(result, path=relative_posix(path, root) or path.name)
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        rel = str(path)     # outside the workspace: the file itself, never a bare name that may collide
+    return replace(result, path=rel)
 
 
 def _stop(workers: list[Worker], server=None) -> None:
@@ -291,11 +345,130 @@ def _stop(workers: list[Worker], server=None) -> None:
         server.stop()
 
 
-def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code: int, marks=None) -> int:
-    """Print the results; return `code`, also when the reader of stdout went away (`| head -1`).
-    `marks`: (the shard, each launch's declared index) for the output of `check --shard`."""
+def _file_hint(error, toml: Path, root: Path) -> str:
+    """For a `module =` that is a file of the workspace: the `file =` line that names it."""
+    name = error.message.split("no module named '", 1)[-1].split("'", 1)[0] if "no module named" in error.message else ""
+    for base in (root, Path.cwd()):
+        candidate = base / (name.replace(".", "/") + ".py") if name else None
+        if candidate is not None and candidate.is_file():
+            rel = Path(os.path.relpath(candidate.resolve(), toml.parent)).as_posix()
+            return f"; it is a file of this workspace: write `file = \"{rel}\"` instead of `module =`"
+    return ""
+
+
+def summarize(results: list[FileResult], raw: list[FileResult]) -> dict[str, Any]:
+    """Launches counted by what became of them: analysed (clean or with findings), refused (by kind:
+    not analysed), failed (compile, directive or worker errors); files whose import failed."""
+    out: dict[str, Any] = {"files": len(raw), "launches": 0, "analyzed": 0, "clean": 0, "with_findings": 0,
+                           "refused": 0, "refused_by_kind": {}, "failed": 0, "files_not_imported": 0}
+    kinds: dict[str, int] = out["refused_by_kind"]
+    for before, after in zip(raw, results):
+        out["launches"] += len(after.launches)
+        if not before.launches and any(d.code in ("TL010", "TL050") for d in before.diagnostics):
+            out["files_not_imported"] += 1
+        for launch, shown in zip(before.launches, after.launches):
+            if launch.status == "analyzed":
+                out["analyzed"] += 1
+                found = any(d.severity in ("error", "warning") for d in shown.diagnostics)
+                out["with_findings" if found else "clean"] += 1
+            elif launch.status == "refused" and not any(d.code == "TL050" for d in launch.diagnostics):
+                out["refused"] += 1
+                for kind in sorted({d.kind or "unknown" for d in launch.diagnostics if d.code == "TL030"}
+                                   or {"unknown"}):
+                    kinds[kind] = kinds.get(kind, 0) + 1
+            else:
+                out["failed"] += 1
+    return out
+
+
+def summary_line(counts: dict[str, Any], errors: int) -> str:
+    parts = [f"{counts['analyzed']} analysed ({counts['clean']} clean, {counts['with_findings']} with findings)"]
+    kinds = ", ".join(f"{k}: {n}" for k, n in sorted(counts["refused_by_kind"].items()))
+    parts.append(f"{counts['refused']} refused" + (f" ({kinds})" if kinds else ""))
+    parts.append(f"{counts['failed']} failed")
+    line = f"tilelens-lsp: {counts['files']} file(s), {counts['launches']} launch(es): " + ", ".join(parts)
+    if counts["files_not_imported"]:
+        line += f"; {counts['files_not_imported']} file(s) could not be imported or read"
+    return line + f"; {errors} error(s)"
+
+
+def _unlaunched_kernels(results: list[FileResult], unlaunched: list[tuple[Path, list]],
+                        display: Display) -> list[tuple[str, str, str, int, int]]:
+    """(shown path, the `suggest` command for its file, kernel, line, column) of every kernel without a
+    declared launch."""
+    out = []
+    for r in results:
+        for d in r.diagnostics:
+            if d.code == "TL100":
+                out.append((r.path, display.suggest_command(display.pasteable(r.path, r)), d.message.split(" ", 1)[0],
+                            d.line, d.column))
+    for path, kernels in unlaunched:
+        shown = display.relative(path)
+        command = display.suggest_command(display.pasteable(shown, FileResult(shown)))
+        out.extend((shown, command, name, line, col) for name, line, col in kernels)
+    return out
+
+
+def no_launch_message(kernels: list[tuple]) -> str:
+    names, suggest = _kernel_list(kernels, 8), kernels[0][1]
+    return (f"tilelens-lsp: nothing was checked: no launch is declared for any of the {len(kernels)} kernel(s) "
+            f"found ({names}). Next: `{suggest}` prints a launch that compiles for "
+            "each kernel of a file (`--write` inserts it), `tilelens-lsp capture -- COMMAND` records the "
+            "launches a real run makes; pass --declared-only to accept a tree without launches")
+
+
+def _kernel_list(kernels: list[tuple], most: int) -> str:
+    by_file: dict[str, list[str]] = {}
+    for shown, _, name, _, _ in kernels:
+        by_file.setdefault(shown, []).append(name)
+    parts = [f"{path}: {', '.join(names)}" for path, names in by_file.items()]
+    if len(parts) > most:
+        parts = parts[:most] + [f"{len(parts) - most} more file(s)"]
+    return "; ".join(parts)
+
+
+def hint_line(kernels: list[tuple]) -> str:
+    suggest = kernels[0][1]
+    return (f"tilelens-lsp: {len(kernels)} kernel(s) without a declared launch, not checked: "
+            f"{_kernel_list(kernels, 6)} (--show-hints lists each; `{suggest}` "
+            "declares one)")
+
+
+def _finish(args, results: list[FileResult], absolute: list[str], target: str, triton: str, display: Display,
+            unlaunched: list, raw: list[FileResult] | None = None) -> int:
+    """Print the results and the summary; return the exit status, also when the reader of stdout went
+    away (`| head -1`)."""
+    raw = raw if raw is not None else []
+    analysed = results[len(results) - len(raw):] if raw else []
+    counts = summarize(analysed, raw)
+    kernels = _unlaunched_kernels(analysed, unlaunched, display)
+    code = getattr(args, "exit_now", None)
+    if code is None:
+        code = exit_code(results)
+        if "refused" in args.fail_on and (counts["refused"] or counts["failed"] or counts["files_not_imported"]):
+            code = max(code, 1)
+        if len(results) > len(analysed):     # a toml launch that names nothing the worker can import
+            code = 2
+        elif not counts["launches"] and kernels and not args.declared_only:
+            code = 2
+    if args.show_hints and unlaunched:
+        results = results + [FileResult(display.relative(p), (), tuple(
+            Diagnostic("TL100", f"{name} has no declared launch, so it is not checked: `"
+                       f"{display.suggest_command(display.pasteable(display.relative(p), FileResult('')))}` "
+                       "writes one that compiles",
+                       line, col) for name, line, col in ks)) for p, ks in unlaunched]
     try:
-        _emit(fmt, results, triton, target, marks)
+        _emit(args, results, absolute, triton, target, counts)
+        if args.format == "text":
+            errors = sum(1 for r in results for d in r.all_diagnostics() if d.severity == "error")
+            if not counts["launches"] and kernels:
+                print(no_launch_message(kernels), file=sys.stderr)
+            elif kernels and not args.show_hints:
+                print(hint_line(kernels), file=sys.stderr)
+            print(summary_line(counts, errors), file=sys.stderr)
+            if counts["refused"] and "refused" not in args.fail_on:
+                print("tilelens-lsp: a refused launch was not analysed (its TL030 says why and what to declare); "
+                      "--fail-on refused makes it fail the check", file=sys.stderr)
         sys.stdout.flush()
     except BrokenPipeError:
         # Nobody reads the rest: point stdout at /dev/null so the interpreter's last flush is quiet.
@@ -305,21 +478,26 @@ def _finish(fmt: str, results: list[FileResult], triton: str, target: str, code:
     return code
 
 
-def _emit(fmt: str, results: list[FileResult], triton: str, target: str, marks=None) -> None:
+def _emit(args, results: list[FileResult], absolute: list[str], triton: str, target: str,
+          counts: dict[str, Any]) -> None:
+    _print_results(args.format, results, absolute, triton, target, counts, getattr(args, "marks", None),
+                   args.show_hints)
+
+
+def _print_results(fmt: str, results: list[FileResult], absolute: list[str] | None, triton: str, target: str,
+                   counts: dict[str, Any] | None, marks, hints: bool) -> None:
+    """`marks`: (the shard, each file's launches' declared indices) for the output of `check --shard`."""
     if fmt == "text":
-        lines = report.text_lines(results)
-        for line in lines:
+        for line in report.text_lines(results, hints=hints):
             print(line)
-        n_err = sum(1 for r in results for d in r.all_diagnostics() if d.severity == "error")
-        n_launch = sum(len(r.launches) for r in results)
-        print(f"tilelens-lsp: {len(results)} file(s), {n_launch} launch(es), {n_err} error(s)", file=sys.stderr)
     elif fmt == "json":
-        print(report.dumps(_marked(report.json_document(results, triton, target), fmt, marks)))
+        doc = report.json_document(results, triton, target, absolute or None, counts)
+        print(report.dumps(_marked(doc, fmt, marks)))
     elif fmt == "github":
         for line in report.github_lines(results):
             print(line)
     else:
-        print(report.dumps(_marked(report.sarif_document(results, triton, target), fmt, marks)))
+        print(report.dumps(_marked(report.sarif_document(results, triton, target, counts), fmt, marks)))
 
 
 def _marked(doc: dict, fmt: str, marks) -> dict:

@@ -1,14 +1,19 @@
-"""Batch output formats of `tilelens-lsp check`: text, JSON (docs/cli.md), SARIF 2.1.0 and GitHub annotations."""
+"""Batch output formats of `tilelens-lsp check`: text, JSON, SARIF 2.1.0 and GitHub annotations.
+
+Every finding names the launches it came from (kernel, config, and the directive or toml line that
+declares it); identical findings of several launches are one finding listing them all."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from tilelens_lsp import __version__
 from tilelens_lsp.diagnostics import CODES, README_URL, SARIF_LEVEL
-from tilelens_lsp.model import Diagnostic, FileResult
+from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult
+
 
 def diagnostic_path(result: FileResult, diag: Diagnostic) -> str:
     """The file `diag.line` refers to: its innermost frame's (a helper in another file), else the result's."""
@@ -17,21 +22,89 @@ def diagnostic_path(result: FileResult, diag: Diagnostic) -> str:
     return result.path
 
 
-def text_lines(results: list[FileResult]) -> list[str]:
-    lines = []
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic as the batch formats report it: the launches that all gave it, identical in code,
+    place and message, are listed on it once (none for a file-level diagnostic such as an import error)."""
+
+    path: str
+    diag: Diagnostic
+    launches: tuple[LaunchResult, ...] = ()
+
+
+def findings(results: list[FileResult], hints: bool = True) -> list[Finding]:
+    """Every diagnostic once, in file then line order; identical ones of several launches merged."""
+    order: list[tuple] = []
+    merged: dict[tuple, list] = {}
     for result in results:
-        for diag in sorted(result.all_diagnostics(), key=lambda d: (d.line, d.column, d.code)):
-            where = f"{diagnostic_path(result, diag)}:{diag.line}:{diag.column}"
-            lines.append(f"{where}: {diag.severity}: {diag.message} [{diag.code}]")
+        items = [(d, None) for d in result.diagnostics] + [(d, launch) for launch in result.launches
+                                                            for d in launch.diagnostics]
+        for diag, launch in sorted(items, key=lambda x: (x[0].line, x[0].column, x[0].code)):
+            if diag.severity == "hint" and not hints:
+                continue
+            path = diagnostic_path(result, diag)
+            key = (path, diag.line, diag.column, diag.code, diag.severity, diag.message)
+            if key not in merged:
+                merged[key] = [path, diag, []]
+                order.append(key)
+            if launch is not None and launch not in merged[key][2]:
+                merged[key][2].append(launch)
+    return [Finding(merged[k][0], merged[k][1], tuple(merged[k][2])) for k in order]
+
+
+LABEL_KEYS = 4     # config entries a launch's label shows (JSON has them all)
+
+
+def launch_label(launch: LaunchResult, kernel: bool = True) -> str:
+    """`kernel[K=V] at path:line`: the declaration (directive or toml table) and the config's integer
+    entries (tile sizes: what tells the configs of one launch apart), at most LABEL_KEYS of them; flags,
+    strings and floats are the declaration's, which its path:line names."""
+    sizes = [(k, v) for k, v in launch.config.items() if isinstance(v, int) and not isinstance(v, bool)]
+    shown = [f"{k}={v}" for k, v in sizes[:LABEL_KEYS]]
+    if len(sizes) > LABEL_KEYS:
+        shown.append(f"+{len(sizes) - LABEL_KEYS}")
+    config = f"[{', '.join(shown)}]" if shown else ""
+    where = f"{launch.origin.path}:{launch.origin.line}" if launch.origin is not None else f"line {launch.line}"
+    return f"{launch.kernel if kernel else ''}{config} at {where}".lstrip()
+
+
+def launches_note(launches: tuple[LaunchResult, ...]) -> str:
+    """` (launch: ...)` or ` (3 launches of k: ...; ...)`, every launch named; empty when none."""
+    if not launches:
+        return ""
+    if len(launches) == 1:
+        return f" (launch: {launch_label(launches[0])})"
+    kernels = {launch.kernel for launch in launches}
+    if len(kernels) == 1:
+        return (f" ({len(launches)} launches of {launches[0].kernel}: "
+                + "; ".join(launch_label(launch, kernel=False) for launch in launches) + ")")
+    return f" ({len(launches)} launches: " + "; ".join(launch_label(launch) for launch in launches) + ")"
+
+
+def text_lines(results: list[FileResult], hints: bool = True) -> list[str]:
+    lines = []
+    for f in findings(results, hints):
+        where = f"{f.path}:{f.diag.line}:{f.diag.column}"
+        # a toml table's diagnostic names its place in its message (for an editor showing it in the
+        # kernel file); the line says it already
+        message = f.diag.message.removeprefix(f"{where}: ")
+        lines.append(f"{where}: {f.diag.severity}: {message}"
+                     f"{launches_note(f.launches)} [{f.diag.code}]")
     return lines
 
 
-def json_document(results: list[FileResult], triton: str, target: str) -> dict[str, Any]:
+def json_document(results: list[FileResult], triton: str, target: str, absolute: list[str] | None = None,
+                  summary: dict[str, Any] | None = None) -> dict[str, Any]:
     files = []
-    for result in results:
+    for i, result in enumerate(results):
         data = result.to_json()
+        if absolute is not None and absolute[i]:
+            data["absolute_path"] = absolute[i]
         files.append(data)
-    return {"tool": "tilelens-lsp", "version": __version__, "triton": triton, "target": target, "files": files}
+    doc = {"tool": "tilelens-lsp", "version": __version__, "triton": triton, "target": target, "files": files}
+    if summary is not None:
+        doc["summary"] = summary
+    return doc
 
 
 def _rule(code: str) -> dict[str, Any]:
@@ -56,44 +129,56 @@ def fingerprint(code: str, path: str, kernel: str | None, message: str) -> str:
     return hashlib.sha256("\0".join((code, path, kernel or "", message)).encode("utf-8")).hexdigest()[:32]
 
 
-def _with_kernels(result: FileResult) -> list[tuple[Diagnostic, str | None]]:
-    out: list[tuple[Diagnostic, str | None]] = [(d, None) for d in result.diagnostics]
-    for launch in result.launches:
-        out.extend((d, launch.kernel) for d in launch.diagnostics)
-    return out
+def _launch_json(launch: LaunchResult) -> dict[str, Any]:
+    return {"kernel": launch.kernel, "config": launch.config, "engine": launch.engine,
+            "origin": launch.origin.to_json() if launch.origin is not None else None}
 
 
-def sarif_document(results: list[FileResult], triton: str, target: str) -> dict[str, Any]:
+def sarif_document(results: list[FileResult], triton: str, target: str,
+                   summary: dict[str, Any] | None = None) -> dict[str, Any]:
     rules = [_rule(code) for code in sorted(CODES)]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     sarif_results = []
-    for result in results:
-        seen: dict[str, int] = {}
-        for diag, kernel in _with_kernels(result):
-            path = diagnostic_path(result, diag)
-            key = fingerprint(diag.code, path, kernel, diag.message)
-            seen[key] = seen.get(key, 0) + 1
-            entry: dict[str, Any] = {
-                "ruleId": diag.code, "ruleIndex": index[diag.code], "level": SARIF_LEVEL[diag.severity],
-                "message": {"text": diag.message},
-                "locations": [_location(path, diag.line, diag.column)],
-                "partialFingerprints": {"tilelensFinding/v1": f"{key}:{seen[key]}"},
-            }
-            if len(diag.stack) > 1:
-                entry["relatedLocations"] = [
-                    {**_location(f.path, f.line, f.column), "id": i,
-                     "message": {"text": "called from here" if i else "innermost frame"}}
-                    for i, f in enumerate(diag.stack)]
-            if diag.witness is not None:
-                entry["properties"] = {"witness": diag.witness.to_json()}
-            sarif_results.append(entry)
+    seen: dict[str, int] = {}
+    for f in findings(results):
+        diag, path = f.diag, f.path
+        kernel = f.launches[0].kernel if f.launches else None
+        key = fingerprint(diag.code, path, kernel, diag.message)
+        seen[key] = seen.get(key, 0) + 1
+        entry: dict[str, Any] = {
+            "ruleId": diag.code, "ruleIndex": index[diag.code], "level": SARIF_LEVEL[diag.severity],
+            "message": {"text": diag.message + launches_note(f.launches)},
+            "locations": [_location(path, diag.line, diag.column)],
+            "partialFingerprints": {"tilelensFinding/v1": f"{key}:{seen[key]}"},
+        }
+        related = []
+        if len(diag.stack) > 1:
+            related = [{**_location(fr.path, fr.line, fr.column),
+                        "message": {"text": "called from here" if i else "innermost frame"}}
+                       for i, fr in enumerate(diag.stack)]
+        related += [{**_location(launch.origin.path, launch.origin.line, launch.origin.column),
+                     "message": {"text": f"launch {launch_label(launch)}"}}
+                    for launch in f.launches if launch.origin is not None]
+        if related:
+            entry["relatedLocations"] = [{**r, "id": i} for i, r in enumerate(related)]
+        properties: dict[str, Any] = {}
+        if diag.witness is not None:
+            properties["witness"] = diag.witness.to_json()
+        if f.launches:
+            properties["launches"] = [_launch_json(launch) for launch in f.launches]
+        if properties:
+            entry["properties"] = properties
+        sarif_results.append(entry)
+    run_properties: dict[str, Any] = {"triton": triton, "target": target}
+    if summary is not None:
+        run_properties["summary"] = summary
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "tilelens-lsp", "version": __version__,
                                 "informationUri": README_URL, "rules": rules}},
-            "properties": {"triton": triton, "target": target},
+            "properties": run_properties,
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the workspace root"}}},
             "results": sarif_results,
         }],
@@ -128,15 +213,12 @@ def github_lines(results: list[FileResult]) -> list[str]:
     """Workflow commands (`::error file=...,line=...,col=...,title=TLxxx::message`) that GitHub Actions
     turns into annotations on the diff; hints are left out (they are not findings)."""
     lines = []
-    for result in results:
-        for diag in sorted(result.all_diagnostics(), key=lambda d: (d.line, d.column, d.code)):
-            if diag.severity == "hint":
-                continue
-            props = [f"file={_escape_property(diagnostic_path(result, diag))}", f"line={max(1, diag.line)}",
-                     f"col={max(1, diag.column)}"]
-            if diag.end_line and diag.end_line > diag.line:
-                props.append(f"endLine={diag.end_line}")
-            props.append(f"title={_escape_property(diag.code)}")
-            lines.append(f"::{_GITHUB_LEVEL[diag.severity]} {','.join(props)}::"
-                         f"{_escape_data(diag.message + ' [' + diag.code + ']')}")
+    for f in findings(results, hints=False):
+        diag = f.diag
+        props = [f"file={_escape_property(f.path)}", f"line={max(1, diag.line)}", f"col={max(1, diag.column)}"]
+        if diag.end_line and diag.end_line > diag.line:
+            props.append(f"endLine={diag.end_line}")
+        props.append(f"title={_escape_property(diag.code)}")
+        lines.append(f"::{_GITHUB_LEVEL[diag.severity]} {','.join(props)}::"
+                     f"{_escape_data(diag.message + launches_note(f.launches) + ' [' + diag.code + ']')}")
     return lines

@@ -130,7 +130,34 @@ def _merge_file(path: str, parts: list[dict[str, Any]]) -> FileResult:
     diags: list[Diagnostic] = []
     for result in ordered:
         diags += [d for d in result.diagnostics if d not in diags]
-    return FileResult(path, launches, tuple(diags))
+    located = {k: v for result in results for k, v in result.absolute_paths.items()}
+    return FileResult(path, launches, tuple(diags), located)
+
+
+def absolute_path(docs: list[dict[str, Any]], path: str) -> str:
+    """The `absolute_path` the shards' JSON gives the file `path` ("" where none does)."""
+    return next((f.get("absolute_path", "") for d in docs for f in d["files"]
+                 if f["path"] == path and f.get("absolute_path")), "")
+
+
+SUMMED = ("launches", "analyzed", "clean", "with_findings", "refused", "failed")
+
+
+def merge_summaries(docs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The unsharded run's summary: the shards' launch counts added up (every launch is in one
+    shard), files and files not imported counted once per file."""
+    summaries = [d.get("summary") for d in docs]
+    if any(not isinstance(x, dict) for x in summaries):
+        return None
+    out: dict[str, Any] = {k: sum(int(x.get(k, 0)) for x in summaries) for k in SUMMED}
+    kinds: dict[str, int] = {}
+    for x in summaries:
+        for kind, n in x.get("refused_by_kind", {}).items():
+            kinds[kind] = kinds.get(kind, 0) + int(n)
+    out["refused_by_kind"] = dict(sorted(kinds.items()))
+    out["files"] = max(int(x.get("files", 0)) for x in summaries)
+    out["files_not_imported"] = max(int(x.get("files_not_imported", 0)) for x in summaries)
+    return {k: out[k] for k in summaries[0]} if set(summaries[0]) <= set(out) else out
 
 
 def mark_positions(doc: dict[str, Any], positions: list[tuple[int, ...]]) -> dict[str, Any]:

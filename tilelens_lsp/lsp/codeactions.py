@@ -29,7 +29,7 @@ _OPS: dict[str, tuple[type, ...]] = {
     "mul": (ast.Mult,), "add": (ast.Add,), "sub": (ast.Sub,), "shl": (ast.LShift,),
     "div": (ast.FloorDiv, ast.Div), "rem": (ast.Mod,), "divs": (ast.FloorDiv,), "rems": (ast.Mod,),
 }
-_DID_YOU_MEAN = re.compile(r"unknown (?:name|dtype|kernel) '(?P<old>\w+)'.*?did you mean '?(?P<new>\w+)'?\?")
+_DID_YOU_MEAN = re.compile(r"unknown (?:name|dtype|kernel|parameter) '(?P<old>\w+)'.*?did you mean '?(?P<new>\w+)'?\?")
 _NOT_SUPPRESSIBLE = frozenset({suppress.UNUSED, "TL040", "TL050"})
 _UNDECLARED = re.compile(r"^(?P<kernel>\w+) has no declared launch")
 DECLARE_LAUNCH = "tilelens.declareLaunch"    # the command behind TL100's fix where edits cannot be resolved

@@ -167,8 +167,17 @@ def launch_labels(result: FileResult) -> list[str]:
     counts: dict[str, int] = {}
     for label in labels:
         counts[label] = counts.get(label, 0) + 1
-    return [f"{label} (line {launch.line})" if counts[label] > 1 else label
+    return [f"{label} ({_declared_at(launch, result)})" if counts[label] > 1 or _in_toml(launch, result) else label
             for label, launch in zip(labels, result.launches)]
+
+
+def _in_toml(launch: LaunchResult, result: FileResult) -> bool:
+    return launch.origin is not None and bool(launch.origin.path) and launch.origin.path != result.path
+
+
+def _declared_at(launch: LaunchResult, result: FileResult) -> str:
+    """`line 5` for a directive of this file, `tilelens.toml:5` for a toml table (its line is the toml's)."""
+    return f"{launch.origin.path}:{launch.origin.line}" if _in_toml(launch, result) else f"line {launch.line}"
 
 
 def _short(value: Any) -> str:

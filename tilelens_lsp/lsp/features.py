@@ -37,8 +37,10 @@ class Features:
         if markdown is None:
             return None
         kinds = self.editor.cap("text_document.hover.content_format", None) or [types.MarkupKind.Markdown]
-        kind = types.MarkupKind.Markdown if types.MarkupKind.Markdown in kinds else types.MarkupKind.PlainText
-        return types.Hover(contents=types.MarkupContent(kind=kind, value=markdown))
+        if types.MarkupKind.Markdown in kinds:
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.PlainText,
+                                                        value=hover.plaintext(markdown)))
 
     # -- inside directives: completion, signature help, go to definition (directive_help.py)
 

@@ -1,4 +1,4 @@
-"""Hover text: the footprint of the accesses on a line, one table row per launch/config, as Markdown.
+"""Hover text: the footprint of the accesses on a line, per launch/config, as Markdown lists (or plain text).
 
 Reads only stored `FileResult`s (never a worker), so a hover answers while an analysis runs or hangs.
 A view with one or two dimensions also gets a small map of which of its elements the access touches.
@@ -7,13 +7,14 @@ A view with one or two dimensions also gets a small map of which of its elements
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 
 from tilelens_lsp.lsp.linemap import LineMap, split_lines
 from tilelens_lsp.lsp.convert import launch_labels
 from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, Witness, format_values
 
-FULL, SOME, NONE, OUT = "█", "▒", "·", "✗"
+FULL, SOME, NONE, OUT, VIEW_OUT = "█", "▒", "·", "✗", "◇"
 MAX_ROWS, MAX_COLS, BAR_CELLS = 16, 32, 32
 MAX_MAPS = 2           # maps shown per hover (a file with many autotune configs would scroll forever)
 _ROW_SAMPLE = 4096     # rows scanned exactly per map; beyond that rows are sampled evenly
@@ -29,8 +30,13 @@ def hover_markdown(result: FileResult, rel: str, line: int, line_text: str = "",
         for access in launch.accesses:
             if access.line == line and (access.path or rel) == rel:
                 rows.append((label, launch, access))
+    refused = [(label, d) for launch, label in zip(result.launches, labels) for d in launch.diagnostics
+               if d.code == "TL030" and d.line == line and (not d.stack or d.stack[0].path in ("", rel))]
     if rows:
-        return _access_hover(rows, shown_line or line)
+        markdown = _access_hover(rows, shown_line or line)
+        return markdown + "\n\n" + _refusal_hover(refused, shown_line or line) if refused else markdown
+    if refused:
+        return _refusal_hover(refused, shown_line or line)
     if "tilelens:" in line_text:
         launches = [(label, launch) for launch, label in zip(result.launches, labels) if launch.line == line]
         if launches:
@@ -69,41 +75,29 @@ def hover_after_edits(result: FileResult, rel: str, analysed_text: str, line_map
 
 
 def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> str:
+    """One list item per launch/config and access, as `key: value` lines: a Markdown table shows raw
+    pipes in clients that do not render tables (Neovim), and a list reads the same everywhere."""
     ops = sorted({_op_name(a.op) for _, _, a in rows})
-    several_launches = len({id(launch) for _, launch, _ in rows}) > 1
-    per_line = {}
+    per_line: dict[int, set] = {}
     for _, launch, access in rows:
         per_line.setdefault(id(launch), set()).add((access.op, access.pointer))
     several_accesses = any(len(v) > 1 for v in per_line.values())
-    out = [f"**tilelens** · {', '.join(f'`{o}`' for o in ops)} on line {line}", ""]
-    header = ["launch"] if several_launches else []
-    header += ["access", "dtype", "elements touched", "bytes", "layout", "bounds"]
-    out.append("| " + " | ".join(header) + " |")
-    out.append("|" + "---|" * len(header))
-    for label, launch, access in rows:
-        cells = [_md(label)] if several_launches else []
-        cells += [
-            f"{access.op} `{access.pointer}`",
-            access.dtype,
-            _touched(access),
-            _bytes(access.touched * access.element_size) if access.element_size else "?",
-            _layout(access),
-            _bounds(access, launch, several_accesses),
-        ]
-        out.append("| " + " | ".join(cells) + " |")
-    if not several_launches:
-        launch = rows[0][1]
-        grid = "×".join(str(g) for g in launch.grid) if launch.grid else "?"
-        config = ", ".join(f"{k}={v}" for k, v in launch.config.items())
-        out += ["", f"{_md(rows[0][0])} · grid ({grid})" + (f" · {_md(config)}" if config else "")
-                + (f" · engine {launch.engine}" if launch.engine else "")]
+    out = [f"**tilelens** · {', '.join(f'`{o}`' for o in ops)} on line {line}"]
     shown: set[int] = set()
-    for _, launch, _ in rows:
+    for label, launch, access in rows:
         if id(launch) not in shown:
             shown.add(id(launch))
+            out += ["", _launch_line(label, launch)]
             out += _launch_notes(launch)
+        out += [
+            f"- {access.op} `{access.pointer}` ({access.dtype}): {_touched(access)}, "
+            f"{_bytes(access.touched * access.element_size) if access.element_size else '? B'}, {_layout(access)}",
+            f"  - bounds: {_bounds(access, launch, several_accesses)}",
+        ]
+        out += [f"  - {_md(text)}" for text in _access_findings(access, launch)]
     maps = 0
     seen: set[tuple] = set()
+    several_launches = len(shown) > 1
     for label, _, access in rows:
         if maps >= MAX_MAPS:
             break
@@ -115,16 +109,58 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
             continue
         seen.add(key)
         maps += 1
-        title = f"{label} · " if several_launches else ""
-        out += ["", f"{_md(title)}`{access.pointer}` `{access.dtype}{list(access.view_shape)}`"
+        title = f"`{label}` · " if several_launches else ""
+        out += ["", f"{title}`{access.pointer}` `{access.dtype}{list(access.view_shape)}`"
                 f"{'' if access.exact else ' (bound)'}:", "```text", *drawing, "```"]
-    out += ["", f"{FULL} all touched, {SOME} some, {NONE} none, {OUT} outside the storage. "
-            "*exact*: these elements are touched; *bound*: a proven over-approximation."]
+    out += ["", f"{FULL} all touched, {SOME} some, {NONE} none, {VIEW_OUT} outside the view (inside the "
+            f"storage), {OUT} outside the storage. *exact*: these elements are touched; *bound*: a proven "
+            "over-approximation."]
     return "\n".join(out)
 
 
 def _tuples(v):
     return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
+
+
+def _refusal_hover(refused: list[tuple[str, Diagnostic]], line: int) -> str:
+    """A line whose access was not analysed: why, and what would decide it (the refusal's fix), per launch."""
+    out = [f"**tilelens** · not analysed on line {line}"]
+    for message, labels in _grouped(refused).items():
+        out += ["", f"- {', '.join(f'`{x}`' for x in labels)}: {_md(message.removeprefix('not analyzed: '))}"]
+    return "\n".join(out)
+
+
+def _grouped(refused: list[tuple[str, Diagnostic]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for label, diag in refused:
+        out.setdefault(diag.message, [])
+        if label not in out[diag.message]:
+            out[diag.message].append(label)
+    return out
+
+
+def _launch_line(label: str, launch: LaunchResult) -> str:
+    """`kernel[K=V, ...]` · grid (...) · where it is declared: which launch a group of lines describes.
+    Code spans: brackets in them render as themselves everywhere (never a link)."""
+    grid = "×".join(str(g) for g in launch.grid) if launch.grid else "?"
+    config = ", ".join(f"{k}={v}" for k, v in launch.config.items())
+    where = re.search(r" \(([^()]*)\)$", label)
+    return (f"`{launch.kernel}{f'[{config}]' if config else ''}` · grid ({grid})"
+            + (f" · engine {launch.engine}" if launch.engine else "")
+            + (f" · declared at {_md(where.group(1))}" if where else ""))
+
+
+def _access_findings(access: Access, launch: LaunchResult) -> list[str]:
+    """Races (both programs and elements) and view over-reads at this access's line."""
+    out = []
+    for diag in launch.diagnostics:
+        if diag.code not in ("TL004", "TL005", "TL006"):
+            continue
+        frames = [(f.path, f.line) for f in diag.stack] or [(access.path, diag.line)]
+        if (access.path, access.line) in frames or diag.line == access.line:
+            if diag.code == "TL004" or f" of {access.pointer}" in diag.message or f"{access.pointer} " in diag.message:
+                out.append(f"{diag.code}: {diag.message}")
+    return list(dict.fromkeys(out))
 
 
 def _launch_notes(launch: LaunchResult) -> list[str]:
@@ -143,8 +179,24 @@ def _op_name(op: str) -> str:
                                                          else "tl.atomic_*")
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
 def _md(text: str) -> str:
-    return text.replace("|", "\\|")
+    """Text shown as itself in Markdown: brackets (`kernel[BLOCK=256]` is no link), pipes, emphasis."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def plaintext(markdown: str) -> str:
+    """The hover for a client that does not render Markdown: the same lines without the markup."""
+    out = []
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            continue
+        line = line.replace("**", "").replace("`", "")
+        line = re.sub(r"(?<![\\\w])\*(\S[^*]*?)\*(?!\w)", r"\1", line)
+        out.append(re.sub(r"\\(.)", r"\1", line))
+    return "\n".join(out)
 
 
 def _touched(access: Access) -> str:
@@ -173,6 +225,8 @@ def _bounds(access: Access, launch: LaunchResult, several: bool) -> str:
     if diag is not None:
         sure = "✗ out of bounds" if diag.code == "TL001" else "⚠ possibly out of bounds"
         return f"{sure}: {witness_text(diag.witness)}" if diag.witness else sure
+    if any(d.code == "TL004" and d.line == access.line for d in launch.diagnostics):
+        return "⚠ inside the storage, outside its view (TL004)"
     if access.in_bounds:
         return "in bounds"
     return "✗ out of bounds" if access.exact else "⚠ possibly out of bounds"
@@ -207,14 +261,11 @@ def witness_text(w: Witness) -> str:
 
 
 def _launch_hover(launches: list[tuple[str, LaunchResult]]) -> str:
-    out = ["**tilelens** · declared launch", "", "| launch | grid | config | status | accesses | verdicts |",
-           "|---|---|---|---|---|---|"]
+    out = ["**tilelens** · declared launch", ""]
     for label, launch in launches:
-        grid = "×".join(str(g) for g in launch.grid) if launch.grid else "?"
-        config = ", ".join(f"{k}={v}" for k, v in launch.config.items()) or "—"
         codes = sorted({d.code for d in launch.diagnostics})
-        out.append(f"| {_md(label)} | ({grid}) | {_md(config)} | {launch.status} | {len(launch.accesses)} | "
-                   f"{', '.join(codes) or 'clean'} |")
+        out.append(f"- {_launch_line(label, launch)}: {launch.status}, {len(launch.accesses)} access(es), "
+                   f"{', '.join(codes) or 'clean'}")
     refusals = {d.message for _, launch in launches for d in launch.diagnostics if d.code == "TL030"}
     for message in sorted(refusals)[:4]:     # what was refused, and what would decide it
         out += ["", f"*{_md(message)}*"]
@@ -269,6 +320,7 @@ class _Grid:
         self.touched = [[0] * self.inner_cells for _ in range(self.outer_cells)]
         self.capacity = [[0] * self.inner_cells for _ in range(self.outer_cells)]
         self.out: set[tuple[int, int]] = set()   # (row cell in -1..outer_cells, col cell in 0..inner_cells)
+        self.view_out: set[tuple[int, int]] = set()   # ... touched there inside the storage, outside the view
         self.sampled = False
 
     def col_cell(self, c: int) -> int:
@@ -311,20 +363,42 @@ def _mark_outside(grid: _Grid, pieces: list[tuple[int, int]], outer_stride: int)
                 grid.out.add((rc, c))
 
 
+def _mark_view_outside(grid: _Grid, pieces: list[tuple[int, int]], outer_stride: int) -> None:
+    """Cells of elements inside the storage but outside the view: the gap after each row's last
+    column (a padded row read past its width), rows before or after the view."""
+    budget = 4 * _ROW_SAMPLE
+    for a, b in pieces:
+        for r in range(a // outer_stride, (b - 1) // outer_stride + 1):
+            if budget <= 0:
+                return
+            budget -= 1
+            lo = max(a, r * outer_stride) - r * outer_stride
+            hi = min(b, (r + 1) * outer_stride) - r * outer_stride
+            rc = grid.row_cell(r)
+            if r < 0 or r >= grid.outer:
+                for c in range(grid.col_cell(lo), grid.col_cell(hi - 1) + 1):
+                    grid.view_out.add((rc, c))
+            elif hi > grid.inner:
+                grid.view_out.add((rc, grid.inner_cells))
+
+
 def _render(grid: _Grid) -> list[str]:
-    extra_col = any(c == grid.inner_cells for _, c in grid.out)
+    marked = grid.out | grid.view_out
+    extra_col = any(c == grid.inner_cells for _, c in marked)
     width = grid.inner_cells + (1 if extra_col else 0)
 
     def cell(r: int, c: int) -> str:
         if (r, c) in grid.out:
             return OUT
+        if (r, c) in grid.view_out:
+            return VIEW_OUT
         if r < 0 or r >= grid.outer_cells or c >= grid.inner_cells:
             return " "
         cap, got = grid.capacity[r][c], grid.touched[r][c]
         return FULL if cap and got >= cap else SOME if got else NONE
 
-    rows = range(-1 if any(r == -1 for r, _ in grid.out) else 0,
-                  grid.outer_cells + (1 if any(r == grid.outer_cells for r, _ in grid.out) else 0))
+    rows = range(-1 if any(r == -1 for r, _ in marked) else 0,
+                  grid.outer_cells + (1 if any(r == grid.outer_cells for r, _ in marked) else 0))
     return ["".join(cell(r, c) for c in range(width)).rstrip() or " " for r in rows]
 
 
@@ -338,8 +412,12 @@ def footprint_map(access: Access) -> list[str] | None:
     below = iv.clipped(float("-inf"), lo_storage)
     above = iv.clipped(hi_storage, float("inf")) if hi_storage is not None else []
     outside = below + above
+    inside = iv.clipped(lo_storage, hi_storage if hi_storage is not None else float("inf"))
     if len(shape) == 1 and len(strides) == 1 and strides[0] == 1 and shape[0] > 0:
-        return _bar(access, iv, bool(below), bool(above))
+        view_before = any(a < 0 for a, _ in inside)
+        view_after = any(b > shape[0] for _, b in inside)
+        return _bar(access, iv, OUT if below else VIEW_OUT if view_before else "",
+                    OUT if above else VIEW_OUT if view_after else "")
     if len(shape) != 2 or len(strides) != 2 or 0 in shape:
         return None
     (rows, cols), (s0, s1) = shape, strides
@@ -347,12 +425,14 @@ def footprint_map(access: Access) -> list[str] | None:
         grid = _Grid(rows, cols, min(rows, MAX_ROWS), min(cols, MAX_COLS))
         _fill(grid, iv, s0)
         _mark_outside(grid, outside, s0)
+        _mark_view_outside(grid, inside, s0)
         lines = _render(grid)
         cell = (grid.ob, grid.ib)
     elif s0 == 1 and s1 >= rows:        # column-major: element = c*s1 + r; fill the transpose
         grid = _Grid(cols, rows, min(cols, MAX_COLS), min(rows, MAX_ROWS))
         _fill(grid, iv, s1)
         _mark_outside(grid, outside, s1)
+        _mark_view_outside(grid, inside, s1)
         lines = _transpose(_render(grid))
         cell = (grid.ib, grid.ob)
     else:
@@ -369,7 +449,7 @@ def _transpose(lines: list[str]) -> list[str]:
     return ["".join(row[i] for row in padded).rstrip() or " " for i in range(width)]
 
 
-def _bar(access: Access, iv: _Intervals, before: bool, after: bool) -> list[str]:
+def _bar(access: Access, iv: _Intervals, before: str, after: str) -> list[str]:
     n = access.view_shape[0]
     per = -(-n // min(n, BAR_CELLS))
     cells = -(-n // per)
@@ -378,4 +458,4 @@ def _bar(access: Access, iv: _Intervals, before: bool, after: bool) -> list[str]
         lo, hi = j * per, min(n, (j + 1) * per)
         got = iv.count(lo, hi)
         text += FULL if got >= hi - lo else SOME if got else NONE
-    return [(OUT if before else "") + text + (OUT if after else ""), f"{n:,} elements, each cell {per:,}"]
+    return [before + text + after, f"{n:,} elements, each cell {per:,}"]

@@ -7,6 +7,7 @@ of runs is scheduling.py's; the worker's life is workerhost.py's.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,7 @@ from lsprotocol import types
 
 from tilelens_lsp import suppress
 from tilelens_lsp.lsp import convert, linemap
-from tilelens_lsp.lsp.state import Doc, Published, Run, log, relative
+from tilelens_lsp.lsp.state import Doc, Published, Run, is_config_file, log, relative
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.settings import MAX_FILE_BYTES
 from tilelens_lsp.worker.process import WorkerUnavailable
@@ -36,6 +37,9 @@ class Runs:
         snapshot = doc.snapshot
         # the text as it was saved (what the worker reads from disk), not what was typed since
         text = snapshot.tracked.base if snapshot is not None else s.editor.text(doc.uri)
+        if doc.path is not None and is_config_file(doc.uri):
+            await s.publish_toml(doc.path, doc.version)    # a launch toml: its own problems, on it
+            return
         if doc.path is None or not doc.path.name.endswith(".py") or not doc.path.is_file():
             s.publish(doc.uri, [], doc.version)
             return
@@ -121,6 +125,8 @@ class Runs:
     def accept(self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str,
                rel: str, root: "Path") -> None:
         s = self.session
+        if result.path and not os.path.isabs(result.path):
+            rel = result.path       # the worker's name for it: an installed module's importable path
         result = suppress.apply(result, text, rel)
         ctx = convert.DocumentContext(doc.uri, rel, text, root, s.editor.related_support, s.editor.units)
         try:

@@ -16,6 +16,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from tilelens_lsp.lsp import tomlwatch
 from tilelens_lsp.lsp.editor import Editor
 from tilelens_lsp.lsp.features import Features
 from tilelens_lsp.lsp.progress import Progress
@@ -65,6 +66,10 @@ class Session:
         self.scheduler.start()
         if self.editor.cap("workspace.did_change_watched_files.dynamic_registration", False):
             self.spawn(self.editor.register_watchers())
+        else:      # Neovim on Linux, among others: look at the tomls' modification times instead
+            self.spawn(self._poll_tomls())
+        for toml in tomlwatch.workspace_tomls(self.editor.folders(), []):
+            self.spawn(self.publish_toml(toml))
 
     def close(self) -> None:
         """Stop the worker and every run; idempotent, callable from any thread."""
@@ -93,11 +98,50 @@ class Session:
         follow_edits(doc, params.content_changes, self.editor.text(doc.uri), self.editor.encoding())
 
     def save(self, uri: str) -> None:
-        if is_config_file(uri):
-            self.scheduler.rerun_all("configuration file saved")
+        path = file_path(uri)
+        if is_config_file(uri) and path is not None:
+            self.config_changed(path, "saved")
+            return
         doc = self.docs.get(uri)
         if doc is not None:
             self.scheduler.schedule(doc, "saved")
+
+    # -- the launch tomls (tomlwatch.py)
+
+    def config_changed(self, toml: Path, why: str) -> None:
+        """Publish the toml's own problems on it, and re-analyse the open documents it can affect."""
+        self.spawn(self.publish_toml(toml))
+        named = tomlwatch.named_files(toml, self.settings.interpreter)
+        affected = [doc for doc in self.docs.values() if doc.path is not None and not is_config_file(doc.uri)
+                    and tomlwatch.affects(toml, doc.path, named)]
+        if affected:
+            self.editor.log(f"{toml.name} {why}: re-running {len(affected)} open document(s)")
+        for doc in affected:
+            self.scheduler.schedule(doc, f"{toml.name} {why}")
+
+    async def publish_toml(self, toml: Path, version: int | None = None) -> None:
+        uri = toml.as_uri()
+        found = await asyncio.to_thread(tomlwatch.problems, toml, self.settings.interpreter)
+        try:
+            text = toml.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        doc = self.docs.get(uri)
+        self.publish(uri, tomlwatch.to_lsp(found, text), version if version is not None else
+                     doc.version if doc is not None else None)
+
+    async def _poll_tomls(self) -> None:
+        seen: dict[Path, float | None] | None = None
+        while not self.closing:
+            tomls = tomlwatch.workspace_tomls(self.editor.folders(),
+                                              [d.path for d in self.docs.values() if d.path is not None])
+            now = tomlwatch.mtimes(tomls)
+            if seen is not None:
+                for toml, stamp in now.items():
+                    if toml in seen and seen[toml] != stamp:
+                        self.config_changed(toml, "changed")
+            seen = now
+            await asyncio.sleep(tomlwatch.POLL_SECONDS)
 
     def close_doc(self, uri: str) -> None:
         self.editor.closed(uri)
@@ -159,8 +203,10 @@ class Session:
         self.scheduler.rerun_all("settings changed")
 
     def watched_files_changed(self, params: types.DidChangeWatchedFilesParams) -> None:
-        if any(is_config_file(change.uri) for change in params.changes or []):
-            self.scheduler.rerun_all("configuration file changed")
+        for change in params.changes or []:
+            path = file_path(change.uri)
+            if is_config_file(change.uri) and path is not None:
+                self.config_changed(path, "changed")
 
     # -- helpers
 

@@ -1,7 +1,9 @@
 """TTIR `loc` attributes → portable call stacks.
 
 A stack is innermost first. Paths leave the worker portable: workspace files by relative path,
-Triton's own sources as `triton/<path in the package>`, anything else by bare file name.
+Triton's own sources as `triton/<path in the package>`, an installed package's file by the path it is
+imported by (`liger_kernel/ops/cross_entropy.py`, relative to its `sys.path` folder), anything else by
+bare file name.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +32,7 @@ class PathMapper:
 
     workspace_root: str | None
     triton_root: str | None
+    import_roots: tuple[str, ...] = ()   # sys.path folders of installed code, deepest first
 
     def portable(self, path: str) -> str:
         if not os.path.isabs(path):
@@ -40,7 +44,24 @@ class PathMapper:
             rel = relative_posix(real, _real_root(root), resolved=True)
             if rel is not None:
                 return prefix + rel
+        for root in self.import_roots:
+            rel = relative_posix(real, _real_root(root), resolved=True)
+            if rel is not None and rel != ".":
+                return rel
         return os.path.basename(path)
+
+    def absolute(self, portable: str) -> str | None:
+        """The existing file a portable path names, looked up as `portable` made it (None: not found)."""
+        if os.path.isabs(portable):
+            return portable if os.path.isfile(portable) else None
+        bases = [(self.workspace_root, "")] + ([(self.triton_root, "triton/")] if self.triton_root else [])
+        bases += [(root, "") for root in self.import_roots]
+        for root, prefix in bases:
+            if root and portable.startswith(prefix):
+                candidate = os.path.join(root, portable[len(prefix):])
+                if os.path.isfile(candidate):
+                    return os.path.realpath(candidate)
+        return None
 
 
 @functools.lru_cache(maxsize=64)
@@ -56,7 +77,15 @@ def default_mapper(workspace_root: str | os.PathLike | None) -> PathMapper:
         triton_root = str(Path(triton.__file__).parent)
     except ImportError:  # pragma: no cover - the worker always has triton
         pass
-    return PathMapper(str(workspace_root) if workspace_root else None, triton_root)
+    return PathMapper(str(workspace_root) if workspace_root else None, triton_root, installed_roots())
+
+
+def installed_roots() -> tuple[str, ...]:
+    """This interpreter's `sys.path` folders of installed code (site-packages, the standard library),
+    deepest first, so a file is named by the path `import` finds it by."""
+    roots = {os.path.realpath(p) for p in sys.path
+             if p and os.path.isabs(p) and os.path.isdir(p) and not p.endswith(".zip")}
+    return tuple(sorted(roots, key=lambda r: (-r.count(os.sep), r)))
 
 
 class LocTable:

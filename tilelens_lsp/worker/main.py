@@ -8,6 +8,8 @@ parent then replaces this process, since what those do next could change a later
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import os
 import sys
@@ -15,7 +17,7 @@ import threading
 import time
 import traceback
 
-from tilelens_lsp.model import FileResult, LaunchSpec, ScalarSpec, TensorSpec
+from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.paths import stdlib_end
 from tilelens_lsp.settings import Settings, merge
 
@@ -144,7 +146,7 @@ def handle(request: dict, emit=None) -> dict:
                                        params.get("config_file"), extra, params.get("select"),
                                        params.get("file_level", True), emit if stream else None)
         if stream:
-            result = FileResult(result.path, (), result.diagnostics)   # the launches went ahead
+            result = replace(result, launches=())   # the launches went ahead (absolute paths kept)
         return {"result": result.to_json(), "stats": vars(pipeline._ENGINE.stats)}
     if method == "plan":
         settings = merge(Settings(), params.get("settings"))

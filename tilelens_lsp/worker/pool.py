@@ -240,7 +240,9 @@ def _assemble(f: _File) -> tuple[FileResult, tuple[int, ...]]:
         return result, index if len(index) == len(result.launches) else ()
     launches = tuple(r for i in sorted(by_index) for r in by_index[i])
     path = next((p[1].path for p in parts if p[1].path), f.plan["path"] if f.plan else "")
-    return FileResult(path, launches, tuple(diags)), tuple(i for i in sorted(by_index) for _ in by_index[i])
+    located = {k: v for _, result, _ in parts for k, v in result.absolute_paths.items()}
+    return (FileResult(path, launches, tuple(diags), located),
+            tuple(i for i in sorted(by_index) for _ in by_index[i]))
 
 
 def _each(workers: list[Worker], loop: Callable[[Worker], None]) -> None:

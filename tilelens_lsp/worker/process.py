@@ -9,6 +9,7 @@ kills its whole process group and never waits on a pipe that a grandchild still 
 from __future__ import annotations
 
 import atexit
+from dataclasses import replace
 import json
 import os
 import queue
@@ -435,13 +436,13 @@ class _Stream:
         the final reply, else from the first part that reported them)."""
         launches = tuple(r for i in sorted(self.done) for r in self.done[i])
         if final is not None and self.ready is None:
-            return final if not launches else FileResult(final.path, launches, final.diagnostics)
+            return final if not launches else replace(final, launches=launches)
         ready = self.ready or {}
         diags = tuple(Diagnostic.from_json(d) for d in ready.get("diagnostics", []))
         if final is not None:
             diags = _union(diags, final.diagnostics)
         return FileResult(final.path if final is not None else ready.get("path", ""), launches,
-                          diags + tuple(self.late))
+                          diags + tuple(self.late), dict(final.absolute_paths) if final is not None else {})
 
 
 def _union(first: tuple[Diagnostic, ...], more: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:

@@ -13,7 +13,9 @@ end
 ---@type vim.lsp.Config
 return {
   cmd = cmd or { "tilelens-lsp" },
-  filetypes = { "python" },
+  -- toml: so that saving tilelens.toml / pyproject.toml reaches the server (Neovim watches no files
+  -- on Linux), which re-analyses the open kernels and shows the toml's own errors in it
+  filetypes = { "python", "toml" },
   root_markers = { "tilelens.toml", "pyproject.toml", ".git" },
   -- Same keys as the VS Code settings: target, workerTimeout, interpreter, clients.
   init_options = { target = "cuda:89" },
