@@ -481,12 +481,12 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
         views = _views(bound.arguments)
         values, infos = _arg_values(module.funcs[module.entry], bound, views)
         graph = select.analyze(LaunchModel(module, values, infos, grid, settings.enumeration_budget))
+        _check_ranges_hold(graph, infos)
         if isinstance(graph, AffineGraph):
             _ENGINE.stats.summarized += 1
         else:
             _ENGINE.stats.enumerated += 1
-        base["engine"] = getattr(graph, "engine", None) or ("affine" if isinstance(graph, AffineGraph)
-                                                            else "enumerate")
+        base["engine"] = select.engine_name(graph)
     except Refusal as refusal:
         return LaunchResult(status="refused", diagnostics=(_refusal_diag(refusal, stack_of, launch, tensors),), **base)
     except Exception as exc:  # noqa: BLE001 - a bug of ours costs this launch, never the file
@@ -529,7 +529,7 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
     ranges = {name: [list(v) if isinstance(v, tuple) else v for v in spec.values]
               for name, spec in views.items() if spec.values}
     return LaunchResult(status=status, accesses=tuple(accesses), diagnostics=tuple(_dedupe(diagnostics)),
-                        value_ranges=ranges, notes=tuple(notes), engine=select.engine_name(graph), **base)
+                        value_ranges=ranges, notes=tuple(notes), **base)
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
@@ -556,6 +556,22 @@ def _refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec,
 
 
 # ---------------------------------------------------------------- one file
+
+
+def _check_ranges_hold(graph: Any, infos: dict[str, ArgInfo]) -> None:
+    """A declared value range holds for the data the launch is given, not for what the kernel itself
+    writes there: a tensor with `.values(...)` that the kernel stores to (or updates atomically) and
+    also loads from may be read back outside its range, so the launch is refused rather than analysed
+    with a range that no longer holds."""
+    written = {s.arg for s in graph.sites.values() if s.op != "load"}
+    read = {s.arg for s in graph.sites.values() if s.op == "load"}
+    for name in sorted(written & read):
+        info = infos.get(name)
+        if info is not None and info.values is not None:
+            raise Refusal("ranged-tensor-written",
+                          f"the kernel writes to {name} and loads from it, so its declared value range "
+                          f"(`.values(...)`) need not hold for what it loads back: not analysed with that range "
+                          f"(declare the values a separate, read-only tensor holds, or leave {name} unranged)")
 
 
 def declared_launches(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None):
