@@ -206,9 +206,12 @@ def _while_settled(g: AccessGraph, op: Op, env, ctx, names: list[str], inner: di
         inner.update(zip(names, carried))
         out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t + 1,), False, ctx.stack))
     reads = _data_source(out[0])
+    ranged = any(info.values is not None for info in g.m.args.values())
+    advice = ("its declared ranges allow more iterations than are followed: declare narrower value ranges "
+              "(`.values(LO, HI)`) for the tensors it reads" if ranged else
+              "declare the values of the tensors it reads (`i32[N].values(LO, HI)`) to bound them")
     raise Refusal("data-dependent-bound", f"a while loop whose condition depends on {reads} still changes its "
-                  f"values after {SETTLE_LIMIT} iterations; declare the values of the tensors it reads "
-                  "(`i32[N].values(LO, HI)`) to bound them", op.loc)
+                  f"values after {SETTLE_LIMIT} iterations; {advice}", op.loc)
 
 
 def _data_source(v: Value) -> str:
