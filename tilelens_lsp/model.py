@@ -118,7 +118,8 @@ class TensorSpec(Record):
 
 @dataclass(frozen=True)
 class ScalarSpec(Record):
-    """A scalar argument. `kind` is `int`, `i64` (forced 64-bit), `float`, `bool`, `str` or `none`."""
+    """A scalar argument. `kind` is `int`, `i64` (forced 64-bit), `float`, `bool`, `str`, `none` or
+    `dtype` (a dtype-valued constexpr, `value` its directive name such as `bf16`)."""
 
     kind: str
     value: Any

@@ -33,7 +33,8 @@ _DTYPES = {  # torch / numpy / triton dtype names -> directive dtype names
     "float64": "fp64", "double": "fp64", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
     "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32",
-    "fp64": "fp64", "int1": "i1", "fp8e4nv": "fp8e4nv", "fp8e5": "fp8e5",
+    "fp64": "fp64", "int1": "i1", "fp8e4nv": "fp8e4nv", "fp8e5": "fp8e5", "fp8e4b15": "fp8e4b15",
+    "fp8e4b8": "fp8e4b8", "fp8e5b16": "fp8e5b16", "uint1": "u1",
 }
 
 
@@ -68,6 +69,24 @@ def _tensor(value) -> dict | None:
         except Exception:  # noqa: BLE001 - e.g. a tensor on a device without min/max
             pass
     return spec
+
+
+def _triton_dtype(value) -> str | None:
+    """The directive name of a `tl.dtype` argument (a dtype-valued constexpr such as `compute_type`)."""
+    cls = type(value)
+    if cls.__name__ != "dtype" or not cls.__module__.startswith("triton"):
+        return None
+    return _dtype_name(value)
+
+
+def _arg(value) -> dict:
+    spec = _tensor(value)
+    if spec is not None:
+        return {"tensor": spec}
+    dtype = _triton_dtype(value)
+    if dtype is not None:
+        return {"dtype": dtype}
+    return {"scalar": _scalar(value)}
 
 
 def _scalar(value):
@@ -177,16 +196,12 @@ def record(kernel, grid, args, kwargs) -> None:
     if jit is None:
         return
     params = list(jit.arg_names)
-    arg_specs = []
-    for value in args:
-        spec = _tensor(value)
-        arg_specs.append({"tensor": spec} if spec is not None else {"scalar": _scalar(value)})
+    arg_specs = [_arg(value) for value in args]
     kw_specs = {}
     for name, value in kwargs.items():
         if name not in params:
             continue     # launch options (num_warps, num_stages, ...) do not change the TTIR
-        spec = _tensor(value)
-        kw_specs[name] = {"tensor": spec} if spec is not None else {"scalar": _scalar(value)}
+        kw_specs[name] = _arg(value)
     for spec in list(arg_specs) + list(kw_specs.values()):
         if isinstance(spec.get("scalar"), _Unsupported):
             raise TypeError(f"an argument of type {spec['scalar'].what}")

@@ -145,6 +145,8 @@ def _grid(grid: dict, wrapped: bool) -> tuple[str, dict]:
 def _spec(arg: dict) -> str:
     if "tensor" in arg:
         return _tensor(arg["tensor"])
+    if "dtype" in arg:       # a dtype-valued constexpr, written as the directive's dtype name
+        return str(arg["dtype"])
     value = arg["scalar"]
     if isinstance(value, bool) or value is None:
         return repr(value)

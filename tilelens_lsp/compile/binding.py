@@ -82,6 +82,8 @@ def fake_value(arg, index: int):
     if isinstance(arg, TensorSpec):
         return FakeTensor(arg, index)
     assert isinstance(arg, ScalarSpec)
+    if arg.kind == "dtype":      # a dtype-valued constexpr: the `tl.dtype` object a real caller passes
+        return triton_dtype(arg.value)
     return arg.value
 
 

@@ -45,6 +45,10 @@ _FLAG_NAME = re.compile(r"^(HAS|IS|USE|ENABLE|RETURN|SAVE|STORE|EVEN|APPLY|NEED|
                         r"COMPUTE|TRANS|TRANSPOSE|REVERSE|INPLACE|BIAS|RESIDUAL|ADD|FUSE|HEAD_FIRST|"
                         r"IS_VARLEN|USE_|STATIC|ATOMIC|EXCLUSIVE|CHECK|MASK|DIVISIBLE)", re.IGNORECASE)
 
+_DTYPE_NAME = re.compile(r"dtype", re.IGNORECASE)
+_ACC_NAME = re.compile(r"(ACC|ACCUM)", re.IGNORECASE)
+_DTYPE_ATTRS = {"primitive_bitwidth", "is_floating", "is_fp16", "is_bf16", "is_fp32", "is_fp64", "is_int",
+                "is_int_signed", "is_int_unsigned", "scalar", "itemsize"}
 _TILE_NAME = re.compile(r"(BLOCK|TILE|^B[A-Z]$|^BS$|SIZE|^CHUNK)", re.IGNORECASE)
 
 
@@ -177,6 +181,24 @@ def index_pointers(jit, pointers: set[str]) -> set[str]:
             roots.add(name)
         todo.extend(derived.get(name, ()))
     return roots
+
+
+def dtype_params(jit) -> set[str]:
+    """Constexpr parameters that hold a dtype: named so (`OUT_DTYPE`, `X_dtype`, `compute_type`) or used as
+    one in the kernel (`x.to(NAME)`, `dtype=NAME`, `NAME.primitive_bitwidth`)."""
+    constexprs = {p.name for p in jit.params if p.is_constexpr}
+    out = {n for n in constexprs if _DTYPE_NAME.search(n)}
+    fn = _source_ast(jit)
+    for node in ast.walk(fn) if fn is not None else ():
+        used: list[ast.AST] = []
+        if isinstance(node, ast.Call):
+            if _call_name(node) in ("to", "cast") and isinstance(node.func, ast.Attribute):
+                used += node.args[:1] if _call_name(node) == "to" else node.args[1:2]
+            used += [k.value for k in node.keywords if k.arg == "dtype"]
+        elif isinstance(node, ast.Attribute) and node.attr in _DTYPE_ATTRS:
+            used.append(node.value)
+        out |= {u.id for u in used if isinstance(u, ast.Name) and u.id in constexprs}
+    return out
 
 
 def compared_literals(jit) -> dict[str, object]:
@@ -352,6 +374,7 @@ def candidates(jit, layers, name: str, layout: bool = False, int_value: int = IN
     supplied = _supplied(layers)
     optional = _optional(layers) & pointers
     strides = layout_strides([p.name for p in jit.params if not p.is_constexpr]) if layout else {}
+    dtyped = dtype_params(jit)
     variants = [("fp32", False, 32), ("fp16", False, 32), ("fp32", True, 32), ("fp32", False, 64),
                 ("fp16", True, 64), ("fp32", False, 16), ("i32", False, 32)]   # last: integer kernels
     out: list[str] = []
@@ -362,6 +385,10 @@ def candidates(jit, layers, name: str, layout: bool = False, int_value: int = IN
         for p in jit.params:
             if p.is_constexpr:
                 if p.name in supplied:
+                    continue
+                if p.name in dtyped and p.default is inspect.Parameter.empty:
+                    # a dtype-valued constexpr: the tensors' own dtype (an accumulator's: fp32)
+                    args.append(f"{p.name}={'fp32' if _ACC_NAME.search(p.name) else dtype}")
                     continue
                 value = _constexpr_value(p, flags, size, literals)
                 if value is not None:
@@ -390,11 +417,6 @@ def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None], lay
         chain = unwrap(kernel_obj)
     except LaunchBindingError as exc:
         return Synthesized(name, None, 0, str(exc))
-    supplied = _supplied(chain.layers)
-    dtypes = [p.name for p in chain.jit.params if p.is_constexpr and p.name not in supplied
-              and p.default is inspect.Parameter.empty and re.search(r"dtype$", p.name, re.I)]
-    if dtypes:   # the directive language has no dtype values (DESIGN §2): a named gap, not a guess
-        return Synthesized(name, None, 0, f"gap: dtype-valued constexpr {dtypes[0]}")
     tried = candidates(chain.jit, chain.layers, name, layout, int_value)
     errors: list[str] = []
     for i, text in enumerate(tried, 1):

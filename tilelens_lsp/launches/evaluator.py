@@ -14,7 +14,7 @@ import math
 import operator
 from typing import Any, Callable, Iterable, Mapping
 
-from tilelens_lsp.launches.specs import (DTYPE_ALIASES, DTYPES, FUNCTIONS, MAX_DEPTH, MAX_DIRECTIVE_CHARS,
+from tilelens_lsp.launches.specs import (DTYPE_ALIASES, DTYPE_MODULES, DTYPES, FUNCTIONS, MAX_DEPTH, MAX_DIRECTIVE_CHARS,
                                          DType, EvalError, Failed, GridLambda, as_grid, canonical_dtype,
                                          check_int, check_number, kind_of, make_tensor, need_int,
                                          need_number, short, transpose, with_values)
@@ -275,8 +275,17 @@ class Evaluator:
             return transpose(value, node)
         if call_name(node) == "triton.cdiv":
             raise EvalError("'triton.cdiv' must be called, as in triton.cdiv(a, b)", node)
+        owner = call_name(node.value)
+        if owner in DTYPE_MODULES and not (isinstance(node.value, ast.Name) and node.value.id in self.env):
+            dtype = canonical_dtype(node.attr)
+            if dtype is None:
+                close = difflib.get_close_matches(node.attr, DTYPES + tuple(DTYPE_ALIASES), 1)
+                guess = f"did you mean {owner}.{close[0]}? " if close else ""
+                raise EvalError(f"unknown dtype '{owner}.{node.attr}' ({guess}Triton dtypes: "
+                                f"{' '.join(DTYPES)})", node)
+            return DType(dtype)
         raise EvalError(f"attribute '.{node.attr}' is not allowed in directives (only '.T' on a "
-                        "tensor spec and triton.cdiv)", node)
+                        "tensor spec, tl.<dtype> and triton.cdiv)", node)
 
     # -- grid lambdas (read by `_GridLambdaReader`, which evaluates the body with an inner evaluator)
 

@@ -25,7 +25,9 @@ DTYPE_ALIASES = {
     "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16",
 }
 FUNCTIONS = ("cdiv", "triton.cdiv", "min", "max", "i64", "tensor")
-RESERVED = frozenset(DTYPES) | frozenset(DTYPE_ALIASES) | {"cdiv", "min", "max", "tensor", "triton", "meta"}
+RESERVED = frozenset(DTYPES) | frozenset(DTYPE_ALIASES) | {"cdiv", "min", "max", "tensor", "triton", "meta", "tl",
+                                                          "descriptor"}
+DTYPE_MODULES = ("tl", "triton.language")   # `tl.float16`, `triton.language.bfloat16`: a dtype value
 LIMIT = 2**64                 # magnitude bound on every integer a directive computes
 MAX_GRID = 2**31 - 1          # program ids are i32
 MAX_DEPTH = 64                # expression nesting
@@ -228,9 +230,8 @@ def to_arg(value: Any, node: ast.AST | None = None) -> ArgSpec:
         return ScalarSpec("str", value)
     if value is None:
         return ScalarSpec("none", None)
-    if isinstance(value, DType):
-        raise EvalError(f"a bare dtype is not an argument: write {value.name}[N] for a tensor "
-                        "(dtype-valued constexprs are not supported)", node)
+    if isinstance(value, DType):       # a dtype-valued constexpr (`compute_type=bf16`): bound as tl.<dtype>
+        return ScalarSpec("dtype", value.name)
     if isinstance(value, GridLambda):
         raise EvalError("a lambda is only allowed as the grid: KERNEL[lambda meta: ...](ARGS)", node)
     raise EvalError(f"{kind_of(value)} is not a launch argument: pass tensors and scalars", node)
