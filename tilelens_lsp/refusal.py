@@ -16,6 +16,7 @@ KINDS = (
     "reader-misalignment",    # the text reader and the MLIR bindings disagree
     "launch-too-large",       # enumeration would exceed the budget
     "pointer-provenance",     # a pointer that may come from more than one argument
+    "tensor-descriptor",      # a tensor-descriptor (TMA) load or store, on a target whose TTIR keeps them
 )
 
 

@@ -111,3 +111,102 @@ def test_a_reduction_of_a_comparison_of_loaded_values_is_analysed_not_crashed(tm
     [launch] = analyze_path(path, tmp_path).launches
     assert launch.status == "analyzed", launch.diagnostics
     assert [d.code for d in launch.diagnostics] == []
+
+
+# ---------------------------------------------------------------- tensor descriptors and tuples of tensors
+
+
+def test_descriptor_and_tuple_arguments_read_and_round_trip():
+    from tilelens_lsp.model import DescriptorSpec, LaunchSpec, ScalarSpec, TensorSpec, TupleSpec
+
+    launch = launch_of("k[(1,)](descriptor(fp16[256, 64], block=(64, 32)), (fp32[8], fp32[8], 3), "
+                       "d=descriptor(tensor(bf16, (4, 16), strides=(32, 1), storage=128), (4, 16), \"nan\"))", "k")
+    a, t = launch.args
+    assert a == DescriptorSpec(TensorSpec("fp16", (256, 64), (64, 1), 0, 256 * 64), (64, 32))
+    assert isinstance(t, TupleSpec) and t.items[2] == ScalarSpec("int", 3) and t.items[0] == t.items[1]
+    assert launch.kwargs[0][1].padding == "nan" and launch.kwargs[0][1].tensor.strides == (32, 1)
+    assert LaunchSpec.from_json(launch.to_json()) == launch
+
+
+DESCRIPTORS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def desc_matmul_kernel(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+
+@triton.jit
+def device_desc_kernel(a_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    # the descriptor's shape is the caller's word: here it claims M rows of a tensor that has fewer
+    src = tl.make_tensor_descriptor(a_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    dst = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pid = tl.program_id(0)
+    dst.store([pid * BM, 0], src.load([pid * BM, 0]))
+
+
+@triton.jit
+def pair_copy_kernel(ptrs, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(ptrs[0] + offs, mask=offs < n)
+    tl.store(ptrs[1] + offs, x, mask=offs < n)
+
+
+# tilelens: M, N, K = 200, 96, 160
+# tilelens: desc_matmul_kernel[(cdiv(M, 64), cdiv(N, 32))](descriptor(fp16[M, K], block=(64, 32)), descriptor(fp16[K, N], block=(32, 32)), descriptor(fp16[M, N], block=(64, 32)), K, BM=64, BN=32, BK=32)
+# tilelens: device_desc_kernel[(4,)](fp16[192, 64], fp16[256, 64], 256, 64, BM=64, BN=64)
+# tilelens: pair_copy_kernel[(1,)]((fp32[100], fp32[90]), 100, BLOCK=128)
+'''
+
+
+def _verdicts(tmp_path, target: str) -> dict[str, tuple[str, list]]:
+    from tilelens_lsp.pipeline import analyze_path
+    from tilelens_lsp.settings import Settings
+
+    path = tmp_path / "descriptors.py"
+    path.write_text(DESCRIPTORS)
+    result = analyze_path(path, tmp_path, Settings(target=target))
+    return {r.kernel: (r.status, [(d.code, d.message) for d in r.diagnostics]) for r in result.launches}
+
+
+def test_descriptors_are_lowered_to_pointers_on_cuda_89_and_checked(tmp_path):
+    found = _verdicts(tmp_path, "cuda:89")
+    assert found["desc_matmul_kernel"] == ("analyzed", [])       # ragged M and N: the descriptor's bounds mask them
+    status, diags = found["device_desc_kernel"]
+    assert status == "analyzed" and {c for c, _ in diags} == {"TL001"}   # rows 192..255 of a 192-row tensor
+    assert all("of a_ptr" in m for _, m in diags)
+    status, diags = found["pair_copy_kernel"]
+    assert status == "analyzed" and [c for c, _ in diags] == ["TL001"] and "of ptrs.1" in diags[0][1]
+
+
+def test_descriptor_loads_and_stores_on_cuda_90_are_refused_by_name_never_clean(tmp_path):
+    found = _verdicts(tmp_path, "cuda:90")
+    for kernel in ("desc_matmul_kernel", "device_desc_kernel"):
+        status, diags = found[kernel]
+        assert status == "refused" and {c for c, _ in diags} == {"TL030"}
+        assert all("tensor-descriptor" in m for _, m in diags)
+    assert found["pair_copy_kernel"][0] == "analyzed"
+
+
+def test_a_descriptor_triton_would_refuse_is_a_directive_error(tmp_path):
+    # a row stride of 3 fp16 elements (6 bytes) is not 16-byte aligned: TensorDescriptor asserts
+    launch = launch_of("desc_matmul_kernel[(1, 1)](descriptor(tensor(fp16, (4, 3), strides=(3, 1)), block=(4, 4)), "
+                       "descriptor(fp16[16, 16], block=(16, 16)), descriptor(fp16[16, 16], block=(16, 16)), 16, "
+                       "BM=16, BN=16, BK=16)", "desc_matmul_kernel")
+    path = tmp_path / "descriptors.py"
+    path.write_text(DESCRIPTORS)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("descriptors_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    [config] = list(compile_launch(module.desc_matmul_kernel, launch, "cuda:89"))
+    assert config.failed_at == "configs" and "Triton refuses this descriptor" in str(config.error)

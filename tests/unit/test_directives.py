@@ -304,7 +304,7 @@ def test_transpose_of_a_1d_spec_is_an_error():
 def test_disallowed_call_names_the_allowed_functions():
     err = one_error("# tilelens: k[(1,)](open('x'))")
     assert err.message == ("calls of 'open' are not allowed in directives: "
-                           "only cdiv, triton.cdiv, min, max, i64, tensor")
+                           "only cdiv, triton.cdiv, min, max, i64, tensor, descriptor")
 
 
 def test_disallowed_attribute_is_an_error():
@@ -318,7 +318,7 @@ def test_disallowed_attribute_is_an_error():
     ("1 < 2", "a comparison is not allowed"), ("f'{1}'", "an f-string is not allowed"),
     ("1j", "complex literals are not allowed"), ("tl.flaot16", "did you mean tl.float16?"),
     ("tl.fp99", "unknown dtype 'tl.fp99'"), ("tl", "unknown name 'tl'"),
-    ("(1, 2)", "a tuple is not a launch argument"), ("lambda meta: 1", "only allowed as the grid"),
+    ("()", "an empty tuple is not a launch argument"), ("lambda meta: 1", "only allowed as the grid"),
     ("'a' * 3", "operator '*' needs numbers, got a string"), ("cdiv(1, 0)", "cdiv by zero"),
     ("7 % 0", "division by zero"), ("2 ** 65", "too large"), ("2 ** 64 * 2", "too large"),
     ("18446744073709551617", "too large"), ("(-8) ** 0.5", "complex number"),
@@ -326,6 +326,8 @@ def test_disallowed_attribute_is_an_error():
     ("1e308 * 10", "overflows the float range"), ("cdiv(1.5, 2)", "must be an int"),
     ("min()", "at least one value"), ("tensor(fp32)", "needs a shape"),
     ("tensor(fp32, 4, bogus=1)", "no parameter 'bogus'"), ("cdiv", "must be called"),
+    ("descriptor(fp16[4, 8], block=(4,))", "needs 2 sizes, got 1"), ("descriptor(4, block=(4,))", "describes a tensor spec"),
+    ("descriptor(fp16[4])", "needs a block"), ("descriptor(fp16[8], block=8, padding='one')", "padding"),
     ("fp32[1:2]", "a slice is not allowed"), ("fp16[4].T.T", "needs a 2-D tensor spec"),
 ])
 def test_unsupported_or_invalid_expression_is_a_precise_error(expr: str, fragment: str):

@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from tilelens_lsp.launches.specs import (DTYPE_ALIASES, DTYPE_MODULES, DTYPES, FUNCTIONS, MAX_DEPTH, MAX_DIRECTIVE_CHARS,
                                          DType, EvalError, Failed, GridLambda, as_grid, canonical_dtype,
-                                         check_int, check_number, kind_of, make_tensor, need_int,
+                                         check_int, check_number, kind_of, make_descriptor, make_tensor,
+                                         need_int,
                                          need_number, short, transpose, with_values)
 from tilelens_lsp.model import ScalarSpec, TensorSpec
 
@@ -170,6 +171,8 @@ class Evaluator:
             raise EvalError(f"'*' and '**' unpacking are not allowed in {name}(...)", node)
         if name == "tensor":
             return self._tensor(node)
+        if name == "descriptor":
+            return self._descriptor(node)
         if node.keywords:
             raise EvalError(f"{name}() takes no keyword arguments", node)
         args = [self.eval(a) for a in node.args]
@@ -230,6 +233,23 @@ class Evaluator:
         dtype = self._dtype_of(given.pop("dtype"))
         values = {k: self.eval(v) for k, v in given.items()}
         return make_tensor(dtype, node=node, **values)
+
+    def _descriptor(self, node: ast.Call):
+        """`descriptor(TENSOR, block=(B0, B1, ...), padding="zero")`: a host-side TensorDescriptor."""
+        params = ("tensor", "block", "padding")
+        if len(node.args) > len(params):
+            raise EvalError(f"descriptor() takes at most {len(params)} arguments, got {len(node.args)}", node)
+        given: dict[str, ast.expr] = dict(zip(params, node.args))
+        for kw in node.keywords:
+            if kw.arg not in params or kw.arg in given:
+                raise EvalError(f"descriptor() has no parameter '{kw.arg}' or got it twice (parameters: "
+                                f"{', '.join(params)})", kw.value)
+            given[kw.arg] = kw.value
+        for required in ("tensor", "block"):
+            if required not in given:
+                raise EvalError(f"descriptor() needs a {required}: descriptor(fp16[M, K], block=(64, 64))", node)
+        values = {k: self.eval(v) for k, v in given.items()}
+        return make_descriptor(node=node, **values)
 
     def _dtype_of(self, node: ast.expr) -> str:
         if isinstance(node, ast.Name) and node.id not in self.env:
