@@ -162,7 +162,9 @@ def pair_copy_kernel(ptrs, n, BLOCK: tl.constexpr):
 
 
 # tilelens: M, N, K = 200, 96, 160
-# tilelens: desc_matmul_kernel[(cdiv(M, 64), cdiv(N, 32))](descriptor(fp16[M, K], block=(64, 32)), descriptor(fp16[K, N], block=(32, 32)), descriptor(fp16[M, N], block=(64, 32)), K, BM=64, BN=32, BK=32)
+# tilelens: desc_matmul_kernel[(cdiv(M, 64), cdiv(N, 32))](
+# tilelens:     descriptor(fp16[M, K], block=(64, 32)), descriptor(fp16[K, N], block=(32, 32)),
+# tilelens:     descriptor(fp16[M, N], block=(64, 32)), K, BM=64, BN=32, BK=32)
 # tilelens: device_desc_kernel[(4,)](fp16[192, 64], fp16[256, 64], 256, 64, BM=64, BN=64)
 # tilelens: pair_copy_kernel[(1,)]((fp32[100], fp32[90]), 100, BLOCK=128)
 '''
