@@ -212,3 +212,43 @@ def test_a_descriptor_triton_would_refuse_is_a_directive_error(tmp_path):
     spec.loader.exec_module(module)
     [config] = list(compile_launch(module.desc_matmul_kernel, launch, "cuda:89"))
     assert config.failed_at == "configs" and "Triton refuses this descriptor" in str(config.error)
+
+
+# ---------------------------------------------------------------- the worker's memory limit on a GPU host
+
+
+MAPS_A_LOT = '''
+import mmap
+import triton
+import triton.language as tl
+
+# what importing a CUDA build of torch does to a process: gigabytes of mapped, mostly untouched, address
+# space (its libraries); here 6 GB reserved and never written
+RESERVED = mmap.mmap(-1, 6 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=0)  # PROT_NONE
+
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+# tilelens: k[(1,)](fp32[16], BLOCK=16)
+'''
+
+
+def test_a_module_that_maps_more_address_space_than_the_memory_limit_is_still_analysed(tmp_path):
+    """The limit bounds what the worker allocates, not what it maps: under a 4 GB address-space limit a
+    GPU host's torch import alone left no room, and every launch of a corpus sweep was lost."""
+    from tilelens_lsp.settings import Settings
+    from tilelens_lsp.worker.process import Worker
+
+    path = tmp_path / "maps.py"
+    path.write_text(MAPS_A_LOT)
+    settings = Settings(memory_limit_mb=4096, timeout=120.0)
+    worker = Worker(settings, cwd=str(tmp_path))
+    try:
+        result = worker.analyze(path, tmp_path, settings=settings)
+    finally:
+        worker.stop()
+    assert [d.code for d in result.all_diagnostics()] == []
+    assert [launch.status for launch in result.launches] == ["analyzed"]
