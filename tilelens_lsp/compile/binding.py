@@ -8,6 +8,7 @@ grid. No compiling and no driver here; Triton's runtime modules are imported laz
 
 from __future__ import annotations
 
+import copy
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -190,7 +191,7 @@ def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding
         out: list[ConfigBinding] = []
         if isinstance(layer, Autotuner):
             for cfg in layer.configs:
-                a = {**args, **cfg.kwargs}
+                a = _pre_hooked(cfg, {**args, **cfg.kwargs})
                 c = {**config, **cfg.kwargs}
                 o = dict(options)
                 for key in _OPTION_KEYS:
@@ -210,6 +211,24 @@ def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding
     options = {k: base.pop(k).value if isinstance(base[k], ScalarSpec) else base.pop(k)
                for k in list(base) if k in _OPTION_KEYS and k not in names}
     return expand(0, base, {}, options)
+
+
+def _pre_hooked(cfg, args: dict[str, Any]) -> dict[str, Any]:
+    """A config's arguments after its `pre_hook`, for launches that pass descriptors: the autotuner runs the
+    hook before each config's launch, and kernels taking TensorDescriptors set their block shapes there
+    (Liger's `_host_descriptor_pre_hook_fwd`), so the TTIR depends on it. Each config gets its own copies
+    of the descriptors. Other launches' hooks (zeroing an output for split-K) touch no value the compile
+    reads and are not run: a fake tensor has no data to zero."""
+    hook = getattr(cfg, "pre_hook", None)
+    if hook is None or not any(_is_descriptor(v) for v in args.values()):
+        return args
+    nargs = {k: copy.copy(v) if _is_descriptor(v) else v for k, v in args.items()}
+    hook(nargs)
+    return {k: nargs.get(k, v) for k, v in args.items()}
+
+
+def _is_descriptor(value: Any) -> bool:
+    return isinstance(getattr(value, "base", None), FakeTensor) and hasattr(value, "block_shape")
 
 
 # ---------------------------------------------------------------- binding

@@ -201,6 +201,38 @@ def dtype_params(jit) -> set[str]:
     return out
 
 
+_DESCRIPTOR_METHODS = {"load", "store", "gather", "scatter", "atomic_add", "atomic_min", "atomic_max",
+                       "atomic_and", "atomic_or", "atomic_xor", "reduce"}
+
+
+def descriptor_params(jit) -> dict[str, int]:
+    """Parameters used as tensor descriptors (`desc.load([i, j])`, `desc.store(...)`), with their rank (the
+    length of the offsets list; 2 for gather/scatter)."""
+    params = {p.name for p in jit.params if not p.is_constexpr}
+    fn = _source_ast(jit)
+    out: dict[str, int] = {}
+    for node in ast.walk(fn) if fn is not None else ():
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in params
+                and node.func.attr in _DESCRIPTOR_METHODS and node.args):
+            continue
+        first = node.args[0]
+        if isinstance(first, (ast.List, ast.Tuple)):
+            out[node.func.value.id] = len(first.elts)
+        elif node.func.attr in ("gather", "scatter"):
+            out.setdefault(node.func.value.id, 2)
+    return out
+
+
+def _descriptor_arg(dtype: str, rank: int) -> str:
+    """A placeholder descriptor of `rank` dimensions (about SIZE elements); its block is a guess that an
+    autotune pre_hook replaces, as it does for a real launch."""
+    side = 1 << max(4, (SIZE.bit_length() - 1) // rank)
+    shape = ", ".join([str(side)] * rank)
+    block = ", ".join(["1"] * (rank - 2) + ["16"] * min(rank, 2))
+    return f"descriptor({dtype}[{shape}], block=({block}{',' if rank == 1 else ''}))"
+
+
 def compared_literals(jit) -> dict[str, object]:
     """For each name, the first literal the kernel compares it with (`MODE == "mean"`, `K == 0`)."""
     fn = _source_ast(jit)
@@ -375,6 +407,7 @@ def candidates(jit, layers, name: str, layout: bool = False, int_value: int = IN
     optional = _optional(layers) & pointers
     strides = layout_strides([p.name for p in jit.params if not p.is_constexpr]) if layout else {}
     dtyped = dtype_params(jit)
+    descriptors = descriptor_params(jit)
     variants = [("fp32", False, 32), ("fp16", False, 32), ("fp32", True, 32), ("fp32", False, 64),
                 ("fp16", True, 64), ("fp32", False, 16), ("i32", False, 32)]   # last: integer kernels
     out: list[str] = []
@@ -396,6 +429,8 @@ def candidates(jit, layers, name: str, layout: bool = False, int_value: int = IN
                 continue
             if none and p.name in optional:
                 args.append(f"{p.name}=None")
+            elif p.name in descriptors:
+                args.append(f"{p.name}={_descriptor_arg(dtype, descriptors[p.name])}")
             elif p.name in pointers or (_POINTER_NAME.search(p.name) and not p.name.lower().endswith("_p")):
                 kind = "i32" if _INDEX_NAME.search(p.name) or p.name in indices else dtype
                 args.append(f"{p.name}={kind}[{SIZE}]")
