@@ -529,6 +529,10 @@ def suggest_sweep(args) -> int:
             modules = manifest[dist]["modules"]
             if args.subset:
                 modules = {m: k for m, k in modules.items() if m in SUBSET[dist]}
+            if args.module:
+                modules = {m: k for m, k in modules.items() if m in args.module}
+                if not modules:
+                    continue
             origins = _origins(list(modules))
             tables, counts, failures = [], collections.Counter(), collections.Counter()
             start = time.time()
@@ -597,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("suggest", help="TL100's fix on every corpus kernel: suggest, then check the suggestions")
     g.add_argument("--package", action="append")
     g.add_argument("--subset", action="store_true", help="only the fixed CI subset of modules")
+    g.add_argument("--module", action="append", help="only these modules (repeatable)")
     g.add_argument("--jobs", type=int, default=2)
     g.add_argument("--timeout", type=float, default=1800.0)
     args = parser.parse_args(argv)

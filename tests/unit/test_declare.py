@@ -252,3 +252,57 @@ def test_a_module_that_maps_more_address_space_than_the_memory_limit_is_still_an
         worker.stop()
     assert [d.code for d in result.all_diagnostics()] == []
     assert [launch.status for launch in result.launches] == ["analyzed"]
+
+
+# ---------------------------------------------------------------- capture writes what the grammar reads
+
+
+class _Dtype:
+    def __init__(self, name: str, size: int) -> None:
+        self.name, self.itemsize = name, size
+
+
+class _Storage:
+    def __init__(self, nbytes: int) -> None:
+        self._n = nbytes
+
+    def nbytes(self) -> int:
+        return self._n
+
+
+class _Tensor:
+    """What the capture hook reads of a torch tensor (a row slice of a larger storage here)."""
+
+    def __init__(self, shape, strides, offset, storage, dtype=_Dtype("float16", 2)) -> None:
+        self.shape, self._strides, self._offset, self._storage, self.dtype = shape, strides, offset, storage, dtype
+
+    def data_ptr(self) -> int:
+        return 1 << 20
+
+    def stride(self):
+        return self._strides
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def untyped_storage(self):
+        return _Storage(self._storage * self.dtype.itemsize)
+
+
+def test_captured_dtypes_descriptors_and_tuples_read_back_as_the_launch_values():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from tilelens_lsp.capture import hook, runner
+    from tilelens_lsp.model import DescriptorSpec, ScalarSpec, TensorSpec, TupleSpec
+
+    rows = _Tensor((64, 128), (128, 1), 128 * 16, 128 * 128)          # x[16:80] of a 128 x 128 tensor
+    desc = TensorDescriptor(rows, [64, 128], [128, 1], [32, 64])
+    pair = (_Tensor((8,), (1,), 0, 8), _Tensor((8,), (1,), 0, 8))
+    written = [runner._spec(hook._arg(v)) for v in (tl.bfloat16, desc, pair)]
+    launch = launch_of(f"k[(1,)]({', '.join(written)})", "k")
+    view = TensorSpec("fp16", (64, 128), (128, 1), 128 * 16, 128 * 128)
+    assert launch.args == (ScalarSpec("dtype", "bf16"), DescriptorSpec(view, (32, 64)),
+                           TupleSpec((TensorSpec("fp16", (8,), (1,), 0, 8),) * 2))

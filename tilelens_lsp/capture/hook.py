@@ -86,7 +86,29 @@ def _arg(value) -> dict:
     dtype = _triton_dtype(value)
     if dtype is not None:
         return {"dtype": dtype}
+    desc = _descriptor(value)
+    if desc is not None:
+        return {"descriptor": desc}
+    if isinstance(value, tuple) and value:
+        return {"tuple": [_arg(v) for v in value]}
     return {"scalar": _scalar(value)}
+
+
+def _descriptor(value) -> dict | None:
+    """A host-side TensorDescriptor: the view it describes (its own shape and strides from its base
+    tensor's first element, in that tensor's storage), its block shape and padding."""
+    if type(value).__name__ != "TensorDescriptor" or not hasattr(value, "block_shape"):
+        return None
+    base = _tensor(getattr(value, "base", None))
+    if base is None:
+        return None
+    shape = [int(s) for s in value.shape]
+    strides = [int(s) for s in value.strides]
+    span = base["offset"] + sum((n - 1) * st for n, st in zip(shape, strides)) + 1 if all(shape) else base["offset"]
+    view = {"dtype": base["dtype"], "shape": shape, "strides": strides, "offset": base["offset"],
+            "storage": max(base["storage"], span)}
+    return {"tensor": view, "block": [int(b) for b in value.block_shape],
+            "padding": str(getattr(value, "padding", "zero"))}
 
 
 def _scalar(value):
@@ -202,9 +224,14 @@ def record(kernel, grid, args, kwargs) -> None:
         if name not in params:
             continue     # launch options (num_warps, num_stages, ...) do not change the TTIR
         kw_specs[name] = _arg(value)
-    for spec in list(arg_specs) + list(kw_specs.values()):
+    def check(spec: dict) -> None:
         if isinstance(spec.get("scalar"), _Unsupported):
             raise TypeError(f"an argument of type {spec['scalar'].what}")
+        for item in spec.get("tuple", ()):
+            check(item)
+
+    for spec in list(arg_specs) + list(kw_specs.values()):
+        check(spec)
     try:
         source = inspect.getsourcefile(fn) or fn.__code__.co_filename
     except TypeError:
