@@ -27,6 +27,7 @@ from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
 from tilelens_lsp.engines import accounting, select, views as view_runs
 from tilelens_lsp.engines.affine import AffineGraph
+from tilelens_lsp.engines.enumerate.descriptors import DescV
 from tilelens_lsp.engines.values import ArgInfo, IntV, LaunchModel, Opaque, PtrV, elem_bytes
 from tilelens_lsp.compile.binding import (FakeTensor, LaunchBindingError, descriptor_arguments, element_size,
                                           fake_tensors, flat_arguments)
@@ -272,7 +273,8 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
     values: dict[str, Any] = {}
     infos: dict[str, ArgInfo] = {}
     for ssa, name, value, ty in _entry_arguments(func, bound):
-        if ty.is_ptr:
+        kept = "desc<" in ty.elem         # a !tt.tensordesc (printed tdesc<...> by 3.6) the TTIR keeps
+        if ty.is_ptr or kept:
             spec = views.get(name)
             if spec is None:
                 values[ssa] = Opaque("pointer-provenance", f"pointer argument {name} is not a declared tensor")
@@ -280,6 +282,11 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
             size = element_size(spec.dtype)
             infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset, spec.values,
                                   _view_runs(spec))
+            if kept:
+                values[ssa] = DescV(PtrV(name, np.zeros(1, dtype=np.int64), size),
+                                    tuple(IntV(np.array([int(n)]), 32) for n in value.shape),
+                                    tuple(IntV(np.array([int(n)]), 64) for n in value.strides))
+                continue
             values[ssa] = PtrV(name, np.zeros(1, dtype=np.int64), elem_bytes(ty.pointee))
         elif ty.is_int:
             v = int(value) if not isinstance(value, bool) else int(value)
@@ -289,8 +296,6 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
                 half = 1 << (ty.bits - 1)
                 v = ((v + half) % (1 << ty.bits)) - half
             values[ssa] = IntV(np.array([v], dtype=np.int64) if ty.bits > 1 else np.array([bool(v)]), ty.bits)
-        elif "desc<" in ty.elem:      # !tt.tensordesc (printed tdesc<...> by 3.6)
-            values[ssa] = Opaque("tensor-descriptor", f"the tensor descriptor {name}")
         else:
             values[ssa] = Opaque("float", f"the {ty.elem} argument {name}")
     return values, infos

@@ -316,7 +316,7 @@ def descriptor_arguments(name: str, desc: Any, args: list[tuple[str, Any]]) -> l
     arguments from its own on (`(ssa, type)`), or None when they are not in a layout we know.
 
     Triton passes a descriptor as its base (a pointer where its TTIR rewrites descriptors to pointer
-    arithmetic, a `!tt.tensordesc` where it keeps them: None here), then groups of its shape and its
+    arithmetic; the descriptor itself where a `!tt.tensordesc` keeps it), then groups of its shape and its
     strides, with flags (padding, TF32 rounding) between two such groups on the rewriting targets. 3.9
     names them (`%d.shape.0`, `%d.padding`); 3.6 numbers them (`%d_0`): both are read by position and
     type, and checked against the layout."""
@@ -329,7 +329,7 @@ def descriptor_arguments(name: str, desc: Any, args: list[tuple[str, Any]]) -> l
             break
         owned.append((ssa, ty))
     rank = len(desc.shape)
-    groups, flags, values = [], [], [desc.base if owned[0][1].is_ptr else None]
+    groups, flags, values = [], [], [desc.base if owned[0][1].is_ptr else desc]
     for ssa, ty in owned[1:]:
         if not ty.is_int:
             return None
