@@ -4,7 +4,8 @@
 # (a .pth file adds `.venv-corpus`'s site-packages: nothing is installed twice). tests/corpus/test_inference.py
 # skips when it is missing. Everything is --no-deps: the kernels' packages, and only what their kernel modules'
 # imports reach (unsloth's `__init__` pulls transformers and huggingface_hub; SGLang's pulls its server
-# utilities). vLLM is not installed: its kernel module imports its compiled extension; see tools/extract_kernel.py.
+# utilities). vLLM is not installed: its kernel module imports its compiled extension; its kernels are
+# extracted from the wheel (tools/extract_kernel.py), below.
 #
 #   bash tools/corpus_env.sh && bash tools/infer_env.sh
 set -euo pipefail
@@ -26,7 +27,8 @@ deps=("transformers==5.24.0" "huggingface_hub==2.4.0" "tokenizers==0.23.3" "safe
 [ -x "$corpus/bin/python" ] || { echo "infer_env: $corpus is missing: run tools/corpus_env.sh first" >&2; exit 2; }
 stamp="$venv/.tilelens-infer"
 wanted="$(printf '%s\n' "${kernels[@]}" "${deps[@]}" "$(cd "$corpus" && pwd)")"
-if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
+if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ] \
+   && [ -f "$venv/vllm-kernels/vllm_fused_moe.py" ]; then
   echo "infer_env: $venv is ready"
   exit 0
 fi
@@ -35,5 +37,16 @@ site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pu
 "$corpus/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$site/zz_tilelens_corpus.pth"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${deps[@]}" "${kernels[@]}"
 "$venv/bin/python" -c "import unsloth.kernels.swiglu, sglang.kernels.ops.moe.moe_align_small_numel" >/dev/null
+
+# vLLM's fused_moe_kernel: its module imports vLLM's compiled extension, so the kernels alone are extracted
+# from the wheel (never into the repository) into $venv/vllm-kernels/.
+if [ ! -f "$venv/vllm-kernels/vllm_fused_moe.py" ]; then
+  wheels="$(mktemp -d)"
+  "$venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps -d "$wheels" "vllm==0.33.0"
+  "$venv/bin/python" tools/extract_kernel.py "$wheels"/vllm-0.33.0-*.whl \
+    vllm/model_executor/layers/fused_moe/fused_moe.py "$venv/vllm-kernels/vllm_fused_moe.py" \
+    write_zeros_to_output fused_moe_kernel
+  rm -rf "$wheels"
+fi
 printf '%s' "$wanted" > "$stamp"
 echo "infer_env: $venv ready"
