@@ -280,8 +280,8 @@ COMPILE_ERRORS = [
      "(the package targets an older Triton)"),
     (r"has no attribute 'cidv'", "real: a typo (`tl.cidv`) in the kernel, on a branch only some constexprs take"),
     (r"unsupported AST node type", "real: Python syntax Triton's code generator does not support"),
-    (r"'tensor' object has no attribute 'load'", "gap (directive language): tensor-descriptor (TMA) "
-     "parameters cannot be declared"),
+    (r"'tensor' object has no attribute 'load'", "gap (synthesis): a tensor-descriptor (TMA) parameter "
+     "that synthesis did not recognise as one (declare it with descriptor(...))"),
     (r"'NoneType' object has no attribute '(shard_id|distributed_barrier)'", "gap: the kernel needs a "
      "runtime object (a distributed context) that a launch declaration cannot provide"),
     (r"Input shapes should have M >= 1, N >= 1 and K >= 8", "gap (synthesis): a tl.dot dimension we chose too small"),
