@@ -151,7 +151,9 @@ _TABLE = (
          "address), `pointer-provenance`, `reader-misalignment`, `launch-too-large` (a launch outside the "
          "affine summary whose enumeration would exceed the budget; definite findings made before are still "
          "reported), `unvisited` (a memory op the evaluation never examined and could not prove "
-         "unreachable)."),
+         "unreachable), `tensor-descriptor` (a descriptor gather or scatter, on a target whose TTIR keeps "
+         "descriptors), `ranged-tensor-written` (the kernel stores to a tensor whose declared value range "
+         "its loads would rely on)."),
     Code("TL040", "warning", "untested Triton release",
          "the installed Triton release is not a tested one",
          "The installed Triton release is not one tilelens has been tested with.",

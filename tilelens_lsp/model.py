@@ -109,24 +109,52 @@ class TensorSpec(Record):
 
 @dataclass(frozen=True)
 class ScalarSpec(Record):
-    """A scalar argument. `kind` is `int`, `i64` (forced 64-bit), `float`, `bool`, `str` or `none`."""
+    """A scalar argument. `kind` is `int`, `i64` (forced 64-bit), `float`, `bool`, `str`, `none` or
+    `dtype` (a dtype-valued constexpr, `value` its directive name such as `bf16`)."""
 
     kind: str
     value: Any
 
 
-ArgSpec = Union[TensorSpec, ScalarSpec]
+@dataclass(frozen=True)
+class DescriptorSpec(Record):
+    """A host-side tensor descriptor (`triton.tools.tensor_descriptor.TensorDescriptor`) over `tensor`: its
+    shape and strides are the tensor's, `block` the tile each descriptor load or store moves."""
+
+    tensor: TensorSpec
+    block: tuple[int, ...]
+    padding: str = "zero"          # what a load reads outside the shape: zero | nan
+    _nested = {"tensor": TensorSpec}
+    _tuples = frozenset({"block"})
+
+
+@dataclass(frozen=True)
+class TupleSpec:
+    """A tuple argument (per-rank pointer tuples): its items, each an argument of its own."""
+
+    items: tuple["ArgSpec", ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"items": [arg_to_json(a) for a in self.items]}
+
+
+ArgSpec = Union[TensorSpec, ScalarSpec, DescriptorSpec, TupleSpec]
+_ARG_TYPES = {TensorSpec: "tensor", ScalarSpec: "scalar", DescriptorSpec: "descriptor", TupleSpec: "tuple"}
 
 
 def arg_to_json(arg: ArgSpec) -> dict[str, Any]:
     data = arg.to_json()
-    data["type"] = "tensor" if isinstance(arg, TensorSpec) else "scalar"
+    data["type"] = _ARG_TYPES[type(arg)]
     return data
 
 
 def arg_from_json(data: dict[str, Any]) -> ArgSpec:
     data = dict(data)
     kind = data.pop("type")
+    if kind == "tuple":
+        return TupleSpec(tuple(arg_from_json(a) for a in data["items"]))
+    if kind == "descriptor":
+        return DescriptorSpec.from_json(data)
     return TensorSpec.from_json(data) if kind == "tensor" else ScalarSpec.from_json(data)
 
 

@@ -27,8 +27,10 @@ from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
 from tilelens_lsp.engines import accounting, select, views as view_runs
 from tilelens_lsp.engines.affine import AffineGraph
+from tilelens_lsp.engines.enumerate.descriptors import DescV
 from tilelens_lsp.engines.values import ArgInfo, IntV, LaunchModel, Opaque, PtrV, elem_bytes
-from tilelens_lsp.compile.binding import FakeTensor, LaunchBindingError, element_size
+from tilelens_lsp.compile.binding import (FakeTensor, LaunchBindingError, descriptor_arguments, element_size,
+                                          fake_tensors, flat_arguments)
 from tilelens_lsp.compile.compiler import (CompiledConfig, HostCompiler, compile_error_stack, compile_launch,
                                            compiler_for)
 from tilelens_lsp.launches.kernels import KernelDef, find_kernels
@@ -245,19 +247,48 @@ def _import_message(exc: BaseException) -> str:
 
 
 def _views(launch_args: dict[str, Any]) -> dict[str, TensorSpec]:
-    return {n: v.spec for n, v in launch_args.items() if isinstance(v, FakeTensor)}
+    return {n: v.spec for n, v in fake_tensors(launch_args).items()}
+
+
+def _entry_arguments(func: ttir_reader.Func, bound) -> list[tuple[str, str, Any, Any]]:
+    """(ssa, name, value, type) of each entry-function argument: every non-constexpr parameter in order,
+    a tuple's items one by one, a descriptor as the arguments Triton lowers it to (its base and its
+    shape and strides: `descriptor_arguments`). A layout we do not recognise is refused, never guessed."""
+    flat = flat_arguments(bound)
+    out: list[tuple[str, str, Any, Any]] = []
+    i = 0
+    for name, sig, value in flat:
+        if not sig.startswith("tensordesc"):
+            if i >= len(func.args):
+                break
+            ssa, ty = func.args[i]
+            out.append((ssa, name, value, ty))
+            i += 1
+            continue
+        lowered = descriptor_arguments(name, value, func.args[i:])
+        if lowered is None:
+            raise Refusal("tensor-descriptor", f"the entry arguments of descriptor {name} are not in a layout the "
+                          "model knows")
+        for v in lowered:
+            ssa, ty = func.args[i]
+            out.append((ssa, name, v, ty))
+            i += 1
+    if i != len(func.args) or len(out) != len(func.args):
+        raise Refusal("tensor-descriptor" if any(sig.startswith("tensordesc") for _, sig, _ in flat) else
+                      "reader-misalignment", f"the kernel's {len(func.args)} entry arguments do not line up with "
+                      f"its {len(flat)} declared ones")
+    return out
 
 
 def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> tuple[dict, dict[str, ArgInfo]]:
     """Entry-function arguments: every non-constexpr parameter, in order."""
     import numpy as np
 
-    names = [n for n, ty in bound.signature.items() if ty != "constexpr"]
     values: dict[str, Any] = {}
     infos: dict[str, ArgInfo] = {}
-    for (ssa, ty), name in zip(func.args, names):
-        value = bound.arguments.get(name)
-        if ty.is_ptr:
+    for ssa, name, value, ty in _entry_arguments(func, bound):
+        kept = "desc<" in ty.elem         # a !tt.tensordesc (printed tdesc<...> by 3.6) the TTIR keeps
+        if ty.is_ptr or kept:
             spec = views.get(name)
             if spec is None:
                 values[ssa] = Opaque("pointer-provenance", f"pointer argument {name} is not a declared tensor")
@@ -265,6 +296,11 @@ def _arg_values(func: ttir_reader.Func, bound, views: dict[str, TensorSpec]) -> 
             size = element_size(spec.dtype)
             infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset, value_intervals(spec.values) or None,
                                   _view_runs(spec))
+            if kept:
+                values[ssa] = DescV(PtrV(name, np.zeros(1, dtype=np.int64), size),
+                                    tuple(IntV(np.array([int(n)]), 32) for n in value.shape),
+                                    tuple(IntV(np.array([int(n)]), 64) for n in value.strides))
+                continue
             values[ssa] = PtrV(name, np.zeros(1, dtype=np.int64), elem_bytes(ty.pointee))
         elif ty.is_int:
             v = int(value) if not isinstance(value, bool) else int(value)

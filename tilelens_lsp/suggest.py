@@ -132,9 +132,6 @@ def _one(context: _Context, name: str) -> Suggestion:
     if compiled:
         return Suggestion(name, compiled[0], tried=tried)
     why = failed or "no candidate"
-    if why.startswith("gap: dtype-valued constexpr"):
-        why = (f"its constexpr {why.rsplit(' ', 1)[-1]} takes a dtype, which a directive cannot write yet; "
-               "capture a launch from a run instead (tilelens-lsp capture)")
     return Suggestion(name, error=f"no example launch of {name} compiles ({tried} tried): {why}", tried=tried)
 
 

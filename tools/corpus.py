@@ -282,8 +282,8 @@ COMPILE_ERRORS = [
      "(the package targets an older Triton)"),
     (r"has no attribute 'cidv'", "real: a typo (`tl.cidv`) in the kernel, on a branch only some constexprs take"),
     (r"unsupported AST node type", "real: Python syntax Triton's code generator does not support"),
-    (r"'tensor' object has no attribute 'load'", "gap (directive language): tensor-descriptor (TMA) "
-     "parameters cannot be declared"),
+    (r"'tensor' object has no attribute 'load'", "gap (synthesis): a tensor-descriptor (TMA) parameter "
+     "that synthesis did not recognise as one (declare it with descriptor(...))"),
     (r"'NoneType' object has no attribute '(shard_id|distributed_barrier)'", "gap: the kernel needs a "
      "runtime object (a distributed context) that a launch declaration cannot provide"),
     (r"Input shapes should have M >= 1, N >= 1 and K >= 8", "gap (synthesis): a tl.dot dimension we chose too small"),
@@ -531,6 +531,10 @@ def suggest_sweep(args) -> int:
             modules = manifest[dist]["modules"]
             if args.subset:
                 modules = {m: k for m, k in modules.items() if m in SUBSET[dist]}
+            if args.module:
+                modules = {m: k for m, k in modules.items() if m in args.module}
+                if not modules:
+                    continue
             origins = _origins(list(modules))
             tables, counts, failures = [], collections.Counter(), collections.Counter()
             start = time.time()
@@ -599,6 +603,7 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("suggest", help="TL100's fix on every corpus kernel: suggest, then check the suggestions")
     g.add_argument("--package", action="append")
     g.add_argument("--subset", action="store_true", help="only the fixed CI subset of modules")
+    g.add_argument("--module", action="append", help="only these modules (repeatable)")
     g.add_argument("--jobs", type=int, default=2)
     g.add_argument("--timeout", type=float, default=1800.0)
     args = parser.parse_args(argv)

@@ -55,6 +55,15 @@ class _I64(int):
     pass
 
 
+class _DType(str):
+    """A dtype name used as a value (a dtype-valued constexpr), not as a tensor spec's element type."""
+
+
+_DTYPE_WORDS = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int1": "i1",
+                "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+                "uint32": "u32", "uint64": "u64"}
+
+
 def _contiguous(shape):
     strides, acc = [], 1
     for s in reversed(shape):
@@ -77,7 +86,7 @@ def _eval(node, env):
         if node.id in env:
             return env[node.id]
         if node.id in DTYPES:
-            return node.id
+            return _DType(node.id)
         raise NameError(node.id)
     if isinstance(node, ast.Tuple):
         return tuple(_eval(e, env) for e in node.elts)
@@ -102,6 +111,11 @@ def _eval(node, env):
             return _eval(node.value, env).T
         if isinstance(node.value, ast.Name) and node.value.id == "triton" and node.attr in _FUNCS:
             return _FUNCS[node.attr]
+        owner = ast.unparse(node.value)
+        if owner in ("tl", "triton.language"):
+            name = _DTYPE_WORDS.get(node.attr, node.attr)
+            if name in DTYPES:
+                return _DType(name)
         raise ValueError(f"unsupported attribute {node.attr}")
     if isinstance(node, ast.Call):
         func = node.func
@@ -137,6 +151,8 @@ def _arg_spec(value):
         return ScalarSpec("int", value)
     if isinstance(value, float):
         return ScalarSpec("float", value)
+    if isinstance(value, _DType):
+        return ScalarSpec("dtype", str(value))
     if isinstance(value, str):
         return ScalarSpec("str", value)
     raise ValueError(f"unsupported argument {value!r}")

@@ -337,6 +337,8 @@ def _scalar_value(spec):
         return float(value)
     if kind == "bool":
         return bool(value)
+    if kind == "dtype":     # a dtype-valued constexpr: the tl.dtype a real caller passes
+        return triton_dtype(value)
     return value
 
 

@@ -264,6 +264,24 @@ def test_unknown_kernel_lists_the_kernels_of_the_file():
     assert err.kernel == "foo" and err.column == 13
 
 
+@pytest.mark.parametrize("expr, dtype", [
+    ("bf16", "bf16"), ("fp32", "fp32"), ("float16", "fp16"), ("tl.float16", "fp16"), ("tl.bf16", "bf16"),
+    ("triton.language.bfloat16", "bf16"), ("tl.int32", "i32"), ("tl.float8e4nv", "fp8e4nv"),
+])
+def test_a_dtype_alone_is_a_dtype_valued_argument(expr: str, dtype: str):
+    launch = one_launch(f"# tilelens: k[(1,)](fp32[4], {expr}, compute_type={expr})\n")
+    assert launch.args[1] == ScalarSpec("dtype", dtype)
+    assert launch.kwargs == (("compute_type", ScalarSpec("dtype", dtype)),)
+    assert ScalarSpec.from_json(launch.args[1].to_json()) == launch.args[1]
+
+
+def test_a_dtype_can_be_bound_to_a_name_and_spelled_tl_dtype_in_a_tensor_spec():
+    launch = one_launch("# tilelens: ACC = tl.float32\n# tilelens: k[(1,)](tl.float16[4], tensor(tl.bfloat16, (2,)), "
+                        "OUT_DTYPE=ACC)\n")
+    assert [a.dtype for a in launch.args] == ["fp16", "bf16"]
+    assert launch.kwargs == (("OUT_DTYPE", ScalarSpec("dtype", "fp32")),)
+
+
 def test_unknown_dtype_lists_triton_dtypes():
     err = one_error("# tilelens: k[(1,)](fp33[4])")
     assert err.message.startswith("unknown dtype 'fp33' (did you mean fp32? Triton dtypes: fp8e4nv")
@@ -286,7 +304,7 @@ def test_transpose_of_a_1d_spec_is_an_error():
 def test_disallowed_call_names_the_allowed_functions():
     err = one_error("# tilelens: k[(1,)](open('x'))")
     assert err.message == ("calls of 'open' are not allowed in directives: "
-                           "only cdiv, triton.cdiv, min, max, i64, tensor")
+                           "only cdiv, triton.cdiv, min, max, i64, tensor, descriptor")
 
 
 def test_disallowed_attribute_is_an_error():
@@ -298,8 +316,9 @@ def test_disallowed_attribute_is_an_error():
     ("4 / 2", "operator '/' is not allowed in directives: use // for integer division"),
     ("1 << 2", "operator '<<' is not allowed"), ("~1", "operator '~' is not allowed"),
     ("1 < 2", "a comparison is not allowed"), ("f'{1}'", "an f-string is not allowed"),
-    ("1j", "complex literals are not allowed"), ("fp32", "a bare dtype is not an argument"),
-    ("(1, 2)", "a tuple is not a launch argument"), ("lambda meta: 1", "only allowed as the grid"),
+    ("1j", "complex literals are not allowed"), ("tl.flaot16", "did you mean tl.float16?"),
+    ("tl.fp99", "unknown dtype 'tl.fp99'"), ("tl", "unknown name 'tl'"),
+    ("()", "an empty tuple is not a launch argument"), ("lambda meta: 1", "only allowed as the grid"),
     ("'a' * 3", "operator '*' needs numbers, got a string"), ("cdiv(1, 0)", "cdiv by zero"),
     ("7 % 0", "division by zero"), ("2 ** 65", "too large"), ("2 ** 64 * 2", "too large"),
     ("18446744073709551617", "too large"), ("(-8) ** 0.5", "complex number"),
@@ -307,6 +326,8 @@ def test_disallowed_attribute_is_an_error():
     ("1e308 * 10", "overflows the float range"), ("cdiv(1.5, 2)", "must be an int"),
     ("min()", "at least one value"), ("tensor(fp32)", "needs a shape"),
     ("tensor(fp32, 4, bogus=1)", "no parameter 'bogus'"), ("cdiv", "must be called"),
+    ("descriptor(fp16[4, 8], block=(4,))", "needs 2 sizes, got 1"), ("descriptor(4, block=(4,))", "describes a tensor spec"),
+    ("descriptor(fp16[4])", "needs a block"), ("descriptor(fp16[8], block=8, padding='one')", "padding"),
     ("fp32[1:2]", "a slice is not allowed"), ("fp16[4].T.T", "needs a 2-D tensor spec"),
 ])
 def test_unsupported_or_invalid_expression_is_a_precise_error(expr: str, fragment: str):

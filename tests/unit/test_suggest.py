@@ -45,6 +45,11 @@ def dtype_kernel(x_ptr, OUT_DTYPE: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(x_ptr + tl.arange(0, BLOCK), tl.zeros((BLOCK,), OUT_DTYPE))
 
 
+@triton.jit
+def callable_kernel(x_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), OP(tl.zeros((BLOCK,), tl.float32)))
+
+
 # tilelens: declared_kernel[(1,)](fp32[16], BLOCK=16)
 @triton.jit
 def declared_kernel(x_ptr, BLOCK: tl.constexpr):
@@ -65,11 +70,12 @@ def found(kernels_file):
 
 
 def test_every_kernel_without_a_launch_is_answered_and_no_other(found):
-    assert sorted(found) == ["dtype_kernel", "no_program_id_kernel", "rows_kernel", "scale_kernel"]
+    assert sorted(found) == ["callable_kernel", "dtype_kernel", "no_program_id_kernel", "rows_kernel",
+                             "scale_kernel"]
 
 
 def test_each_suggestion_reads_back_as_one_launch_of_its_kernel(found):
-    for name in ("scale_kernel", "rows_kernel", "no_program_id_kernel"):
+    for name in ("scale_kernel", "rows_kernel", "no_program_id_kernel", "dtype_kernel"):
         launches, errors = parse_directives("\n".join(found[name].lines), {name})
         assert errors == [] and [x.kernel for x in launches] == [name]
 
@@ -97,9 +103,13 @@ def test_tensors_are_as_small_as_the_footprint_allows(found):
     assert "x_ptr=fp32[32]" in _launch_text(found["no_program_id_kernel"])
 
 
+def test_a_dtype_valued_constexpr_gets_a_dtype(found):
+    assert "OUT_DTYPE=fp32" in _launch_text(found["dtype_kernel"])
+
+
 def test_a_kernel_no_directive_can_launch_gets_a_reason_not_a_launch(found):
-    s = found["dtype_kernel"]
-    assert s.lines == () and "OUT_DTYPE takes a dtype" in s.error and "capture" in s.error
+    s = found["callable_kernel"]    # a function-valued constexpr: no directive value is callable
+    assert s.lines == () and "no example launch of callable_kernel compiles" in s.error
 
 
 def test_inserted_the_suggestions_analyse_with_no_tl100_and_no_error(found, kernels_file, tmp_path):
@@ -113,8 +123,8 @@ def test_inserted_the_suggestions_analyse_with_no_tl100_and_no_error(found, kern
     out.write_text(text)
     result = analyze_path(out, tmp_path)
     codes = sorted(d.code for d in result.all_diagnostics())
-    assert codes == ["TL100"], [(d.code, d.message) for d in result.all_diagnostics()]   # dtype_kernel's only
-    assert len(result.launches) == 4   # declared_kernel's and the three inserted
+    assert codes == ["TL100"], [(d.code, d.message) for d in result.all_diagnostics()]   # callable_kernel's only
+    assert len(result.launches) == 5   # declared_kernel's and the four inserted
 
 
 def test_long_launches_wrap_over_continuation_lines_that_read_back():
@@ -139,8 +149,8 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_the_cli_prints_launches_and_names_what_it_cannot_launch(kernels_file):
     run = _cli(str(kernels_file), cwd=kernels_file.parent)
-    assert run.returncode == 1   # dtype_kernel has no launch
-    assert "# tilelens: scale_kernel[(2,)](" in run.stdout and "dtype_kernel: no example launch" in run.stderr
+    assert run.returncode == 1   # callable_kernel has no launch
+    assert "# tilelens: scale_kernel[(2,)](" in run.stdout and "callable_kernel: no example launch" in run.stderr
     assert kernels_file.read_text() == KERNELS
 
 

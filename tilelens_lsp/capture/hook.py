@@ -45,7 +45,8 @@ _DTYPES = {  # torch / numpy / triton dtype names -> directive dtype names
     "float64": "fp64", "double": "fp64", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
     "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32",
-    "fp64": "fp64", "int1": "i1", "fp8e4nv": "fp8e4nv", "fp8e5": "fp8e5",
+    "fp64": "fp64", "int1": "i1", "fp8e4nv": "fp8e4nv", "fp8e5": "fp8e5", "fp8e4b15": "fp8e4b15",
+    "fp8e4b8": "fp8e4b8", "fp8e5b16": "fp8e5b16", "uint1": "u1",
 }
 
 
@@ -94,6 +95,8 @@ def _graph_capturing(value) -> bool:
         return bool(torch.cuda.is_current_stream_capturing())
     except Exception:  # noqa: BLE001 - no torch, no CUDA: nothing is capturing
         return False
+
+
 VALUE_GAP = 64          # observed values this far apart are recorded as separate parts
 VALUE_PARTS = 4         # at most this many parts; more are recorded as one interval
 VALUE_SCAN = 1 << 20    # elements read to find the parts (a larger tensor: its min and max only)
@@ -115,6 +118,46 @@ def observed_values(value) -> list:
     if len(parts) == 1 or len(parts) > VALUE_PARTS:
         return [lo, hi + 1]
     return parts
+
+
+def _triton_dtype(value) -> str | None:
+    """The directive name of a `tl.dtype` argument (a dtype-valued constexpr such as `compute_type`)."""
+    cls = type(value)
+    if cls.__name__ != "dtype" or not cls.__module__.startswith("triton"):
+        return None
+    return _dtype_name(value)
+
+
+def _arg(value) -> dict:
+    spec = _tensor(value)
+    if spec is not None:
+        return {"tensor": spec}
+    dtype = _triton_dtype(value)
+    if dtype is not None:
+        return {"dtype": dtype}
+    desc = _descriptor(value)
+    if desc is not None:
+        return {"descriptor": desc}
+    if isinstance(value, tuple) and value:
+        return {"tuple": [_arg(v) for v in value]}
+    return {"scalar": _scalar(value)}
+
+
+def _descriptor(value) -> dict | None:
+    """A host-side TensorDescriptor: the view it describes (its own shape and strides from its base
+    tensor's first element, in that tensor's storage), its block shape and padding."""
+    if type(value).__name__ != "TensorDescriptor" or not hasattr(value, "block_shape"):
+        return None
+    base = _tensor(getattr(value, "base", None))
+    if base is None:
+        return None
+    shape = [int(s) for s in value.shape]
+    strides = [int(s) for s in value.strides]
+    span = base["offset"] + sum((n - 1) * st for n, st in zip(shape, strides)) + 1 if all(shape) else base["offset"]
+    view = {"dtype": base["dtype"], "shape": shape, "strides": strides, "offset": base["offset"],
+            "storage": max(base["storage"], span)}
+    return {"tensor": view, "block": [int(b) for b in value.block_shape],
+            "padding": str(getattr(value, "padding", "zero"))}
 
 
 def _scalar(value):
@@ -258,6 +301,14 @@ def _static(kernel):
     return info
 
 
+def _check_recordable(spec: dict) -> None:
+    """Raise for an argument (or a tuple's item) the hook cannot write as a directive."""
+    if isinstance(spec.get("scalar"), _Unsupported):
+        raise TypeError(f"an argument of type {spec['scalar'].what}, which the hook cannot record")
+    for item in spec.get("tuple", ()):
+        _check_recordable(item)
+
+
 def prepare(kernel, args, kwargs) -> dict | None:
     """The launch's record but its grid, taken before the launch (the value ranges it sees)."""
     info = _static(kernel)
@@ -268,20 +319,15 @@ def prepare(kernel, args, kwargs) -> dict | None:
         _COUNTS["capped"] += 1      # its kernel has all it keeps: no specs, no value ranges to read
         return None
     params = info["params"]
-    arg_specs = []
-    for value in args:
-        spec = _tensor(value)
-        arg_specs.append({"tensor": spec} if spec is not None else {"scalar": _scalar(value)})
+    arg_specs = [_arg(value) for value in args]
     kw_specs = {}
     for name, value in kwargs.items():
         if name not in params:
             continue     # launch options (num_warps, num_stages, ...) do not change the TTIR
-        spec = _tensor(value)
-        kw_specs[name] = {"tensor": spec} if spec is not None else {"scalar": _scalar(value)}
+        kw_specs[name] = _arg(value)
     specs = list(arg_specs) + list(kw_specs.values())
     for spec in specs:
-        if isinstance(spec.get("scalar"), _Unsupported):
-            raise TypeError(f"an argument of type {spec['scalar'].what}, which the hook cannot record")
+        _check_recordable(spec)
     line = dict(info["base"])
     line.update(args=arg_specs, kwargs=kw_specs)
     if info["unlocatable"]:

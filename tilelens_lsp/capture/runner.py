@@ -222,6 +222,16 @@ def _grid(grid: dict, wrapped: bool) -> tuple[str, dict]:
 def _spec(arg: dict) -> str:
     if "tensor" in arg:
         return _tensor(arg["tensor"])
+    if "dtype" in arg:       # a dtype-valued constexpr, written as the directive's dtype name
+        return str(arg["dtype"])
+    if "descriptor" in arg:  # a host-side TensorDescriptor over the view it describes
+        d = arg["descriptor"]
+        block = ", ".join(str(int(b)) for b in d["block"]) + ("," if len(d["block"]) == 1 else "")
+        padding = "" if d.get("padding", "zero") == "zero" else f", padding={json.dumps(d['padding'])}"
+        return f"descriptor({_tensor(d['tensor'])}, block=({block}){padding})"
+    if "tuple" in arg:
+        items = [_spec(a) for a in arg["tuple"]]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     value = arg["scalar"]
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"a {value} scalar, which the directive grammar cannot write")

@@ -8,12 +8,15 @@ grid. No compiling and no driver here; Triton's runtime modules are imported laz
 
 from __future__ import annotations
 
+import copy
+import itertools
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from tilelens_lsp.dtypes import element_bytes
 from tilelens_lsp.launches.evaluator import eval_grid
-from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
+from tilelens_lsp.model import DescriptorSpec, LaunchSpec, ScalarSpec, TensorSpec, TupleSpec
 
 ADDRESS_GAP = 1 << 40    # fake allocations are far apart, so no address is ambiguous
 
@@ -79,11 +82,36 @@ class FakeTensor:
         return f"{self.spec.dtype}{list(self.shape)}"
 
 
-def fake_value(arg, index: int):
+def fake_value(arg, index: int, more: Iterator[int] | None = None):
+    """The value a real caller would pass: a fake tensor at allocation `index`; a TensorDescriptor over one;
+    a tuple of such values (their tensors at the allocations `more` gives, past every top-level one)."""
     if isinstance(arg, TensorSpec):
         return FakeTensor(arg, index)
+    if isinstance(arg, DescriptorSpec):
+        return fake_descriptor(arg, FakeTensor(arg.tensor, index))
+    if isinstance(arg, TupleSpec):
+        more = more if more is not None else itertools.count(1 << 16)
+        return tuple(fake_value(a, next(more), more) for a in arg.items)
     assert isinstance(arg, ScalarSpec)
+    if arg.kind == "dtype":      # a dtype-valued constexpr: the `tl.dtype` object a real caller passes
+        return triton_dtype(arg.value)
     return arg.value
+
+
+def fake_descriptor(spec: DescriptorSpec, base: FakeTensor):
+    """Triton's own host-side TensorDescriptor (its checks included: a contiguous last dimension, 16-byte
+    aligned strides, a legal block shape), so the binder specializes it as a real one."""
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor  # lazy: Triton start-up cost
+    except ImportError:
+        raise LaunchBindingError("this Triton has no host-side TensorDescriptor (triton.tools.tensor_descriptor)") \
+            from None
+    try:
+        return TensorDescriptor(base, list(spec.tensor.shape), list(spec.tensor.strides), list(spec.block),
+                                spec.padding)
+    except (AssertionError, ValueError, TypeError) as exc:
+        raise LaunchBindingError(f"Triton refuses this descriptor over {base!r} with block {list(spec.block)}: "
+                                 f"{exc or type(exc).__name__}") from None
 
 
 # ---------------------------------------------------------------- kernels and configs
@@ -142,7 +170,8 @@ def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding
 
     jit = chain.jit
     names = [p.name for p in jit.params]
-    values = [fake_value(a, i) for i, a in enumerate(launch.args)]
+    more = itertools.count(len(launch.args) + len(launch.kwargs))   # a tuple's tensors: past every argument
+    values = [fake_value(a, i, more) for i, a in enumerate(launch.args)]
     if len(values) > len(names):
         raise LaunchBindingError(
             f"{jit.__name__} takes {len(names)} arguments but the launch passes {len(values)} positionally")
@@ -153,7 +182,7 @@ def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding
                                      f"(parameters: {', '.join(names)})")
         if key in base and key in names[:len(values)]:
             raise LaunchBindingError(f"argument '{key}' given both positionally and by keyword")
-        base[key] = fake_value(spec, len(values) + i)
+        base[key] = fake_value(spec, len(values) + i, more)
 
     def expand(layer_index: int, args: dict[str, Any], config: dict[str, Any],
                options: dict[str, Any]) -> list[ConfigBinding]:
@@ -163,7 +192,7 @@ def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding
         out: list[ConfigBinding] = []
         if isinstance(layer, Autotuner):
             for cfg in layer.configs:
-                a = {**args, **cfg.kwargs}
+                a = _pre_hooked(cfg, {**args, **cfg.kwargs})
                 c = {**config, **cfg.kwargs}
                 o = dict(options)
                 for key in _OPTION_KEYS:
@@ -183,6 +212,24 @@ def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding
     options = {k: base.pop(k).value if isinstance(base[k], ScalarSpec) else base.pop(k)
                for k in list(base) if k in _OPTION_KEYS and k not in names}
     return expand(0, base, {}, options)
+
+
+def _pre_hooked(cfg, args: dict[str, Any]) -> dict[str, Any]:
+    """A config's arguments after its `pre_hook`, for launches that pass descriptors: the autotuner runs the
+    hook before each config's launch, and kernels taking TensorDescriptors set their block shapes there
+    (Liger's `_host_descriptor_pre_hook_fwd`), so the TTIR depends on it. Each config gets its own copies
+    of the descriptors. Other launches' hooks (zeroing an output for split-K) touch no value the compile
+    reads and are not run: a fake tensor has no data to zero."""
+    hook = getattr(cfg, "pre_hook", None)
+    if hook is None or not any(_is_descriptor(v) for v in args.values()):
+        return args
+    nargs = {k: copy.copy(v) if _is_descriptor(v) else v for k, v in args.items()}
+    hook(nargs)
+    return {k: nargs.get(k, v) for k, v in args.items()}
+
+
+def _is_descriptor(value: Any) -> bool:
+    return isinstance(getattr(value, "base", None), FakeTensor) and hasattr(value, "block_shape")
 
 
 # ---------------------------------------------------------------- binding
@@ -220,6 +267,84 @@ def bind(jit, binding: ConfigBinding, backend, forced_i64: set[str]) -> BoundLau
     key = repr((sorted(signature.items()), sorted((str(k), repr(v)) for k, v in constexprs.items()),
                 sorted((str(k), repr(v)) for k, v in attrs.items()), repr(ttir_options)))
     return BoundLaunch(signature, constexprs, attrs, options, dict(bound_args), key)
+
+
+def flat_arguments(bound: BoundLaunch) -> list[tuple[str, str, Any]]:
+    """(name, signature type, value) of every entry argument before Triton's lowering, in order: a tuple
+    argument's items as `NAME.0`, `NAME.1` (how the TTIR names them), constexprs left out. A descriptor
+    (`tensordesc<...>`) is one entry here; the TTIR gives it several arguments (`descriptor_arguments`)."""
+    out: list[tuple[str, str, Any]] = []
+
+    def visit(name: str, ty: Any, value: Any) -> None:
+        if ty == "constexpr":
+            return
+        if isinstance(ty, tuple):
+            items = value if isinstance(value, tuple) else (None,) * len(ty)
+            for i, (t, v) in enumerate(zip(ty, items)):
+                visit(f"{name}.{i}", t, v)
+            return
+        out.append((name, str(ty), value))
+
+    for name, ty in bound.signature.items():
+        visit(name, ty, bound.arguments.get(name))
+    return out
+
+
+def fake_tensors(arguments: dict[str, Any]) -> dict[str, FakeTensor]:
+    """Every fake tensor by the name its pointer has in the TTIR: a tuple's items as `NAME.0`, a
+    descriptor's base tensor as the descriptor's own name."""
+    out: dict[str, FakeTensor] = {}
+
+    def visit(name: str, value: Any) -> None:
+        if isinstance(value, FakeTensor):
+            out[name] = value
+        elif isinstance(value, tuple):
+            for i, v in enumerate(value):
+                visit(f"{name}.{i}", v)
+        elif isinstance(getattr(value, "base", None), FakeTensor) and hasattr(value, "block_shape"):
+            out[name] = value.base
+
+    for name, value in arguments.items():
+        visit(name, value)
+    return out
+
+
+_OWNED = re.compile(r"^(?:_\d+|\.(?:shape|stride)\.\d+(?:_\d+)?|\.(?:padding|roundF32ToTF32)(?:_\d+)?)$")
+
+
+def descriptor_arguments(name: str, desc: Any, args: list[tuple[str, Any]]) -> list[Any] | None:
+    """The values of the entry arguments a descriptor argument `name` was lowered to, given the entry
+    arguments from its own on (`(ssa, type)`), or None when they are not in a layout we know.
+
+    Triton passes a descriptor as its base (a pointer where its TTIR rewrites descriptors to pointer
+    arithmetic; the descriptor itself where a `!tt.tensordesc` keeps it), then groups of its shape and its
+    strides, with flags (padding, TF32 rounding) between two such groups on the rewriting targets. 3.9
+    names them (`%d.shape.0`, `%d.padding`); 3.6 numbers them (`%d_0`): both are read by position and
+    type, and checked against the layout."""
+    if not args or args[0][0].lstrip("%") != name:
+        return None
+    owned = [args[0]]
+    for ssa, ty in args[1:]:
+        text = ssa.lstrip("%")
+        if not (text.startswith(name) and _OWNED.match(text[len(name):])):
+            break
+        owned.append((ssa, ty))
+    rank = len(desc.shape)
+    groups, flags, values = [], [], [desc.base if owned[0][1].is_ptr else desc]
+    for ssa, ty in owned[1:]:
+        if not ty.is_int:
+            return None
+        if ty.bits == 1:
+            flags.append(ssa)
+            values.append(int(getattr(desc, "padding", "zero") == "nan") if len(flags) == 1
+                          else int(bool(getattr(desc, "round_f32_to_tf32", False))))
+            continue
+        index = len(groups) % (2 * rank)
+        groups.append(ssa)
+        values.append(int(desc.shape[index] if index < rank else desc.strides[index - rank]))
+    if len(groups) not in (2 * rank, 4 * rank) or len(flags) > 2 or (flags and len(groups) != 4 * rank):
+        return None
+    return values
 
 
 def _binding_message(jit, exc: TypeError) -> str:

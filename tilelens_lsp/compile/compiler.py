@@ -8,6 +8,8 @@ warm across compiles (one per target per process, `compiler_for`). Nothing here 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -37,7 +39,7 @@ class HostCompiler:
         """The TTIR module of a bound launch, passes run up to `ttir` only."""
         # target queries (`tl.target_info`) during this compile answer for this compiler's target;
         # outside a compile Triton's driver is what it would be without us
-        with host_driver(self.target):
+        with host_driver(self.target), line_info():
             return self._compile_ttir(jit, bound)
 
     def _compile_ttir(self, jit, bound: BoundLaunch):
@@ -57,6 +59,25 @@ class HostCompiler:
         return module, ctx
 
 
+@contextlib.contextmanager
+def line_info() -> Iterator[None]:
+    """Locations on for the duration of one compile. Triton drops every op's `loc` to `unknown` when
+    TRITON_DISABLE_LINE_INFO is set (read by its C++ side at each compile), and some packages set it at
+    import to shrink their binaries (unsloth_zoo does): every verdict would then land on line 1. The
+    variable only ever changes the debug info of the binary, never the ops, so the TTIR is otherwise
+    the one the user's launch compiles; it is restored afterwards, as the user's code set it."""
+    saved = os.environ.get(LINE_INFO_VARIABLE)
+    os.environ[LINE_INFO_VARIABLE] = "0"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(LINE_INFO_VARIABLE, None)
+        else:
+            os.environ[LINE_INFO_VARIABLE] = saved
+
+
+LINE_INFO_VARIABLE = "TRITON_DISABLE_LINE_INFO"
 _COMPILERS: dict[str, HostCompiler] = {}
 
 

@@ -45,6 +45,10 @@ _FLAG_NAME = re.compile(r"^(HAS|IS|USE|ENABLE|RETURN|SAVE|STORE|EVEN|APPLY|NEED|
                         r"COMPUTE|TRANS|TRANSPOSE|REVERSE|INPLACE|BIAS|RESIDUAL|ADD|FUSE|HEAD_FIRST|"
                         r"IS_VARLEN|USE_|STATIC|ATOMIC|EXCLUSIVE|CHECK|MASK|DIVISIBLE)", re.IGNORECASE)
 
+_DTYPE_NAME = re.compile(r"dtype", re.IGNORECASE)
+_ACC_NAME = re.compile(r"(ACC|ACCUM)", re.IGNORECASE)
+_DTYPE_ATTRS = {"primitive_bitwidth", "is_floating", "is_fp16", "is_bf16", "is_fp32", "is_fp64", "is_int",
+                "is_int_signed", "is_int_unsigned", "scalar", "itemsize"}
 _TILE_NAME = re.compile(r"(BLOCK|TILE|^B[A-Z]$|^BS$|SIZE|^CHUNK)", re.IGNORECASE)
 
 
@@ -177,6 +181,56 @@ def index_pointers(jit, pointers: set[str]) -> set[str]:
             roots.add(name)
         todo.extend(derived.get(name, ()))
     return roots
+
+
+def dtype_params(jit) -> set[str]:
+    """Constexpr parameters that hold a dtype: named so (`OUT_DTYPE`, `X_dtype`, `compute_type`) or used as
+    one in the kernel (`x.to(NAME)`, `dtype=NAME`, `NAME.primitive_bitwidth`)."""
+    constexprs = {p.name for p in jit.params if p.is_constexpr}
+    out = {n for n in constexprs if _DTYPE_NAME.search(n)}
+    fn = _source_ast(jit)
+    for node in ast.walk(fn) if fn is not None else ():
+        used: list[ast.AST] = []
+        if isinstance(node, ast.Call):
+            if _call_name(node) in ("to", "cast") and isinstance(node.func, ast.Attribute):
+                used += node.args[:1] if _call_name(node) == "to" else node.args[1:2]
+            used += [k.value for k in node.keywords if k.arg == "dtype"]
+        elif isinstance(node, ast.Attribute) and node.attr in _DTYPE_ATTRS:
+            used.append(node.value)
+        out |= {u.id for u in used if isinstance(u, ast.Name) and u.id in constexprs}
+    return out
+
+
+_DESCRIPTOR_METHODS = {"load", "store", "gather", "scatter", "atomic_add", "atomic_min", "atomic_max",
+                       "atomic_and", "atomic_or", "atomic_xor", "reduce"}
+
+
+def descriptor_params(jit) -> dict[str, int]:
+    """Parameters used as tensor descriptors (`desc.load([i, j])`, `desc.store(...)`), with their rank (the
+    length of the offsets list; 2 for gather/scatter)."""
+    params = {p.name for p in jit.params if not p.is_constexpr}
+    fn = _source_ast(jit)
+    out: dict[str, int] = {}
+    for node in ast.walk(fn) if fn is not None else ():
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in params
+                and node.func.attr in _DESCRIPTOR_METHODS and node.args):
+            continue
+        first = node.args[0]
+        if isinstance(first, (ast.List, ast.Tuple)):
+            out[node.func.value.id] = len(first.elts)
+        elif node.func.attr in ("gather", "scatter"):
+            out.setdefault(node.func.value.id, 2)
+    return out
+
+
+def _descriptor_arg(dtype: str, rank: int) -> str:
+    """A placeholder descriptor of `rank` dimensions (about SIZE elements); its block is a guess that an
+    autotune pre_hook replaces, as it does for a real launch."""
+    side = 1 << max(4, (SIZE.bit_length() - 1) // rank)
+    shape = ", ".join([str(side)] * rank)
+    block = ", ".join(["1"] * (rank - 2) + ["16"] * min(rank, 2))
+    return f"descriptor({dtype}[{shape}], block=({block}{',' if rank == 1 else ''}))"
 
 
 def compared_literals(jit) -> dict[str, object]:
@@ -352,6 +406,8 @@ def candidates(jit, layers, name: str, layout: bool = False, int_value: int = IN
     supplied = _supplied(layers)
     optional = _optional(layers) & pointers
     strides = layout_strides([p.name for p in jit.params if not p.is_constexpr]) if layout else {}
+    dtyped = dtype_params(jit)
+    descriptors = descriptor_params(jit)
     variants = [("fp32", False, 32), ("fp16", False, 32), ("fp32", True, 32), ("fp32", False, 64),
                 ("fp16", True, 64), ("fp32", False, 16), ("i32", False, 32)]   # last: integer kernels
     out: list[str] = []
@@ -363,12 +419,18 @@ def candidates(jit, layers, name: str, layout: bool = False, int_value: int = IN
             if p.is_constexpr:
                 if p.name in supplied:
                     continue
+                if p.name in dtyped and p.default is inspect.Parameter.empty:
+                    # a dtype-valued constexpr: the tensors' own dtype (an accumulator's: fp32)
+                    args.append(f"{p.name}={'fp32' if _ACC_NAME.search(p.name) else dtype}")
+                    continue
                 value = _constexpr_value(p, flags, size, literals)
                 if value is not None:
                     args.append(f"{p.name}={value}")
                 continue
             if none and p.name in optional:
                 args.append(f"{p.name}=None")
+            elif p.name in descriptors:
+                args.append(f"{p.name}={_descriptor_arg(dtype, descriptors[p.name])}")
             elif p.name in pointers or (_POINTER_NAME.search(p.name) and not p.name.lower().endswith("_p")):
                 kind = "i32" if _INDEX_NAME.search(p.name) or p.name in indices else dtype
                 args.append(f"{p.name}={kind}[{SIZE}]")
@@ -390,11 +452,6 @@ def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None], lay
         chain = unwrap(kernel_obj)
     except LaunchBindingError as exc:
         return Synthesized(name, None, 0, str(exc))
-    supplied = _supplied(chain.layers)
-    dtypes = [p.name for p in chain.jit.params if p.is_constexpr and p.name not in supplied
-              and p.default is inspect.Parameter.empty and re.search(r"dtype$", p.name, re.I)]
-    if dtypes:   # the directive language has no dtype values: a named gap, not a guess
-        return Synthesized(name, None, 0, f"gap: dtype-valued constexpr {dtypes[0]}")
     tried = candidates(chain.jit, chain.layers, name, layout, int_value)
     errors: list[str] = []
     for i, text in enumerate(tried, 1):

@@ -16,7 +16,8 @@ from typing import Iterator
 from tilelens_lsp.ttir.reader import Block, Module, Op, Region
 
 MEMORY_OP = re.compile(r"load|store|atomic|descriptor|gather|scatter|async|tma|copy|prefetch")
-REGISTER_OPS = ("tt.gather", "tt.histogram")  # names that sound like memory but stay in registers
+REGISTER_OPS = ("tt.gather", "tt.histogram",   # names that sound like memory but stay in registers
+                "tt.make_tensor_descriptor")  # (a descriptor is a pointer with a shape: its loads access)
 MAX_CONTEXTS = 1 << 16
 COUNTS: Counter[str] = Counter()   # launches checked, memory ops seen and accounted (tests read it)
 

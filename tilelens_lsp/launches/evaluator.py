@@ -14,10 +14,10 @@ import math
 import operator
 from typing import Any, Callable, Iterable, Mapping
 
-from tilelens_lsp.launches.specs import (DTYPE_ALIASES, DTYPES, FUNCTIONS, MAX_DEPTH, MAX_DIRECTIVE_CHARS,
+from tilelens_lsp.launches.specs import (DTYPE_ALIASES, DTYPE_MODULES, DTYPES, FUNCTIONS, MAX_DEPTH, MAX_DIRECTIVE_CHARS,
                                          DType, EvalError, Failed, GridLambda, as_grid, canonical_dtype,
-                                         check_int, check_number, kind_of, make_tensor, need_int,
-                                         need_number, short, transpose, with_values, ValueList)
+                                         check_int, check_number, kind_of, make_descriptor, make_tensor,
+                                         need_int, need_number, short, transpose, with_values, ValueList)
 from tilelens_lsp.model import ScalarSpec, TensorSpec
 
 _ALLOWED = ("allowed: literals, names, + - * // % **, unary -, cdiv, triton.cdiv, min, max, "
@@ -176,6 +176,8 @@ class Evaluator:
             raise EvalError(f"'*' and '**' unpacking are not allowed in {name}(...)", node)
         if name == "tensor":
             return self._tensor(node)
+        if name == "descriptor":
+            return self._descriptor(node)
         if node.keywords:
             raise EvalError(f"{name}() takes no keyword arguments", node)
         args = [self.eval(a) for a in node.args]
@@ -244,6 +246,23 @@ class Evaluator:
         values = {k: self._values_arg(v) if k == "values" else self.eval(v) for k, v in given.items()}
         return make_tensor(dtype, node=node, **values)
 
+    def _descriptor(self, node: ast.Call):
+        """`descriptor(TENSOR, block=(B0, B1, ...), padding="zero")`: a host-side TensorDescriptor."""
+        params = ("tensor", "block", "padding")
+        if len(node.args) > len(params):
+            raise EvalError(f"descriptor() takes at most {len(params)} arguments, got {len(node.args)}", node)
+        given: dict[str, ast.expr] = dict(zip(params, node.args))
+        for kw in node.keywords:
+            if kw.arg not in params or kw.arg in given:
+                raise EvalError(f"descriptor() has no parameter '{kw.arg}' or got it twice (parameters: "
+                                f"{', '.join(params)})", kw.value)
+            given[kw.arg] = kw.value
+        for required in ("tensor", "block"):
+            if required not in given:
+                raise EvalError(f"descriptor() needs a {required}: descriptor(fp16[M, K], block=(64, 64))", node)
+        values = {k: self.eval(v) for k, v in given.items()}
+        return make_descriptor(node=node, **values)
+
     def _dtype_of(self, node: ast.expr) -> str:
         if isinstance(node, ast.Name) and node.id not in self.env:
             dtype = canonical_dtype(node.id)
@@ -288,8 +307,17 @@ class Evaluator:
             return transpose(value, node)
         if call_name(node) == "triton.cdiv":
             raise EvalError("'triton.cdiv' must be called, as in triton.cdiv(a, b)", node)
+        owner = call_name(node.value)
+        if owner in DTYPE_MODULES and not (isinstance(node.value, ast.Name) and node.value.id in self.env):
+            dtype = canonical_dtype(node.attr)
+            if dtype is None:
+                close = difflib.get_close_matches(node.attr, DTYPES + tuple(DTYPE_ALIASES), 1)
+                guess = f"did you mean {owner}.{close[0]}? " if close else ""
+                raise EvalError(f"unknown dtype '{owner}.{node.attr}' ({guess}Triton dtypes: "
+                                f"{' '.join(DTYPES)})", node)
+            return DType(dtype)
         raise EvalError(f"attribute '.{node.attr}' is not allowed in directives (only '.T' on a "
-                        "tensor spec and triton.cdiv)", node)
+                        "tensor spec, tl.<dtype> and triton.cdiv)", node)
 
     # -- grid lambdas (read by `_GridLambdaReader`, which evaluates the body with an inner evaluator)
 

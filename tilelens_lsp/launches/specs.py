@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
-from tilelens_lsp.model import ArgSpec, ScalarSpec, TensorSpec
+from tilelens_lsp.model import ArgSpec, DescriptorSpec, ScalarSpec, TensorSpec, TupleSpec
 
 # ---------------------------------------------------------------- vocabulary
 
@@ -24,8 +24,10 @@ DTYPE_ALIASES = {
     "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15",
     "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16",
 }
-FUNCTIONS = ("cdiv", "triton.cdiv", "min", "max", "i64", "tensor")
-RESERVED = frozenset(DTYPES) | frozenset(DTYPE_ALIASES) | {"cdiv", "min", "max", "tensor", "triton", "meta"}
+FUNCTIONS = ("cdiv", "triton.cdiv", "min", "max", "i64", "tensor", "descriptor")
+RESERVED = frozenset(DTYPES) | frozenset(DTYPE_ALIASES) | {"cdiv", "min", "max", "tensor", "triton", "meta", "tl",
+                                                          "descriptor"}
+DTYPE_MODULES = ("tl", "triton.language")   # `tl.float16`, `triton.language.bfloat16`: a dtype value
 LIMIT = 2**64                 # magnitude bound on every integer a directive computes
 MAX_GRID = 2**31 - 1          # program ids are i32
 MAX_DEPTH = 64                # expression nesting
@@ -86,6 +88,8 @@ def kind_of(v: Any) -> str:
         return f"an {v.kind}({v.value}) scalar"
     if isinstance(v, DType):
         return f"the dtype {v.name}"
+    if isinstance(v, DescriptorSpec):
+        return f"a descriptor over {_spec_text(v.tensor.dtype, v.tensor.shape)}"
     if isinstance(v, GridLambda):
         return "a lambda"
     if v is None:
@@ -230,6 +234,24 @@ def transpose(t: TensorSpec, node: ast.AST | None = None) -> TensorSpec:
     return TensorSpec(t.dtype, t.shape[::-1], t.strides[::-1], t.offset, t.storage, t.values)
 
 
+def make_descriptor(tensor: Any, block: Any, padding: Any = "zero", node: ast.AST | None = None) -> DescriptorSpec:
+    """`descriptor(fp16[M, K], block=(64, 64))`: a host-side TensorDescriptor over a tensor spec, its
+    shape and strides the tensor's (what `TensorDescriptor.from_tensor` builds)."""
+    node = node or ast.Constant(0)
+    if not isinstance(tensor, TensorSpec):
+        raise EvalError(f"descriptor() describes a tensor spec, got {kind_of(tensor)}", node)
+    dims = _int_tuple(block, "a block size", node)
+    label = _spec_text(tensor.dtype, tensor.shape)
+    if len(dims) != len(tensor.shape):
+        raise EvalError(f"the block of a descriptor over {label} needs {len(tensor.shape)} sizes, got "
+                        f"{len(dims)}", node)
+    if any(d < 1 for d in dims):
+        raise EvalError(f"block sizes of a descriptor must be >= 1, got {dims}", node, False)
+    if padding not in ("zero", "nan"):
+        raise EvalError(f"a descriptor's padding is \"zero\" or \"nan\", got {padding!r}", node)
+    return DescriptorSpec(tensor, dims, padding)
+
+
 def as_grid(value: Any, node: ast.AST | None = None) -> tuple[int, ...]:
     """An int or a tuple of 1 to 3 ints, each in [0, 2**31-1] (0 is legal: launches nothing)."""
     dims = value if isinstance(value, tuple) else (value,)
@@ -248,7 +270,7 @@ def as_grid(value: Any, node: ast.AST | None = None) -> tuple[int, ...]:
 
 def to_arg(value: Any, node: ast.AST | None = None) -> ArgSpec:
     """A launch argument from an evaluated value."""
-    if isinstance(value, (TensorSpec, ScalarSpec)):
+    if isinstance(value, (TensorSpec, ScalarSpec, DescriptorSpec, TupleSpec)):
         return value
     if isinstance(value, bool):
         return ScalarSpec("bool", value)
@@ -262,9 +284,12 @@ def to_arg(value: Any, node: ast.AST | None = None) -> ArgSpec:
         return ScalarSpec("str", value)
     if value is None:
         return ScalarSpec("none", None)
-    if isinstance(value, DType):
-        raise EvalError(f"a bare dtype is not an argument: write {value.name}[N] for a tensor "
-                        "(dtype-valued constexprs are not supported)", node)
+    if isinstance(value, DType):       # a dtype-valued constexpr (`compute_type=bf16`): bound as tl.<dtype>
+        return ScalarSpec("dtype", value.name)
     if isinstance(value, GridLambda):
         raise EvalError("a lambda is only allowed as the grid: KERNEL[lambda meta: ...](ARGS)", node)
+    if isinstance(value, tuple):       # a tuple argument (`(fp16[N], fp16[N])`: per-rank pointers)
+        if not value:
+            raise EvalError("an empty tuple is not a launch argument", node)
+        return TupleSpec(tuple(to_arg(v, node) for v in value))
     raise EvalError(f"{kind_of(value)} is not a launch argument: pass tensors and scalars", node)

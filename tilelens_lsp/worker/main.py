@@ -46,7 +46,11 @@ def _limit_memory(mb: int) -> None:
     try:
         import resource   # POSIX only: elsewhere the worker runs without a memory limit
         limit = mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        # what the worker allocates (heap, private writable mappings: RLIMIT_DATA, enforced on mmap since
+        # Linux 4.7), not its address space: a CUDA build of torch maps ~4 GB of libraries on import, and
+        # under a 4 GB address-space limit every worker on a 16-core GPU host died in OpenBLAS's
+        # per-thread buffers before analysing anything; the address-space limit where there is no other
+        resource.setrlimit(getattr(resource, "RLIMIT_DATA", resource.RLIMIT_AS), (limit, limit))
     except (ImportError, ValueError, OSError):
         pass
 
@@ -189,6 +193,8 @@ def _warm_up(pipeline, target: str) -> None:
 def _prepare() -> dict:
     """Memory limit, sys.path, Triton and the pipeline imported, the compile path warmed: the hello."""
     _limit_memory(int(os.environ.get("TILELENS_WORKER_MEMORY_MB", "0")))
+    # the analysis' numpy work is single-threaded: one BLAS thread, not one buffer per core
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _import_roots()
     try:
         # lazy: Triton and the pipeline load only now, under the memory limit, with the user's sys.path

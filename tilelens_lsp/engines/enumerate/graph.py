@@ -216,7 +216,8 @@ class AccessGraph(SiteRecorder):
         if op.regions or op.successors:
             # what runs inside is unknown to the model: never skipped, refused by name
             raise Refusal("control-flow", f"{op.name} holds code the model does not follow", op.loc)
-        why = "inline-asm" if "inline_asm" in op.name else "out-of-vocabulary"
+        why = "inline-asm" if "inline_asm" in op.name else "tensor-descriptor" if "descriptor" in op.name \
+            else "out-of-vocabulary"
         if accounting.MEMORY_OP.search(op.name) and op.name not in accounting.REGISTER_OPS:
             # an access the model does not follow must never read as "clean"
             site = self._site(op, "load" if "load" in op.name or "gather" in op.name else "store", "?", ctx)

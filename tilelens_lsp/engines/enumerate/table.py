@@ -64,16 +64,26 @@ def mask_or(a: Value, b: Value) -> Value:
 
 
 def opaque_of(*values: Value) -> Opaque:
+    """The unknown result of an op on unknown operands, named by the first of them that is data.
+
+    An operand's `bound` (the lanes where that mask may be true) says nothing of a value computed from
+    it: a sum, a reduction or a negated comparison has other lanes and another shape. It is dropped
+    (no bound: any lane), which is sound; only shape ops and mask and/or (`mask_and`, `mask_or`) carry
+    a bound over."""
     for v in values:
         if isinstance(v, Opaque) and v.why == "data":
-            return v
+            return _unbounded(v)
         if isinstance(v, (RangeV, PtrSpan)):
             name = f" loaded from {v.src[2]}" if v.src is not None else ""
             return Opaque("data", f"a value computed from a declared-range index{name}")
     for v in values:
         if isinstance(v, Opaque):
-            return v
+            return _unbounded(v)
     return Opaque("out-of-vocabulary", "an unmodelled operand")
+
+
+def _unbounded(v: Opaque) -> Opaque:
+    return v if v.bound is None else Opaque(v.why, v.message, v.loc)
 
 
 def blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
