@@ -48,7 +48,13 @@ class Editor:
     # -- documents and folders
 
     def text(self, uri: str) -> str:
-        return self.documents.text(uri) or ""
+        text = self.documents.text(uri)
+        if text is not None:
+            return text
+        try:     # not open: pygls reads it from disk
+            return self.server.workspace.get_text_document(uri).source
+        except Exception:  # noqa: BLE001 - an unreadable document is analysed from disk anyway
+            return ""
 
     def opened(self, item: types.TextDocumentItem) -> None:
         self.documents.open(item.uri, item.text, item.version)
