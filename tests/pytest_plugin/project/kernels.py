@@ -62,3 +62,10 @@ def gather_kernel(ids_ptr, src_ptr, out_ptr, D: tl.constexpr):
     row = tl.load(ids_ptr + tl.program_id(0))
     cols = tl.arange(0, D)
     tl.store(out_ptr + tl.program_id(0) * D + cols, tl.load(src_ptr + row * D + cols))
+
+
+@triton.jit
+def histogram_kernel(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    bucket = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.int32)    # an index from float data
+    tl.atomic_add(hist_ptr + bucket, 1.0, mask=offs < n)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import triton
 
-from kernels import Tensor, copy_kernel, gather_kernel, tail_kernel
+from kernels import Tensor, copy_kernel, gather_kernel, histogram_kernel, tail_kernel
 
 
 @pytest.mark.parametrize("n", [1000, 4096])
@@ -31,3 +31,9 @@ def test_gather():
     src, out = Tensor("fp32", 4 * 16, fill=1.0), Tensor("fp32", 8 * 16)
     gather_kernel[(8,)](ids, src, out, D=16)
     assert (out.view() == 1.0).all()
+
+
+def test_histogram():
+    x, hist = Tensor("fp32", 100, fill=np.arange(100) % 4), Tensor("fp32", 4)
+    histogram_kernel[(1,)](x, hist, 100, BLOCK=128)
+    assert (hist.view() == 25.0).all()
