@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow     # pytest runs in subprocesses, each with Triton's start-up and a worker
 HERE = Path(__file__).resolve().parent
 TAIL = "test_user.py::test_tail[1000_0], test_user.py::test_tail[1000_1]"
 
@@ -62,7 +63,7 @@ def test_a_finding_names_its_launch_and_the_tests_that_made_it(plugin_run):
     assert block[2] == f"    tests: {TAIL}"          # two tests made one launch: checked once
     assert "kernels.py:71:5: information: not analyzed: indirect-address" in out
     assert "test_tail_clean_size" not in out and "test_copy" not in out   # clean launches stay quiet
-    assert "7 distinct record(s), 6 launch(es) checked" in out or "6 distinct record(s), 6 launch(es)" in out
+    assert "6 distinct record(s), 6 launch(es) checked" in out
 
 
 def test_it_finds_what_capture_and_check_find(project, plugin_run):
@@ -106,10 +107,7 @@ def test_under_xdist_the_controller_merges_and_checks_once(project, plugin_run):
     assert len(tomllib.loads((project / "saved.toml").read_text())["launch"]) == 6
 
 
-def test_fail_on_tunes_what_fails_the_session(project):
-    never = _pytest(project, "--tilelens", "--tilelens-fail-on", "never", "-k", "tail")
-    assert never.returncode == 0 and "[TL001]" in never.stdout
-    clean_but_refused = _pytest(project, "--tilelens", "--tilelens-fail-on", "refused", "-k", "histogram or copy")
-    assert clean_but_refused.returncode == 1 and "[TL030]" in clean_but_refused.stdout
-    clean = _pytest(project, "--tilelens", "-k", "histogram or copy")
-    assert clean.returncode == 0, clean.stdout      # a refusal alone is no error
+def test_fail_on_refused_fails_a_session_whose_only_finding_is_a_refusal(project):
+    run = _pytest(project, "--tilelens", "--tilelens-fail-on", "refused", "-k", "histogram or copy")
+    assert run.returncode == 1, run.stdout
+    assert "[TL030]" in run.stdout and "[TL001]" not in run.stdout
