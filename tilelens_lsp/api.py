@@ -77,6 +77,10 @@ class Recorder:
         lines = self.read(self.own_file, before)
         return lines[-1][1] if lines else None
 
+    def failures(self) -> int:
+        """Launches this process made that the hook could not record (an argument it cannot write)."""
+        return self.hook.failures()
+
     def position(self) -> int:
         """How many bytes this process has recorded so far (the boundary between two tests)."""
         try:

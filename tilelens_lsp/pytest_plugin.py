@@ -67,17 +67,20 @@ class Launches:
     """Distinct records (the hook's JSON line, as text) and the tests that made each, in first-seen order."""
 
     tests: dict[str, list[str]] = field(default_factory=dict)
+    unrecorded: int = 0        # launches the hook could not record
 
     def add(self, record: str, nodeids) -> None:
         known = self.tests.setdefault(record, [])
         known.extend(n for n in nodeids if n not in known)
 
     def to_json(self) -> str:
-        return json.dumps(list(self.tests.items()))
+        return json.dumps({"records": list(self.tests.items()), "unrecorded": self.unrecorded})
 
     def merge_json(self, text: str) -> None:
-        for record, nodeids in json.loads(text):
+        data = json.loads(text)
+        for record, nodeids in data["records"]:
             self.add(record, nodeids)
+        self.unrecorded += data["unrecorded"]
 
 
 class Session:
@@ -106,6 +109,7 @@ class Session:
             for offset, record in self.recorder.read(path):
                 text = json.dumps(record, sort_keys=True)
                 self.launches.add(text, [self._test_at(offset)] if path == own else [OUTSIDE])
+        self.launches.unrecorded += self.recorder.failures()
 
     def _test_at(self, offset: int) -> str:
         for start, end, nodeid in self.spans:
@@ -155,6 +159,7 @@ class Checked:
 class Outcome:
     launches: list[Checked] = field(default_factory=list)
     recorded: int = 0                                    # distinct records (before tables merge alike ones)
+    unrecorded: int = 0                                  # launches the hook could not record
     not_written: list[str] = field(default_factory=list)
     capped: int = 0
     findings: list = field(default_factory=list)         # (FileResult, Diagnostic, [Checked]) of every verdict
@@ -168,7 +173,9 @@ class Outcome:
             return False
         if self.problem or self.exit_code:
             return True
-        return fail_on == "refused" and any(d.code == "TL030" for _, d, _ in self.findings)
+        # refused: every launch decided, so also one that could not be recorded or written as a table
+        undecided = self.unrecorded or self.not_written or any(d.code == "TL030" for _, d, _ in self.findings)
+        return fail_on == "refused" and bool(undecided)
 
 
 def check(launches: Launches, config) -> Outcome:
@@ -179,7 +186,7 @@ def check(launches: Launches, config) -> Outcome:
     started = time.monotonic()
     root = Path(str(config.rootpath)).resolve()
     per_kernel = config.getoption("tilelens_per_kernel")
-    out = Outcome()
+    out = Outcome(unrecorded=launches.unrecorded)
     by_key: dict[tuple, Checked] = {}
     per: dict[tuple, int] = {}
     tabled = []
@@ -284,7 +291,7 @@ def _run_check(out: Outcome, root: Path, config) -> None:
             at = d.stack[0].line if d.stack and d.stack[0].path.endswith(toml.name) else None
             about = [by_line[at]] if at in by_line else in_file if d.code in ("TL010", "TL050") else []
             out.findings.append((result, d, about))
-    document["pytest"] = {"records": out.recorded, "launches": len(out.launches),
+    document["pytest"] = {"records": out.recorded, "launches": len(out.launches), "unrecorded": out.unrecorded,
                           "not_written": out.not_written, "capped": out.capped}
     target = config.getoption("tilelens_json")
     if target is not None:
@@ -319,6 +326,9 @@ def summary(out: Outcome, fail_on: str) -> list[str]:
             lines.append(f"    tests: {', '.join(tests[:5])}" + (f" (+{len(tests) - 5} more)" if len(tests) > 5 else ""))
     for why in out.not_written[:10]:
         lines.append(f"tilelens: not checked: {why}")
+    if out.unrecorded:
+        lines.append(f"tilelens: {out.unrecorded} launch(es) could not be recorded (an argument that is neither "
+                     "a tensor nor a number the launch grammar can write): not checked")
     if out.saved:
         lines.append(f"tilelens: {out.saved}")
     severities = [d.severity for _, d, _ in out.findings]

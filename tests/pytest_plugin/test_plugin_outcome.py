@@ -19,3 +19,8 @@ def test_fail_on_error_fails_as_check_exits():
 def test_fail_on_refused_also_fails_on_a_refusal_and_never_fails_on_nothing():
     assert _outcome("TL030").fails("refused") and not _outcome("TL002").fails("refused")
     assert not _outcome("TL001", exit_code=1).fails("never")
+
+
+def test_fail_on_refused_counts_a_launch_that_was_never_recorded_as_undecided():
+    assert Outcome(unrecorded=1).fails("refused") and not Outcome(unrecorded=1).fails("error")
+    assert Outcome(not_written=["k: why"]).fails("refused")
