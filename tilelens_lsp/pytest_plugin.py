@@ -131,6 +131,9 @@ class Session:
         if hasattr(self.config, "workerinput"):     # an xdist worker: the controller checks
             self.config.workeroutput[_STASH] = self.launches.to_json()
             return
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            self.outcome = Outcome(problem="the run was interrupted: nothing checked")
+            return
         self.outcome = check(self.launches, self.config)
         if self.outcome.fails(self.config.getoption("tilelens_fail_on")) and session.exitstatus in (0, 5):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
