@@ -13,6 +13,7 @@ test processes.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import io
 import json
@@ -27,6 +28,7 @@ from pathlib import Path
 import pytest
 
 OUTSIDE = "(outside any test)"
+CHILD = "(a child process of the run)"
 FAIL_ON = ("error", "refused", "never")
 _STASH = "tilelens"        # the key of a worker's records in xdist's workeroutput
 
@@ -108,13 +110,14 @@ class Session:
         for path in self.recorder.files():
             for offset, record in self.recorder.read(path):
                 text = json.dumps(record, sort_keys=True)
-                self.launches.add(text, [self._test_at(offset)] if path == own else [OUTSIDE])
+                self.launches.add(text, [self._test_at(offset)] if path == own else [CHILD])
         self.launches.unrecorded += self.recorder.failures()
 
     def _test_at(self, offset: int) -> str:
-        for start, end, nodeid in self.spans:
-            if start <= offset < end:
-                return nodeid
+        """The test whose span holds `offset` (spans follow one another in the file, in order)."""
+        at = bisect.bisect_right(self.spans, (offset, float("inf"), "")) - 1
+        if at >= 0 and self.spans[at][0] <= offset < self.spans[at][1]:
+            return self.spans[at][2]
         return OUTSIDE
 
     @pytest.hookimpl(optionalhook=True)
