@@ -54,6 +54,8 @@ def run_time(python: str, args: list[str], rounds: int) -> None:
         for mode, extra in MODES.items():
             junit = folder / f"{r}-{len(walls[mode])}.xml"
             code, wall, out = _pytest(python, args, extra + ["--junitxml", str(junit)])
+            if not junit.exists():
+                sys.exit(f"pytest wrote no JUnit XML ({mode}, exit {code}):\n{out[-3000:]}")
             walls[mode].append(wall)
             tests[mode].append(_test_seconds(junit))
             print(f"round {r + 1} {mode}: exit {code}, wall {wall:.1f} s, tests {tests[mode][-1]:.2f} s", flush=True)
@@ -120,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    rest = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, rest = parser.parse_args(argv[:cut]), argv[cut + 1:]
     if args.what == "time":
         run_time(args.python, rest, args.rounds)
         return 0
