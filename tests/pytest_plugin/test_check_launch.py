@@ -115,3 +115,13 @@ def test_a_checker_of_its_own_takes_a_target():
         assert checker.check_launch(copy_kernel, (4,), "fp32[1000]", "fp32[1000]", 1000, BLOCK=256).clean
     finally:
         checker.close()
+
+
+def test_torch_tensors_are_checked_as_their_views_and_value_ranges():
+    torch = pytest.importorskip("torch")
+    table = torch.zeros(4, 64)[:, :48]                   # a slice: its view, not its storage, is the tensor
+    result = check_launch(row_kernel, (4,), table, torch.zeros(4, 48), 64, 48, BLOCK=64)
+    assert "tensor(fp32, (4, 48), strides=(64, 1), offset=0, storage=256)" in result.launch
+    assert [d.code for d in result.findings] == ["TL004"]
+    ids = torch.arange(8, dtype=torch.int32) % 4          # ids 0..3: the range the tensor holds is recorded
+    assert check_launch(gather_kernel, (8,), ids, torch.zeros(4, 16), torch.zeros(8, 16), D=16).clean
