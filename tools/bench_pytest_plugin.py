@@ -58,7 +58,9 @@ def run_time(python: str, args: list[str], rounds: int) -> None:
                 sys.exit(f"pytest wrote no JUnit XML ({mode}, exit {code}):\n{out[-3000:]}")
             walls[mode].append(wall)
             tests[mode].append(_test_seconds(junit))
-            print(f"round {r + 1} {mode}: exit {code}, wall {wall:.1f} s, tests {tests[mode][-1]:.2f} s", flush=True)
+            summary = [line for line in out.splitlines() if line.startswith("tilelens")]
+            print(f"round {r + 1} {mode}: exit {code}, wall {wall:.1f} s, tests {tests[mode][-1]:.2f} s"
+                  + (f"\n    {summary[-1]}" if summary else ""), flush=True)
     base_wall = statistics.median(walls["no plugin (-p no:tilelens)"])
     base_tests = statistics.median(tests["no plugin (-p no:tilelens)"])
     print(f"\n{'mode':<28} {'wall (median)':>14} {'ratio':>6} {'tests (median)':>15} {'ratio':>6}")
