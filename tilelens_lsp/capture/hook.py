@@ -442,6 +442,11 @@ def _wrap(run):
     return wrapped
 
 
+def failures() -> int:
+    """How many launches could not be recorded (the pytest plugin reports it)."""
+    return _STATE["failures"]
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """Patches the launching classes right after the program imports their modules."""
 
