@@ -117,6 +117,8 @@ def _is_user_module(module, roots: Sequence[Path] = ()) -> bool:
     real = os.path.realpath(file)
     for root in roots:
         base = os.path.realpath(root)
+        if any(part in _INSTALLED for part in Path(base).parts):
+            continue     # an installed package's own root (a `module =` launch): site-packages is no workspace
         if real.startswith(base + os.sep):
             return not any(part in _INSTALLED for part in Path(real[len(base) + 1:]).parts)
     if any(part in _INSTALLED for part in Path(real).parts):
