@@ -556,7 +556,8 @@ def _load(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     ty = op.result_types[0] if op.result_types else None
     info = g.m.args.get(getattr(ptr, "arg", ""))
     if info is not None and info.values and ty is not None and ty.is_int and ty.bits > 1 and isinstance(ptr, GPtr):
-        lo, hi = info.values[0], info.values[1] - 1
+        # the declared set: sorted disjoint [LO, HI) intervals; the grid engine keeps their hull
+        lo, hi = int(info.values[0][0]), int(info.values[-1][1]) - 1
         if mask is not None and not (isinstance(mask, Msk) and np.all(mask.must)):
             other = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
             if not isinstance(other, INT):
