@@ -52,6 +52,7 @@ class PerProgram:
     leaves: tuple[str, ...]
     lo: int
     hi: int
+    lanes_distinct: bool = False   # every live lane of one program touches its own element (no lane race)
 
 
 class GridGraph:
@@ -493,10 +494,15 @@ class GridGraph:
         g_lo = np.broadcast_to(arr(g_lo, len(off.shape)), live.shape)[live]
         g_hi = np.broadcast_to(arr(g_hi, len(off.shape)), live.shape)[live]
         lo, hi = int(g_lo.min()) // size, int(g_hi.max()) // size
+        # lanes of one program differ only by the per-lane constant when no loop term varies by lane:
+        # distinct elements there mean no two lanes of this access meet within an iteration
+        c = np.broadcast_to(arr(np.asarray(off.c), len(off.shape)), live.shape)[live]
+        distinct = bool(all(np.ndim(a) == 0 for _, a in inner.k) and (c % size == 0).all()
+                        and np.unique(c // size).size == c.size)
         if known is ...:
-            self.per_program[key] = (prog, lo, hi)
+            self.per_program[key] = (prog, lo, hi, distinct)
         elif known[0] == prog:
-            self.per_program[key] = (prog, min(known[1], lo), max(known[2], hi))
+            self.per_program[key] = (prog, min(known[1], lo), max(known[2], hi), known[3] and distinct)
         else:
             self.per_program[key] = None
 
@@ -510,10 +516,10 @@ class GridGraph:
             entry = self.per_program.get(key)
             if entry is None or site.refusal is not None:
                 continue
-            prog, lo, hi = entry
+            prog, lo, hi, distinct = entry
             form = self.norm(Lin(np.zeros(()), coefs((prog, 1)), (), 64))
             k = tuple((x, a, self.vars[x][1] - self.vars[x][0] + 1) for x, a in form.k)
-            site.per_program = PerProgram(k, tuple(sorted(leaves)), lo, hi)
+            site.per_program = PerProgram(k, tuple(sorted(leaves)), lo, hi, distinct)
 
 
 def _and(a: "Msk | None", b: Any) -> Any:
