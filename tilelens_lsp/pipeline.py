@@ -21,7 +21,7 @@ import traceback
 import types
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypedDict
 
 from tilelens_lsp.cache import CODE_HASH, ResultCache
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
@@ -456,6 +456,7 @@ def _dependencies(jit) -> str:
 
 def _result_key(c: CompiledConfig, depends: str, settings: Settings, mapper: PathMapper, source_hash: str) -> str:
     jit, bound, grid = c.jit, c.bound, c.grid
+    assert bound is not None, "skip is asked only of a config that bound"
     # the mapper and the kernel's file decide the portable paths a result holds
     key = hashlib.sha256(f"{CODE_HASH}|{source_hash}|{jit.cache_key}|{depends}|{bound.key}|{grid}|"
                          f"{settings.target}|{triton_version()}|"
@@ -492,13 +493,25 @@ def with_origin(result: LaunchResult, launch: LaunchSpec, origin: Frame) -> Laun
     return replace(result, diagnostics=moved)
 
 
+class _ResultBase(TypedDict, total=False):
+    """The LaunchResult fields every verdict of one compiled config shares."""
+    kernel: str
+    line: int
+    config: dict[str, Any]
+    grid: tuple[int, ...]
+    engine: str
+
+
 def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settings,
                          mapper: PathMapper) -> LaunchResult:
     """The verdicts of one compiled config (`c.module`, or the compile error as TL010)."""
     _ENGINE.stats.compiles += 1
     bound, grid, mlir_module = c.bound, c.grid, c.module
-    base = dict(kernel=launch.kernel, line=launch.line, config=c.config, grid=grid)
+    # analyze_launch hands over only configs that bound and have a grid
+    assert bound is not None and grid is not None
+    base: _ResultBase = {"kernel": launch.kernel, "line": launch.line, "config": c.config, "grid": grid}
     if c.failed_at == "compile":   # CompilationError and whatever Triton raises
+        assert c.error is not None, "a failed step records its exception"
         stack, message = compile_error_stack(c.error, mapper)
         line, col = (stack[0].line, stack[0].column) if stack else (launch.line, 1)
         diag = Diagnostic("TL010", f"Triton compile error: {message}", line, col, stack=stack)
@@ -533,7 +546,7 @@ def _compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, settings: Settin
         return LaunchResult(status="refused", diagnostics=(diag,), **base)
     locked = any(op.name == "tt.atomic_cas" for f in module.funcs.values() for op in accounting.region_ops(f.body))
     analysis = LaunchAnalysis(list(graph.sites.values()), graph.width_obligations(), infos, views, stack_of,
-                              tuple(grid), locked)
+                              grid, locked)
     accesses: list = []
     diagnostics: list[Diagnostic] = []
     notes: list[str] = list(getattr(graph, "notes", ()))
@@ -614,9 +627,9 @@ def _check_ranges_hold(graph: Any, infos: dict[str, ArgInfo]) -> None:
 
 def declared_launches(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None):
     """(the file's kernels, its directive launches, its directive errors, its toml launches)."""
-    kernels, launches, errors = _directives(text)
+    kernels, directive_launches, errors = _directives(text)
     known = {k.name for k in kernels}
-    launches, misnamed = check_keywords(list(kernels), list(launches))
+    launches, misnamed = check_keywords(list(kernels), list(directive_launches))
     toml = launches_for_file(path, workspace_root, config_file, known or None)
     if toml.launches and toml.config_path is not None:    # a toml launch's keywords too, at its toml line
         toml.launches, bad = check_keywords(list(kernels), toml.launches)

@@ -325,7 +325,7 @@ def summary(out: Outcome, fail_on: str) -> list[str]:
             lines.append(f"    launch: {c.table['launch']}")
         if len(launches) > 3:
             lines.append(f"    ... and {len(launches) - 3} more launch(es)")
-        tests = []
+        tests: list[str] = []
         for c in launches:
             tests.extend(t for t in c.tests if t not in tests)
         if tests:

@@ -245,7 +245,8 @@ def _spec(arg: dict) -> str:
 def _tensor(t: dict) -> str:
     shape, strides = [int(s) for s in t["shape"]], [int(s) for s in t["strides"]]
     dims = ", ".join(map(str, shape))
-    contiguous, step = [], 1
+    contiguous: list[int] = []
+    step = 1
     for n in reversed(shape):
         contiguous.insert(0, step)
         step *= max(n, 1)

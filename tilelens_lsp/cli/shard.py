@@ -101,8 +101,9 @@ def _check_whole(docs: list[dict[str, Any]], partial: bool) -> None:
         values = {d.get(key) for d in docs}
         if len(values) > 1:
             raise MergeError(f"the documents differ in {key!r}: {sorted(map(str, values))}")
-    shards = [d.get("shard") for d in docs]
-    if any(not isinstance(s, dict) for s in shards):
+    given = [d.get("shard") for d in docs]
+    shards: list[dict[str, Any]] = [s for s in given if isinstance(s, dict)]
+    if len(shards) != len(given):
         raise MergeError("every document must come from `check --shard K/N --format json`")
     counts = {s["count"] for s in shards}
     if len(counts) > 1:
@@ -146,8 +147,9 @@ SUMMED = ("launches", "analyzed", "clean", "with_findings", "refused", "failed")
 def merge_summaries(docs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The unsharded run's summary: the shards' launch counts added up (every launch is in one
     shard), files and files not imported counted once per file."""
-    summaries = [d.get("summary") for d in docs]
-    if any(not isinstance(x, dict) for x in summaries):
+    given = [d.get("summary") for d in docs]
+    summaries: list[dict[str, Any]] = [x for x in given if isinstance(x, dict)]
+    if len(summaries) != len(given):
         return None
     out: dict[str, Any] = {k: sum(int(x.get(k, 0)) for x in summaries) for k in SUMMED}
     kinds: dict[str, int] = {}

@@ -102,7 +102,7 @@ def _zombie(pid: int) -> bool:
 
 def _scanned_children() -> list[int]:
     me = os.getpid()
-    found = []
+    found: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:

@@ -8,7 +8,7 @@ without materializing the tile.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -49,6 +49,10 @@ class SiteRecorder:
     sites: dict[tuple, SiteResult]
     _steps: dict[tuple[int, int], tuple[np.ndarray, int | None]]
     _current_loc: str
+    # the methods of `AccessGraph` this half calls (see there)
+    pred_like: Callable[[Ctx, int], np.ndarray]
+    pid_tuple: Callable[[int], tuple[int, int, int]]
+    _spend: Callable[[int, Op | None], None]
 
     def record(self, op: Op, kind: str, ptr: Value, mask: Value, ctx: Ctx) -> None:
         """Record the elements that mask-true lanes of running programs touch."""
