@@ -49,7 +49,7 @@ def pytest_addoption(parser) -> None:
     group.addoption("--tilelens-json", type=Path, metavar="FILE",
                     help="write the `check --format json` document, each launch with its tests, to FILE")
     group.addoption("--tilelens-timeout", type=float, metavar="SECONDS",
-                    help="seconds per file before the check's worker is replaced (check --timeout)")
+                    help="seconds per launch (and per import) before the check's worker is replaced (check --timeout)")
     group.addoption("--tilelens-python", metavar="PYTHON",
                     help="interpreter of the check's workers (default: this one)")
     group.addoption("--tilelens-per-kernel", type=int, default=0, metavar="N",
