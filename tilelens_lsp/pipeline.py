@@ -699,7 +699,7 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return FileResult(portable, (), (Diagnostic("TL010", f"cannot read this file: {exc}", 1, 1),))
-    settings, launches, file_diags = _file_launches(path, text, root, settings, config_file, mapper,
+    settings, launches, file_diags, toml_file = _file_launches(path, text, root, settings, config_file, mapper,
                                                     extra_launches)
     if not file_level:
         file_diags = []
@@ -725,24 +725,26 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
                 found = [_directive_error(launch, f"the module defines no kernel named '{launch.kernel}'")]
             else:
                 found = analyze_launch(launch, kernel_obj, settings, mapper, source_hash)
-            found = [with_origin(r, launch, launch_origin(launch, portable, mapper)) for r in found]
+            found = [with_origin(r, launch, launch_origin(launch, portable, mapper, toml_file)) for r in found]
             results.extend(found)
             if on_event is not None:
                 on_event("launch", {"index": i, "results": [r.to_json() for r in found]})
     return _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
 
 
-def launch_origin(launch: LaunchSpec, portable: str, mapper: PathMapper) -> Frame:
-    """Where `launch` is declared: its directive's line in the file, or its table's line in the toml."""
-    if launch.origin == "comment":
+def launch_origin(launch: LaunchSpec, portable: str, mapper: PathMapper, toml_file: Path | None) -> Frame:
+    """Where `launch` is declared: its directive's line in the file, or its table's line in the toml
+    (`launch.origin` names the kind of toml, `toml_file` is the file)."""
+    if launch.origin == "comment" or toml_file is None:
         return Frame(portable, launch.line, 1)
-    return Frame(toml_path(mapper, Path(launch.origin)), launch.line, 1)
+    return Frame(toml_path(mapper, toml_file), launch.line, 1)
 
 
 def _file_launches(path: Path, text: str, root: Path | None, settings: Settings, config_file: Path | None,
                    mapper: PathMapper, extra: list[LaunchSpec] | None = None,
-                   ) -> tuple[Settings, list[LaunchSpec], list[Diagnostic]]:
-    """(the settings with the toml's target, the file's launches in order, its file-level diagnostics)."""
+                   ) -> tuple[Settings, list[LaunchSpec], list[Diagnostic], Path | None]:
+    """(the settings with the toml's target, the file's launches in order, its file-level diagnostics,
+    the toml file its toml launches come from)."""
     file_diags: list[Diagnostic] = []
     kernels, launches, errors, toml = declared_launches(path, text, root, config_file)
     if toml.target and not settings.target_pinned and settings.target == Settings().target:
@@ -762,7 +764,7 @@ def _file_launches(path: Path, text: str, root: Path | None, settings: Settings,
             f"example launch\" (or `tilelens-lsp suggest {mapper.portable(str(path))}`) writes one that compiles, and "
             "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
             k.line, k.column))
-    return settings, launches, file_diags
+    return settings, launches, file_diags, toml.config_path
 
 
 def plan_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
@@ -778,7 +780,7 @@ def plan_path(path: Path | str, workspace_root: Path | str | None = None, settin
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return {"path": portable, "launches": []}
-    _, launches, _ = _file_launches(path, text, root, settings or Settings(), config_file, mapper)
+    _, launches, _, _ = _file_launches(path, text, root, settings or Settings(), config_file, mapper)
     weights = config_counts(text)
     return {"path": portable, "launches": [
         {"index": i, "kernel": launch.kernel, "line": launch.line,
