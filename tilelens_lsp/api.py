@@ -61,6 +61,7 @@ class Recorder:
                 os.environ.pop(CAPTURE_DIR_VARIABLE, None)
             else:
                 os.environ[CAPTURE_DIR_VARIABLE] = saved
+        self.hook.keep_all()   # this process dedupes; each launch must reach its test
 
     @property
     def own_file(self) -> Path:

@@ -31,7 +31,7 @@ import threading
 
 _DIR = os.environ.get("TILELENS_CAPTURE_DIR", "")
 _LOCK = threading.Lock()
-_STATE = {"patched": False, "failures": 0}
+_STATE = {"patched": False, "failures": 0, "keep_all": False}
 # Records are deduplicated and capped as they are made (a training loop launches the same kernel
 # millions of times): at most _KEEP distinct launches per kernel, the rest only counted.
 _KEEP = int(os.environ.get("TILELENS_CAPTURE_PER_KERNEL", "") or 32)
@@ -315,7 +315,7 @@ def prepare(kernel, args, kwargs) -> dict | None:
     if info is None:
         return None
     base = info["base"]
-    if _PER.get((base["file"], base["qualname"], base["kernel"]), 0) >= _KEEP:
+    if not _STATE["keep_all"] and _PER.get((base["file"], base["qualname"], base["kernel"]), 0) >= _KEEP:
         _COUNTS["capped"] += 1      # its kernel has all it keeps: no specs, no value ranges to read
         return None
     params = info["params"]
@@ -343,10 +343,12 @@ def finish(line: dict, grid, seen: list) -> None:
     key = repr((line["file"], line["qualname"], line["kernel"], line["args"], line["kwargs"], line["grid"]))
     kernel = (line["file"], line["qualname"], line["kernel"])
     with _LOCK:
-        if key in _SEEN:
+        if _STATE["keep_all"]:
+            pass            # an in-process recorder credits every launch to its test: nothing dropped
+        elif key in _SEEN:
             _COUNTS["duplicates"] += 1
             return
-        if _PER.get(kernel, 0) >= _KEEP:
+        elif _PER.get(kernel, 0) >= _KEEP:
             _COUNTS["capped"] += 1
             return
         _SEEN.add(key)
@@ -440,6 +442,12 @@ def _wrap(run):
     wrapped._tilelens_capture = True
     wrapped.__wrapped__ = run
     return wrapped
+
+
+def keep_all() -> None:
+    """Record every launch, repeats too (an in-process recorder such as the pytest plugin or
+    `check_launch` dedupes itself, and needs each launch to name the test that made it)."""
+    _STATE["keep_all"] = True
 
 
 def failures() -> int:
