@@ -46,11 +46,13 @@ def tile_kernel(a_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.conste
 '''
 HEADER = "import triton\nimport triton.language as tl\n\n"
 
-ALLOWED = {"TL001", "TL002", "TL003", "TL004", "TL005", "TL010", "TL020", "TL030", "TL100"}
+ALLOWED = {"TL001", "TL002", "TL003", "TL004", "TL005", "TL006", "TL010", "TL020", "TL030", "TL100"}
 STATUSES = {"analyzed", "refused", "compile-error", "directive-error"}
 # what each code's message starts with: a precise statement, never a bare exception text
 PREFIX = {"TL001": r"(out-of-bounds|\[)", "TL002": r"(possible out-of-bounds|\[)", "TL003": r"(i\d+ overflow|\[)",
-          "TL004": r"(load|store|atomic) outside its view: program", "TL005": r"race between programs: program",
+          "TL004": r"(load|store|atomic) outside its view: program",
+          "TL005": r"race between (programs: program|lanes: lanes)",
+          "TL006": r"possible race( between lanes: lanes|: program)",
           "TL010": r"(Triton compile error: \S|importing this module failed: \S|\[)",
           "TL020": r"\S", "TL030": r"(not analyzed: [a-z-]+: \S|\[)", "TL100": r"\w+ has no declared launch"}
 SECONDS_PER_EXAMPLE = 60.0          # bounded: an enormous launch is refused, never enumerated to the end
