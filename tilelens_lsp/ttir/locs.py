@@ -94,7 +94,10 @@ class LocTable:
     def __init__(self, ttir_text: str) -> None:
         self.aliases: dict[str, str] = {}
         for line in ttir_text.splitlines():
-            m = _LOC_DEF.match(line.strip())
+            line = line.strip()
+            if not line.startswith("#loc"):
+                continue   # an op's line: only alias definitions start with `#loc`
+            m = _LOC_DEF.match(line)
             if m:
                 self.aliases[m.group(1)] = m.group(2)
         self._memo: dict[str, tuple[tuple[str, int, int], ...]] = {}
