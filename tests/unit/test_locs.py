@@ -132,6 +132,23 @@ def test_workspace_file_reached_through_a_symlink_is_workspace_relative(tmp_path
     assert PathMapper(str(tmp_path / "ws"), None).portable(str(tmp_path / "link" / "k" / "a.py")) == "k/a.py"
 
 
+def test_a_mapper_remembers_its_answers_and_a_new_mapper_sees_a_moved_link(tmp_path: Path):
+    for name in ("ws", "other"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.py").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "ws")
+    linked = str(tmp_path / "link" / "a.py")
+    first = PathMapper(str(tmp_path), None)
+    before = (repr(first), hash(first))
+    assert first.portable(linked) == "ws/a.py"
+    # what it remembers is no part of its identity: result keys hash the mapper's repr
+    assert (repr(first), hash(first)) == before and first == PathMapper(str(tmp_path), None)
+    (tmp_path / "link").unlink()
+    (tmp_path / "link").symlink_to(tmp_path / "other")
+    assert PathMapper(str(tmp_path), None).portable(linked) == "other/a.py"   # one analysis, one mapper
+    assert first.portable(linked) == "ws/a.py"
+
+
 def test_default_mapper_knows_tritons_installation():
     core = Path(triton.__file__).parent / "language" / "core.py"
     assert default_mapper(None).portable(str(core)) == "triton/language/core.py"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from tilelens_lsp.ttir import reader as ttir
 from tilelens_lsp.refusal import Refusal
@@ -123,3 +124,48 @@ def test_split_top_keeps_brackets_arrows_and_strings_whole():
         "tensor<4x!tt.ptr<f32>>", "(i32, i64) -> f32", "i1"]
     assert split_top('"a, (b.py":1:2 at "c\\" at d.py":3:4', " at ") == ['"a, (b.py":1:2', '"c\\" at d.py":3:4']
     assert split_top('"x.py":1:2,"y, z.py":3:4', ",") == ['"x.py":1:2', '"y, z.py":3:4']
+
+
+def _split_by_hand(text: str, sep: str) -> list[str]:
+    """The reference for `split_top`, one character at a time: a complete double-quoted string (escapes
+    included) is opaque, `([{<` open and `)]}>` close (not the `>` of `->`), and `sep` splits at depth 0;
+    a separator inside brackets is stepped over whole, as the tokenizer does."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < len(text) and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j < len(text):     # a closed string: skip it whole
+                i = j + 1
+                continue
+        if text.startswith(sep, i):
+            if depth == 0:
+                parts.append(text[start:i])
+                start = i + len(sep)
+            i += len(sep)
+            continue
+        if c in "([{<":
+            depth += 1
+        elif c in ")]}" or (c == ">" and not (i > 0 and text[i - 1] == "-")):
+            depth -= 1
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+@given(st.text(alphabet='ab ,:-><()[]{}"\\to', max_size=40),
+       st.sampled_from([", ", " : ", " -> ", " to ", " at ", ","]))
+@settings(max_examples=400, deadline=None)
+def test_split_top_agrees_with_a_character_by_character_split(text, sep):
+    from tilelens_lsp.ttir.types import split_top
+
+    assert split_top(text, sep) == _split_by_hand(text, sep)
+
+
+def test_parse_type_answers_alike_when_asked_again():
+    # printed types are memoized: a second answer is the first, padding and all
+    first = [ttir.parse_type(t) for t in (" tensor<8x!tt.ptr<f16>> ", "i64", "tensor<4x4xi1>")]
+    assert [ttir.parse_type(t.strip()) for t in (" tensor<8x!tt.ptr<f16>> ", "i64", "tensor<4x4xi1>")] == first
+    assert first == [ttir.Type((8,), "ptr<f16>"), ttir.Type((), "i64"), ttir.Type((4, 4), "i1")]

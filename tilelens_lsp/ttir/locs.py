@@ -12,7 +12,7 @@ import functools
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilelens_lsp.model import Frame
@@ -33,8 +33,19 @@ class PathMapper:
     workspace_root: str | None
     triton_root: str | None
     import_roots: tuple[str, ...] = ()   # sys.path folders of installed code, deepest first
+    # each path's answer, for the life of this mapper (one analysis: a new mapper sees moved links)
+    _known: dict[str, str] = field(default_factory=dict, repr=False, compare=False, hash=False)
 
     def portable(self, path: str) -> str:
+        """`path` as results carry it (see the module docstring); every frame of every stack of an
+        analysis asks, mostly for the one kernel file, and each answer costs a `realpath` (a stat per
+        folder of the path), so each path is resolved once per mapper."""
+        known = self._known.get(path)
+        if known is None:
+            known = self._known[path] = self._portable(path)
+        return known
+
+    def _portable(self, path: str) -> str:
         if not os.path.isabs(path):
             return path.replace(os.sep, "/")
         real = os.path.realpath(path)
@@ -94,7 +105,10 @@ class LocTable:
     def __init__(self, ttir_text: str) -> None:
         self.aliases: dict[str, str] = {}
         for line in ttir_text.splitlines():
-            m = _LOC_DEF.match(line.strip())
+            line = line.strip()
+            if not line.startswith("#loc"):
+                continue   # an op's line: only alias definitions start with `#loc`
+            m = _LOC_DEF.match(line)
             if m:
                 self.aliases[m.group(1)] = m.group(2)
         self._memo: dict[str, tuple[tuple[str, int, int], ...]] = {}

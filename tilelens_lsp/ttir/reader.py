@@ -7,6 +7,7 @@ result counts). Any disagreement is the refusal `reader-misalignment`, never a s
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +22,8 @@ __all__ = ["Block", "Func", "Module", "Op", "Region", "Successor", "Type", "chec
 _RESULTS = re.compile(r"^((?:%[\w$.\-]+(?::\d+)?)(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=\s*")
 _SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
 _SUCCESSOR = re.compile(r"\^([\w$.\-]+)")
+_OP_NAME = re.compile(r"^[\w.$\-]+")
+_BINDING = re.compile(r"(%[\w$.\-]+(?:#\d+)?)\s*=(?!=)")   # `%iv = ...`, `%a = %x` in an scf header
 _FUNC = re.compile(r'^tt\.func\s+(?:public\s+|private\s+|nested\s+)?'
                    r'@([\w$.\-]+|"(?:[^"\\]|\\.)*")\((.*)\)\s*(?:->\s*(.*?))?\s*'
                    r"(?:attributes\s*\{(.*)\})?\s*\{$")
@@ -161,13 +164,20 @@ def _expand_results(spec: str) -> list[str]:
     return out
 
 
-def _result_types(name: str, text: str, count: int) -> list[Type]:
+def _result_types(name: str, text: str, count: int, parts: list[str] | None = None) -> list[Type]:
+    """The result types of op `name` from its header `text` (`parts`: `text` split at ` : ` already)."""
     if count == 0:
         return []
-    parts = split_top(text, " : ")
+    parts = split_top(text, " : ") if parts is None else parts
     if len(parts) < 2:
         return [Type((), "?")] * count
-    tys = " : ".join(parts[1:]).strip()
+    return list(_types_after_colon(name, " : ".join(parts[1:]).strip(), count))
+
+
+@functools.lru_cache(maxsize=4096)
+def _types_after_colon(name: str, tys: str, count: int) -> tuple[Type, ...]:
+    """The result types an op of `name` prints as `tys` (memoized: most ops of a module repeat a few
+    (op, types) pairs; `Type` is immutable)."""
     if name.startswith(("scf.", "tt.call")) or "->" in tys and name not in ("tt.splat", "tt.broadcast",
                                                                            "tt.expand_dims", "tt.reshape",
                                                                            "tt.trans"):
@@ -176,13 +186,13 @@ def _result_types(name: str, text: str, count: int) -> list[Type]:
             tys = arrow[-1].strip()
             if tys.startswith("(") and tys.endswith(")"):
                 tys = tys[1:-1]
-            return [parse_type(t) for t in split_top(tys, ", ")][:count]
+            return tuple(parse_type(t) for t in split_top(tys, ", "))[:count]
     arrow = split_top(tys, " -> ")
     if len(arrow) >= 2:
-        return [parse_type(arrow[-1])] * count
+        return (parse_type(arrow[-1]),) * count
     to = split_top(tys, " to ")
     if len(to) >= 2:
-        return [parse_type(to[-1])] * count
+        return (parse_type(to[-1]),) * count
     first = parse_type(split_top(tys, ", ")[0])
     if name in ("arith.cmpi", "arith.cmpf"):
         first = Type(first.shape, "i1")
@@ -193,7 +203,7 @@ def _result_types(name: str, text: str, count: int) -> list[Type]:
         first = inner
     if name in ("tt.atomic_rmw", "tt.atomic_cas") and first.elem.startswith("ptr<"):
         first = Type(first.shape, first.elem[4:-1])
-    return [first] * count
+    return (first,) * count
 
 
 def _region_result_types(header: str, count: int) -> list[Type]:
@@ -288,7 +298,7 @@ class _Parser:
             name = body[1:body.index('"', 1)]
             rest = body[body.index('"', 1) + 1:]
         else:
-            m_name = re.match(r"^[\w.$\-]+", body)
+            m_name = _OP_NAME.match(body)
             name = m_name.group(0) if m_name else body.partition(" ")[0]
             rest = body[len(name):].lstrip(" ")
         opens_region = body.endswith("{")
@@ -302,21 +312,20 @@ class _Parser:
         header = rest[:-1].rstrip() if opens_region else rest
         if generic and tail:
             header = header + " " + tail.lstrip("}) ").lstrip()
-        operand_text = split_top(header, " : ")[0] if not name.startswith("scf.") else header
+        colon = split_top(header, " : ")
+        operand_text = colon[0] if not name.startswith("scf.") else header
         operands = _SSA.findall(operand_text)
         successors = _successors(header) if name.startswith("cf.") else []
         if name in ("scf.for", "scf.while"):
             # `%iv = %lb to %ub step %s iter_args(%a = %x, ...)`: the iv and iter_arg names are not operands
-            operands = [o for o in operands if not self._is_binding(header, o)]
+            bound = set(_BINDING.findall(header))
+            operands = [o for o in operands if o not in bound]
         if name in ("scf.for", "scf.if") and results:
             types = _region_result_types(header, len(results))
         else:
-            types = _result_types(name, tail if generic and tail else header, len(results))
+            types = (_result_types(name, tail, len(results)) if generic and tail
+                     else _result_types(name, header, len(results), colon))
         return Op(name, results, operands, header, loc, types, regions, line_no, tail, successors)
-
-    @staticmethod
-    def _is_binding(header: str, name: str) -> bool:
-        return re.search(re.escape(name) + r"\s*=(?!=)", header) is not None
 
     def parse_regions(self) -> tuple[list[Region], str]:
         regions: list[Region] = []

@@ -6,6 +6,7 @@ attribute accessors (`attrs`) both split printed text with `split_top`; neither 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -39,6 +40,8 @@ def split_top(text: str, sep: str) -> list[str]:
     separators inside double-quoted strings (loc paths, string attributes). The one bracket splitter of
     the reader, the attribute accessors and the locs. Jumps from one bracket, string or separator to the
     next (a hot path of the reader: every op's types go through it)."""
+    if sep not in text:
+        return [text]   # nothing to split at any depth (most calls: ` -> `, ` to ` in a plain op)
     pattern = _SPLITTERS.get(sep)
     if pattern is None:
         pattern = _SPLITTERS[sep] = re.compile(r'"(?:[^"\\]|\\.)*"|[(\[{<)\]}>]|' + re.escape(sep))
@@ -60,6 +63,7 @@ def split_top(text: str, sep: str) -> list[str]:
 
 
 _SPLITTERS: dict[str, re.Pattern] = {}
+_DIM = re.compile(r"^(\d+)x")
 
 
 def symbol_name(text: str) -> str:
@@ -71,14 +75,20 @@ def symbol_name(text: str) -> str:
 
 
 def parse_type(text: str) -> Type:
-    t = text.strip()
+    """The `Type` of a printed TTIR type (`tensor<64x32x!tt.ptr<f16>>`, `i32`, `!tt.ptr<f16>`, ...).
+    Memoized: a module prints the same few types on most of its ops, and `Type` is immutable."""
+    return _parse_type(text.strip())
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_type(t: str) -> Type:
     if t.startswith("tensor<") and t.endswith(">"):
         inner = t[7:-1]
         # dims are leading `NxMx` groups; the element type is the rest
         dims: list[int] = []
         rest = inner
         while True:
-            m = re.match(r"^(\d+)x", rest)
+            m = _DIM.match(rest)
             if not m:
                 break
             dims.append(int(m.group(1)))
