@@ -42,8 +42,14 @@ class PtrV:
                  terms: tuple[np.ndarray, ...] | None = None) -> None:
         self.arg = arg                   # kernel parameter the address derives from
         self.pointee = pointee           # bytes per element of the pointee type
-        self.terms = tuple(terms) if terms is not None else (boff,)
-        self._sum = boff if terms is None else None
+        self.terms: tuple[np.ndarray, ...]
+        self._sum: np.ndarray | None
+        if terms is not None:
+            self.terms, self._sum = tuple(terms), None
+        elif boff is not None:
+            self.terms, self._sum = (boff,), boff
+        else:
+            raise TypeError("PtrV needs its byte offsets: boff or terms")
 
     @property
     def boff(self) -> np.ndarray:
@@ -53,6 +59,7 @@ class PtrV:
             for t in self.terms[1:]:
                 total = total + t
             self._sum = total
+            return total
         return self._sum
 
     def shape(self) -> tuple[int, ...]:
@@ -102,6 +109,13 @@ class Opaque:
 
 
 Value = Any
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays hold the same values once broadcast to one shape (a (P, 1) column equals
+    a (P, C) block that repeats it)."""
+    x, y = np.broadcast_arrays(a, b)
+    return bool(np.array_equal(x, y))
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:

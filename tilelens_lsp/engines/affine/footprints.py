@@ -15,7 +15,7 @@ from tilelens_lsp.engines import views
 from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
 from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Pieces, Ptr, parts_of
 from tilelens_lsp.engines.enumerate import AccessGraph
-from tilelens_lsp.engines.values import ArgInfo, SiteResult
+from tilelens_lsp.engines.values import ArgInfo, SiteResult, same_values
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Op
 
@@ -73,7 +73,7 @@ def _same_form(a: Form, b: Form, shift: bool) -> bool:
         return False
     if shift:       # a constant per program: lanes of one program keep their differences
         return True
-    return bool(np.array_equal(*np.broadcast_arrays(np.asarray(a.c), np.asarray(b.c))))
+    return same_values(np.asarray(a.c), np.asarray(b.c))
 
 
 class SummaryFootprints:
