@@ -28,7 +28,7 @@ from tilelens_lsp.capture import runner
 from tilelens_lsp.launches.evaluator import Evaluator
 from tilelens_lsp.launches.specs import EvalError
 from tilelens_lsp.launches.toml import files_in_config
-from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, TensorSpec
+from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, TensorSpec, value_intervals
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, check_target, from_environment, merge
 from tilelens_lsp.worker.process import Worker
@@ -51,6 +51,8 @@ class Recorder:
         self.folder = Path(tempfile.mkdtemp(prefix="tilelens-record-"))
         spec = importlib.util.spec_from_file_location(f"tilelens_lsp_hook_{os.getpid()}_{next(_loads)}",
                                                       HOOK_SOURCE)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load the capture hook from {HOOK_SOURCE}")
         self.hook = importlib.util.module_from_spec(spec)
         saved = os.environ.get(CAPTURE_DIR_VARIABLE)
         os.environ[CAPTURE_DIR_VARIABLE] = str(self.folder)
@@ -282,12 +284,12 @@ class SpecTensor:
     def min(self) -> int:
         if self.spec.values is None:
             raise ValueError("no declared value range")
-        return self.spec.values[0]
+        return value_intervals(self.spec.values)[0][0]
 
     def max(self) -> int:
         if self.spec.values is None:
             raise ValueError("no declared value range")
-        return self.spec.values[1] - 1
+        return value_intervals(self.spec.values)[-1][1] - 1
 
 
 def spec_from_text(text: str) -> TensorSpec:

@@ -91,6 +91,8 @@ def _graph_capturing(value) -> bool:
     if not getattr(value, "is_cuda", False):
         return False
     torch = sys.modules.get("torch")
+    if torch is None:
+        return False
     try:
         return bool(torch.cuda.is_current_stream_capturing())
     except Exception:  # noqa: BLE001 - no torch, no CUDA: nothing is capturing
@@ -108,7 +110,9 @@ def observed_values(value) -> list:
     lo, hi = int(value.min()), int(value.max())
     if hi - lo < VALUE_GAP or int(value.numel()) > VALUE_SCAN:
         return [lo, hi + 1]
-    seen = sorted(int(v) for v in (value.unique() if hasattr(value, "unique") else set(value.flatten())).tolist())
+    # a tensor's own unique(); else the distinct values of its flattened list (a set has no tolist())
+    distinct = value.unique().tolist() if hasattr(value, "unique") else set(value.flatten().tolist())
+    seen = sorted(int(v) for v in distinct)
     parts = [[seen[0], seen[0] + 1]]
     for v in seen[1:]:
         if v - parts[-1][1] >= VALUE_GAP:

@@ -135,7 +135,7 @@ def unwrap(obj) -> KernelChain:
     from triton.runtime.autotuner import Autotuner, Heuristics  # lazy: Triton start-up cost
     from triton.runtime.jit import JITFunction
 
-    layers = []
+    layers: list[Any] = []      # Triton's Autotuner and Heuristics objects (Triton ships no types)
     start = obj
     for _ in range(_MAX_WRAPPERS):
         if isinstance(obj, JITFunction):
@@ -330,7 +330,9 @@ def descriptor_arguments(name: str, desc: Any, args: list[tuple[str, Any]]) -> l
             break
         owned.append((ssa, ty))
     rank = len(desc.shape)
-    groups, flags, values = [], [], [desc.base if owned[0][1].is_ptr else desc]
+    groups: list[str] = []              # the shape and stride arguments' SSA names
+    flags: list[str] = []               # the padding and TF32-rounding flags' SSA names
+    values: list[Any] = [desc.base if owned[0][1].is_ptr else desc]
     for ssa, ty in owned[1:]:
         if not ty.is_int:
             return None

@@ -9,7 +9,7 @@ In: nothing above `ttir/` and `refusal`. Integer and pointer values (`IntV`, `Pt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 import numpy as np
 
@@ -98,14 +98,18 @@ class PtrChoice:
         return PtrChoice(tuple((p.map(fn, pointee), None if w is None else fn(w)) for p, w in self.options))
 
 
+# what bounds an unknown mask: the enumeration's IntV, the grid engine's own mask value
+MaskBound = TypeVar("MaskBound")
+
+
 @dataclass
-class Opaque:
+class Opaque(Generic[MaskBound]):
     """A value the model does not compute: loaded data (`why='data'`) or an unmodelled op."""
 
     why: str          # data | float | out-of-vocabulary | inline-asm
     message: str = ""
     loc: str = ""
-    bound: "IntV | None" = None   # for an unknown mask: lanes where it may be true (None: any lane)
+    bound: MaskBound | None = None   # for an unknown mask: lanes where it may be true (None: any lane)
 
 
 Value = Any

@@ -149,11 +149,17 @@ def _launch(call: ast.Call, ev: Evaluator, known: set[str] | None, line: int, te
     grid = attempt(lambda: _grid(ev.eval(func.slice), func.slice))
     if any(k.arg is None for k in call.keywords):
         report(EvalError("'**' unpacking is not allowed in a launch", call))
-    args = [attempt(lambda a=a: to_arg(ev.eval(a), a)) for a in call.args]
-    kwargs = [(k.arg, attempt(lambda k=k: to_arg(ev.eval(k.value), k.value))) for k in call.keywords]
+
+    def evaluated(node: ast.expr) -> Any:
+        return attempt(lambda: to_arg(ev.eval(node), node))
+
+    args = [evaluated(a) for a in call.args]
+    kwargs = [(k.arg, evaluated(k.value)) for k in call.keywords]
     if errors:
         raise _LaunchErrors(errors)
-    return LaunchSpec(kernel=kernel, line=line, args=tuple(args), kwargs=tuple(kwargs),
+    # every keyword has its name here: a '**' (no name) was reported above
+    named = tuple((name, value) for name, value in kwargs if name is not None)
+    return LaunchSpec(kernel=kernel, line=line, args=tuple(args), kwargs=named,
                       grid=grid[0], grid_expr=grid[1], grid_env=grid[2],
                       source=_source_of(text, call), origin=origin)
 
@@ -199,10 +205,15 @@ def run_statements(text: str, env: dict[str, Any], *, locate: Locate, end_line: 
         line, column = locate(lineno, col)
         errors.append(DirectiveError(line, column, message, max(end_line, line), kernel))
 
-    def fail_at(e: EvalError, default: ast.AST) -> None:
-        node = e.node if getattr(e.node, "lineno", None) else default
-        lineno = min(max(node.lineno, 1), len(lines))  # type: ignore[attr-defined]
-        prefix = lines[lineno - 1].encode()[:node.col_offset]  # type: ignore[attr-defined]
+    def fail_at(e: EvalError, default: ast.stmt) -> None:
+        # the error's node where it has a position (not every ast.AST does), else the statement's
+        at = getattr(e.node, "lineno", None)
+        if at:
+            lineno, col_offset = at, getattr(e.node, "col_offset", 0)
+        else:
+            lineno, col_offset = default.lineno, default.col_offset
+        lineno = min(max(lineno, 1), len(lines))
+        prefix = lines[lineno - 1].encode()[:col_offset]
         col = len(prefix.decode("utf-8", "ignore"))  # ast columns are UTF-8 byte offsets
         fail(e.message, lineno, col, e.kernel)
 

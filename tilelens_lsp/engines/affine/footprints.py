@@ -90,6 +90,7 @@ class SummaryFootprints:
     _images: dict[tuple, tuple[np.ndarray, np.ndarray]]
     spend: Callable[[int], None]
     box: Callable[[Form], tuple[np.ndarray, np.ndarray]]
+    var_extent: Callable[[str, tuple[int, ...]], int]
 
     # -- accesses
 
@@ -224,7 +225,8 @@ class SummaryFootprints:
                 ext = np.append(ext, n)
                 coef = np.append(coef, d[0])
                 C = np.concatenate((C, d[1:, None]), axis=1)
-        return box_image(rows, coef, ext, C, self.spend)
+        starts, ends = box_image(rows, coef, ext, C, self.spend)
+        return starts, ends
 
     def witness_program(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> int:
         """The lowest program index whose part of this access leaves the argument's storage."""

@@ -111,7 +111,7 @@ class AffineGraph(SummaryFootprints):
         value = incoming[0][1]
         if all(v is value for _, v in incoming[1:]):
             return value
-        if (sum(w.astype(int) for w, _ in incoming) > 1).any():
+        if (sum((w.astype(int) for w, _ in incoming), np.zeros(self.P, dtype=int)) > 1).any():
             raise NotAffine("a value joined from overlapping paths")
         for when, v in incoming[1:]:
             value = blend(when, v, value, self.P)

@@ -240,7 +240,7 @@ def _while_opaque(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     """A data-dependent while loop runs its before-region at least once: accesses whose addresses do
     not depend on the carried values are recorded (the do-region's as an over-approximation, since it
     may run zero times); accesses that do depend on them are refused."""
-    carried = Opaque("control-flow", "a value carried by a while loop", op.loc)
+    carried: Opaque[IntV] = Opaque("control-flow", "a value carried by a while loop", op.loc)
     before = op.regions[0].blocks[0] if op.regions else None
     after = op.regions[1].blocks[0] if len(op.regions) > 1 else None
     names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)", op.text)]
