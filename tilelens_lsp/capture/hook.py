@@ -443,7 +443,7 @@ def _wrap(run):
                 except Exception as exc:  # noqa: BLE001
                     _failed(self, exc)
 
-    wrapped._tilelens_capture = True
+    wrapped._tilelens_capture = True  # noqa: SLF001 - our marker on the run we put in Triton's class
     wrapped.__wrapped__ = run
     return wrapped
 

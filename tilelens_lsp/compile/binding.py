@@ -261,7 +261,10 @@ def bind(jit, binding: ConfigBinding, backend, forced_i64: set[str]) -> BoundLau
     for i, name in enumerate(names):
         if name in forced_i64 and specialization[i][0] in ("i32", "u32", "constexpr"):
             specialization[i] = ("i64", specialization[i][1] if specialization[i][0] != "constexpr" else "")
-    options, signature, constexprs, attrs = jit._pack_args(backend, kwargs, bound_args, specialization, options)
+    # Triton's own packing of a bound launch into signature, constexprs and attributes: no public API
+    # does it without a device, so its private method is used
+    options, signature, constexprs, attrs = jit._pack_args(  # noqa: SLF001 - Triton's, no public equivalent
+        backend, kwargs, bound_args, specialization, options)
     # launch options that only shape later stages (warps, stages, CTAs) do not change the TTIR
     ttir_options = {k: v for k, v in sorted(vars(options).items()) if k not in _OPTION_KEYS}
     key = repr((sorted(signature.items()), sorted((str(k), repr(v)) for k, v in constexprs.items()),
