@@ -371,7 +371,7 @@ def grid_of(launch: LaunchSpec, arguments: dict[str, Any]) -> tuple[int, int, in
         grid = tuple(eval_grid(launch.grid_expr or "", dict(launch.grid_env), meta))
     if not 1 <= len(grid) <= 3:
         raise LaunchBindingError(f"a grid has 1 to 3 dimensions, got {len(grid)}")
-    grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
-    if any(g < 0 for g in grid):
-        raise LaunchBindingError(f"grid dimensions must be >= 0, got {grid}")
-    return grid  # type: ignore[return-value]
+    gx, gy, gz = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    if min(gx, gy, gz) < 0:
+        raise LaunchBindingError(f"grid dimensions must be >= 0, got {(gx, gy, gz)}")
+    return gx, gy, gz

@@ -82,20 +82,21 @@ def _bind(stmt: ast.Assign, ev: Evaluator, env: dict[str, Any]) -> None:
     if len(stmt.targets) != 1:
         raise EvalError("bind one name at a time: NAME = expr", stmt)
     target = stmt.targets[0]
-    names = target.elts if isinstance(target, ast.Tuple) else [target]
-    for n in names:
+    names: list[ast.Name] = []
+    for n in target.elts if isinstance(target, ast.Tuple) else [target]:
         if not isinstance(n, ast.Name):
             raise EvalError("only plain names can be bound: NAME = expr", n)
         if n.id in RESERVED:
             raise EvalError(f"'{n.id}' is reserved in directives (a dtype or function name): "
                             "choose another name", n)
+        names.append(n)
     value = ev.eval(stmt.value)
     if isinstance(target, ast.Tuple):
         if not isinstance(value, tuple) or len(value) != len(names):
             raise EvalError(f"cannot unpack {kind_of(value)} into {len(names)} names", stmt.value)
-        env.update({n.id: v for n, v in zip(names, value)})  # type: ignore[attr-defined]
+        env.update({n.id: v for n, v in zip(names, value)})
     else:
-        env[target.id] = value  # type: ignore[attr-defined]
+        env[names[0].id] = value
 
 
 def _assigned_names(stmt: ast.stmt) -> list[str]:
