@@ -281,15 +281,13 @@ class SpecTensor:
     def untyped_storage(self) -> _Storage:
         return _Storage(self.spec.storage or self.spec.offset + self.spec.numel)
 
-    def min(self) -> int:
+    def tilelens_values(self) -> list:
+        """The declared value set as the hook records it: [LO, HI), or its parts [[LO, HI], ...]
+        (read by the hook instead of min/max/unique, which a spec has no elements for)."""
         if self.spec.values is None:
             raise ValueError("no declared value range")
-        return value_intervals(self.spec.values)[0][0]
-
-    def max(self) -> int:
-        if self.spec.values is None:
-            raise ValueError("no declared value range")
-        return value_intervals(self.spec.values)[-1][1] - 1
+        parts = [[lo, hi] for lo, hi in value_intervals(self.spec.values)]
+        return parts[0] if len(parts) == 1 else parts
 
 
 def spec_from_text(text: str) -> TensorSpec:
