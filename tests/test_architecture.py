@@ -124,9 +124,6 @@ def test_only_the_lsp_package_imports_pygls_and_lsprotocol():
 PRIVATE_ATTRIBUTE_ALLOWED = {
     # the process-wide engine choice; step 2 of issue 25 replaces it by a WarmState the worker owns
     "tilelens_lsp.worker.main uses tilelens_lsp.pipeline._ENGINE",
-    # the loop table of the affine summary's walker, read by its control-flow half (engines/affine is
-    # being reworked by the data-dependent-index issue: to become a public attribute of the walker)
-    "tilelens_lsp.engines.affine.control uses _loops of tilelens_lsp.engines.affine.summary",
 }
 
 

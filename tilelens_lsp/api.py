@@ -28,7 +28,7 @@ from tilelens_lsp.capture import runner
 from tilelens_lsp.launches.evaluator import Evaluator
 from tilelens_lsp.launches.specs import EvalError
 from tilelens_lsp.launches.toml import files_in_config
-from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, TensorSpec
+from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, TensorSpec, value_intervals
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, check_target, from_environment, merge
 from tilelens_lsp.worker.process import Worker
@@ -51,6 +51,8 @@ class Recorder:
         self.folder = Path(tempfile.mkdtemp(prefix="tilelens-record-"))
         spec = importlib.util.spec_from_file_location(f"tilelens_lsp_hook_{os.getpid()}_{next(_loads)}",
                                                       HOOK_SOURCE)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load the capture hook from {HOOK_SOURCE}")
         self.hook = importlib.util.module_from_spec(spec)
         saved = os.environ.get(CAPTURE_DIR_VARIABLE)
         os.environ[CAPTURE_DIR_VARIABLE] = str(self.folder)
@@ -279,15 +281,13 @@ class SpecTensor:
     def untyped_storage(self) -> _Storage:
         return _Storage(self.spec.storage or self.spec.offset + self.spec.numel)
 
-    def min(self) -> int:
+    def tilelens_values(self) -> list:
+        """The declared value set as the hook records it: [LO, HI), or its parts [[LO, HI], ...]
+        (read by the hook instead of min/max/unique, which a spec has no elements for)."""
         if self.spec.values is None:
             raise ValueError("no declared value range")
-        return self.spec.values[0]
-
-    def max(self) -> int:
-        if self.spec.values is None:
-            raise ValueError("no declared value range")
-        return self.spec.values[1] - 1
+        parts = [[lo, hi] for lo, hi in value_intervals(self.spec.values)]
+        return parts[0] if len(parts) == 1 else parts
 
 
 def spec_from_text(text: str) -> TensorSpec:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +100,8 @@ def _one(context: _Context, name: str) -> Suggestion:
         if found.launch is None or found.fails_alike:
             failed = failed or found.error or "no candidate"
             continue
-        found = replace(found, launch=with_index_ranges(found.launch, indices, ints))
-        ttir, error = compile_as_written(module, name, directive_lines(found.launch), target)
+        written = with_index_ranges(found.launch, indices, ints)
+        ttir, error = compile_as_written(module, name, directive_lines(written), target)
         if error:
             failed = failed or f"it does not compile as written: {error}"
             continue
@@ -109,7 +109,7 @@ def _one(context: _Context, name: str) -> Suggestion:
         # report its own race (TL005); and placeholder values that do not fit together (a head count, a
         # group size, strides of different tensors) can make programs overlap, which one program avoids
         for grid in dict.fromkeys((_grid_for(ttir), "(1,)")):
-            launch = found.launch.replace(f"{name}[{GRID}]", f"{name}[{grid}]", 1)
+            launch = written.replace(f"{name}[{GRID}]", f"{name}[{grid}]", 1)
             lines = (PLACEHOLDER_NOTE,) + directive_lines(launch)
             if compile_as_written(module, name, lines, target)[1]:
                 continue
@@ -242,6 +242,8 @@ def _split_call(launch: str) -> tuple[str, list[str]]:
     call = ast.parse(launch, mode="eval").body
     assert isinstance(call, ast.Call)
     head = ast.get_source_segment(launch, call.func)
+    if head is None:        # never for a call parsed from `launch` itself
+        raise ValueError(f"no source text for the kernel of {launch!r}")
     parts = [ast.get_source_segment(launch, a) for a in call.args]
     parts += [f"{k.arg}={ast.get_source_segment(launch, k.value)}" for k in call.keywords]
     return head, [p for p in parts if p is not None]

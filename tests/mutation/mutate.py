@@ -214,8 +214,8 @@ MUTATIONS: list[Mutation] = [
       "contiguous-row fast path: a mask that is not a prefix of the row (holes, suffixes) is read as "
       "a prefix of the same length"),
     M("rows-contiguity-unchecked", "engines/enumerate/recording.py",
-      "            if any(st is None for st in steps) or sum(steps) != size:\n",
-      "            if any(st is None for st in steps) or sum(steps) == 0:\n",
+      "            if len(known) != len(steps) or sum(known) != size:\n",
+      "            if len(known) != len(steps) or sum(known) == 0:\n",
       "contiguous-row fast path: a strided row is taken as contiguous"),
     # ------------------------------------------------------------ control flow (enumerate/control.py)
     M("for-trip-count-floor", "engines/enumerate/control.py",
@@ -339,7 +339,7 @@ MUTATIONS: list[Mutation] = [
       "ctx.cons",
       "every program runs the longest program's trip count"),
     M("affine-hidden-variable-worst-value", "engines/affine/box.py",
-      "best = ext[v] - 1 if (signs > 0).any() else 0",
+      "best = ext[h] - 1 if (signs > 0).any() else 0",
       "best = 0",
       "a variable only constraints see is fixed at 0 even where its largest value is loosest"),
     M("affine-min-region-flipped", "engines/affine/handlers.py",

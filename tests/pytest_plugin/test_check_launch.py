@@ -55,6 +55,18 @@ def test_a_declared_range_makes_the_same_gather_decidable():
     assert over.findings and not over.clean      # id 4 would read row 4 of a 4-row table
 
 
+def test_a_wide_or_several_part_declared_range_is_kept_as_declared():
+    # ranges at least 64 apart (the hook's gap between observed parts) once lost the declared set
+    # (a spec has no elements to read): the gather was refused as an undeclared index
+    wide = check_launch(gather_kernel, (8,), "i32[8].values(0, 100)", "fp32[100, 16]", "fp32[8, 16]", D=16)
+    assert wide.status == "analyzed" and wide.clean
+    parts = check_launch(gather_kernel, (8,), "i32[8].values([(0, 4), 96])", "fp32[97, 16]", "fp32[8, 16]", D=16)
+    assert parts.status == "analyzed" and parts.clean
+    over = check_launch(gather_kernel, (8,), "i32[8].values([(0, 4), 96])", "fp32[96, 16]", "fp32[8, 16]", D=16)
+    # the value 96 (the declared point) reads row 96 of a 96-row table
+    assert [d.code for d in over.findings] == ["TL002"] and "ids_ptr holds 96" in over.findings[0].message
+
+
 def test_tensor_spec_objects_check_like_the_strings_they_spell():
     as_text = check_launch(tail_kernel, (8,), "fp32[1000]", 1000, BLOCK=128)
     as_spec = check_launch(tail_kernel, (8,), TensorSpec("fp32", (1000,), (1,), 0, 1000), 1000, BLOCK=128)

@@ -91,6 +91,8 @@ def _graph_capturing(value) -> bool:
     if not getattr(value, "is_cuda", False):
         return False
     torch = sys.modules.get("torch")
+    if torch is None:
+        return False
     try:
         return bool(torch.cuda.is_current_stream_capturing())
     except Exception:  # noqa: BLE001 - no torch, no CUDA: nothing is capturing
@@ -104,11 +106,17 @@ VALUE_SCAN = 1 << 20    # elements read to find the parts (a larger tensor: its 
 
 def observed_values(value) -> list:
     """[LO, HI) of the values seen, or the few separate parts of them ([[-100, -99], [0, 996]] for
-    labels with an ignore index) when the tensor is small enough to read and they are few."""
+    labels with an ignore index) when the tensor is small enough to read and they are few. An object
+    that declares its values (`check_launch`'s stand-in for a spec) gives them itself, exactly."""
+    declared = getattr(value, "tilelens_values", None)
+    if callable(declared):
+        return declared()
     lo, hi = int(value.min()), int(value.max())
     if hi - lo < VALUE_GAP or int(value.numel()) > VALUE_SCAN:
         return [lo, hi + 1]
-    seen = sorted(int(v) for v in (value.unique() if hasattr(value, "unique") else set(value.flatten())).tolist())
+    # a tensor's own unique(); else the distinct values of its flattened list (a set has no tolist())
+    distinct = value.unique().tolist() if hasattr(value, "unique") else set(value.flatten().tolist())
+    seen = sorted(int(v) for v in distinct)
     parts = [[seen[0], seen[0] + 1]]
     for v in seen[1:]:
         if v - parts[-1][1] >= VALUE_GAP:
@@ -439,7 +447,7 @@ def _wrap(run):
                 except Exception as exc:  # noqa: BLE001
                     _failed(self, exc)
 
-    wrapped._tilelens_capture = True
+    wrapped._tilelens_capture = True  # noqa: SLF001 - our marker on the run we put in Triton's class
     wrapped.__wrapped__ = run
     return wrapped
 

@@ -135,7 +135,7 @@ def unwrap(obj) -> KernelChain:
     from triton.runtime.autotuner import Autotuner, Heuristics  # lazy: Triton start-up cost
     from triton.runtime.jit import JITFunction
 
-    layers = []
+    layers: list[Any] = []      # Triton's Autotuner and Heuristics objects (Triton ships no types)
     start = obj
     for _ in range(_MAX_WRAPPERS):
         if isinstance(obj, JITFunction):
@@ -261,7 +261,10 @@ def bind(jit, binding: ConfigBinding, backend, forced_i64: set[str]) -> BoundLau
     for i, name in enumerate(names):
         if name in forced_i64 and specialization[i][0] in ("i32", "u32", "constexpr"):
             specialization[i] = ("i64", specialization[i][1] if specialization[i][0] != "constexpr" else "")
-    options, signature, constexprs, attrs = jit._pack_args(backend, kwargs, bound_args, specialization, options)
+    # Triton's own packing of a bound launch into signature, constexprs and attributes: no public API
+    # does it without a device, so its private method is used
+    options, signature, constexprs, attrs = jit._pack_args(  # noqa: SLF001 - Triton's, no public equivalent
+        backend, kwargs, bound_args, specialization, options)
     # launch options that only shape later stages (warps, stages, CTAs) do not change the TTIR
     ttir_options = {k: v for k, v in sorted(vars(options).items()) if k not in _OPTION_KEYS}
     key = repr((sorted(signature.items()), sorted((str(k), repr(v)) for k, v in constexprs.items()),
@@ -330,7 +333,9 @@ def descriptor_arguments(name: str, desc: Any, args: list[tuple[str, Any]]) -> l
             break
         owned.append((ssa, ty))
     rank = len(desc.shape)
-    groups, flags, values = [], [], [desc.base if owned[0][1].is_ptr else desc]
+    groups: list[str] = []              # the shape and stride arguments' SSA names
+    flags: list[str] = []               # the padding and TF32-rounding flags' SSA names
+    values: list[Any] = [desc.base if owned[0][1].is_ptr else desc]
     for ssa, ty in owned[1:]:
         if not ty.is_int:
             return None
@@ -366,7 +371,7 @@ def grid_of(launch: LaunchSpec, arguments: dict[str, Any]) -> tuple[int, int, in
         grid = tuple(eval_grid(launch.grid_expr or "", dict(launch.grid_env), meta))
     if not 1 <= len(grid) <= 3:
         raise LaunchBindingError(f"a grid has 1 to 3 dimensions, got {len(grid)}")
-    grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
-    if any(g < 0 for g in grid):
-        raise LaunchBindingError(f"grid dimensions must be >= 0, got {grid}")
-    return grid  # type: ignore[return-value]
+    gx, gy, gz = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    if min(gx, gy, gz) < 0:
+        raise LaunchBindingError(f"grid dimensions must be >= 0, got {(gx, gy, gz)}")
+    return gx, gy, gz

@@ -68,7 +68,8 @@ def host_driver(target):
     try:
         yield
     finally:
-        driver._active = saved
+        # Triton's own slot: `reset_active()` would create a default driver, not restore "none yet"
+        driver._active = saved  # noqa: SLF001 - restoring Triton's state as it was
 
 
 def fix_codegen_locations() -> None:
@@ -113,7 +114,7 @@ def fix_codegen_locations() -> None:
 
     gen.begin_col = 1
     gen.visit = visit
-    gen._tilelens_locations = True
+    gen._tilelens_locations = True  # noqa: SLF001 - our marker on Triton's class (patched once)
 
 
 def fix_hip_binder_without_torch() -> None:
@@ -131,4 +132,4 @@ def fix_hip_binder_without_torch() -> None:
         return False if isinstance(arg, FakeTensor) else original(arg)
 
     HIPBackend.is_within_2gb = staticmethod(is_within_2gb)
-    HIPBackend._tilelens_no_torch = True
+    HIPBackend._tilelens_no_torch = True  # noqa: SLF001 - our marker on Triton's class (patched once)

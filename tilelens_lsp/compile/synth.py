@@ -70,7 +70,7 @@ class Synthesized:
 # ---------------------------------------------------------------- which parameters are pointers
 
 
-def _source_ast(jit) -> ast.FunctionDef | None:
+def _source_ast(jit) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     try:
         src = textwrap.dedent(getattr(jit, "src", None) or inspect.getsource(jit.fn))
         tree = ast.parse(src)
@@ -275,7 +275,7 @@ def _flow(jit, seen: dict) -> tuple[set[str], set[str]]:
                 return h
         return None
 
-    def through(call: ast.Call) -> list[ast.AST]:
+    def through(call: ast.Call) -> list[ast.expr]:
         helper = helper_of(call)
         if helper is None:
             return []
@@ -479,7 +479,7 @@ def compile_check(module, target: str = "cuda:89") -> Callable[[str], str | None
             if first.error is not None:
                 raise first.error
         except Exception as exc:  # noqa: BLE001 - any failure means: try the next candidate
-            inner = exc   # an error inside an inlined helper is re-raised at the call `from` the helper's
+            inner: BaseException = exc   # an error inside an inlined helper is re-raised at the call `from` the helper's
             while inner.__cause__ is not None and inner.__cause__ is not inner:
                 inner = inner.__cause__
             message = getattr(inner, "error_message", None) or getattr(exc, "error_message", None) or next(

@@ -93,7 +93,7 @@ def loaded(intervals: tuple[tuple[int, int], ...], shape: tuple[int, ...], bits:
     hi_a = np.full(shape, intervals[-1][1] - 1, dtype=np.int64)
     src = (lo_a, hi_a, name)
     undef = None
-    decl = intervals
+    decl: tuple[tuple[int, int], ...] | None = intervals
     if mask is not None:
         off = ~np.broadcast_to(mask, shape)
         if other is None:
@@ -165,8 +165,7 @@ def refine(x: RangeV, pred: str, y) -> tuple[RangeV, np.ndarray]:
         np.where(empty, np.broadcast_to(x.hi, empty.shape), out.hi)
     src = x.src
     if src is not None:
-        if x.decl is not None or (np.array_equal(*np.broadcast_arrays(src[0], x.lo))
-                                  and np.array_equal(*np.broadcast_arrays(src[1], x.hi))):
+        if x.decl is not None or (_equal_broadcast(src[0], x.lo) and _equal_broadcast(src[1], x.hi)):
             src = (lo, hi, src[2])      # the value is the loaded element itself
         elif not (np.array_equal(np.broadcast_to(x.lo, lo.shape), lo)
                   and np.array_equal(np.broadcast_to(x.hi, hi.shape), hi)):
@@ -229,8 +228,10 @@ def _binary(name: str, a, b, bits: int) -> RangeV | None:
         if name.startswith("arith.shr"):
             d = np.left_shift(np.ones_like(b.a), np.clip(b.a, 0, 62))
             return RangeV(alo // d, ahi // d, bits, undef, src)
-        fn = {"arith.divsi": _tdiv, "arith.divui": np.floor_divide, "arith.floordivsi": np.floor_divide,
-              "arith.ceildivsi": lambda x, y: -((-x) // y)}[name]
+        divisions: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+            "arith.divsi": _tdiv, "arith.divui": np.floor_divide, "arith.floordivsi": np.floor_divide,
+            "arith.ceildivsi": lambda x, y: -((-x) // y)}
+        fn = divisions[name]
         return RangeV(fn(alo, b.a), fn(ahi, b.a), bits, undef, src)   # monotone for a positive divisor
     if name in ("arith.remsi", "arith.remui"):
         if ranged_b or (b.a <= 0).any():
@@ -292,6 +293,12 @@ def choose(cond: np.ndarray, a, b, bits: int) -> RangeV:
         undef = np.where(cond, za, zb)
     return RangeV(np.where(cond, alo, blo), np.where(cond, ahi, bhi), bits, undef,
                   segment=_segment(a) or _segment(b))
+
+
+def _equal_broadcast(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays hold the same values once broadcast to one shape."""
+    x, y = np.broadcast_arrays(a, b)
+    return bool(np.array_equal(x, y))
 
 
 def _tdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ In: nothing above `ttir/` and `refusal`. Integer and pointer values (`IntV`, `Pt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 import numpy as np
 
@@ -42,8 +42,14 @@ class PtrV:
                  terms: tuple[np.ndarray, ...] | None = None) -> None:
         self.arg = arg                   # kernel parameter the address derives from
         self.pointee = pointee           # bytes per element of the pointee type
-        self.terms = tuple(terms) if terms is not None else (boff,)
-        self._sum = boff if terms is None else None
+        self.terms: tuple[np.ndarray, ...]
+        self._sum: np.ndarray | None
+        if terms is not None:
+            self.terms, self._sum = tuple(terms), None
+        elif boff is not None:
+            self.terms, self._sum = (boff,), boff
+        else:
+            raise TypeError("PtrV needs its byte offsets: boff or terms")
 
     @property
     def boff(self) -> np.ndarray:
@@ -53,6 +59,7 @@ class PtrV:
             for t in self.terms[1:]:
                 total = total + t
             self._sum = total
+            return total
         return self._sum
 
     def shape(self) -> tuple[int, ...]:
@@ -91,17 +98,28 @@ class PtrChoice:
         return PtrChoice(tuple((p.map(fn, pointee), None if w is None else fn(w)) for p, w in self.options))
 
 
+# what bounds an unknown mask: the enumeration's IntV, the grid engine's own mask value
+MaskBound = TypeVar("MaskBound")
+
+
 @dataclass
-class Opaque:
+class Opaque(Generic[MaskBound]):
     """A value the model does not compute: loaded data (`why='data'`) or an unmodelled op."""
 
     why: str          # data | float | out-of-vocabulary | inline-asm
     message: str = ""
     loc: str = ""
-    bound: "IntV | None" = None   # for an unknown mask: lanes where it may be true (None: any lane)
+    bound: MaskBound | None = None   # for an unknown mask: lanes where it may be true (None: any lane)
 
 
 Value = Any
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays hold the same values once broadcast to one shape (a (P, 1) column equals
+    a (P, C) block that repeats it)."""
+    x, y = np.broadcast_arrays(a, b)
+    return bool(np.array_equal(x, y))
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:

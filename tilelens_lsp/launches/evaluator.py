@@ -167,7 +167,7 @@ class Evaluator:
     def _e_Call(self, node: ast.Call) -> Any:
         name = call_name(node.func)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "values" and name != "triton.values":
-            return self._values_method(node)
+            return self._values_method(node, node.func.value)
         if isinstance(node.func, ast.Attribute) and name == "triton.cdiv":
             name = "cdiv"
         elif not isinstance(node.func, ast.Name) or name not in FUNCTIONS:
@@ -183,9 +183,10 @@ class Evaluator:
         args = [self.eval(a) for a in node.args]
         return getattr(self, f"_f_{name}")(args, node)
 
-    def _values_method(self, node: ast.Call) -> TensorSpec:
-        """`i32[N].values(LO, HI)`: the short form of `tensor(i32, (N,), values=(LO, HI))`."""
-        spec = self.eval(node.func.value)   # type: ignore[attr-defined]
+    def _values_method(self, node: ast.Call, receiver: ast.expr) -> TensorSpec:
+        """`i32[N].values(LO, HI)`: the short form of `tensor(i32, (N,), values=(LO, HI))`; `receiver`
+        is the `i32[N]` the method is called on."""
+        spec = self.eval(receiver)
         if not isinstance(spec, TensorSpec):
             raise EvalError(f"'.values(LO, HI)' needs a tensor spec, got {kind_of(spec)}", node)
         if node.keywords or not node.args or any(isinstance(a, ast.Starred) for a in node.args):

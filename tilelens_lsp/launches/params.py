@@ -26,7 +26,7 @@ def check_keywords(kernels: list[KernelDef], launches: list[LaunchSpec]
     for launch in launches:
         kernel = by_name.get(launch.kernel)
         unknown = unknown_keywords(launch, kernel) if kernel is not None and kernel.params else []
-        if not unknown:
+        if kernel is None or not unknown:
             kept.append(launch)
             continue
         name = unknown[0]

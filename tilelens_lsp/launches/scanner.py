@@ -58,7 +58,7 @@ def _comment_lines(text: str) -> tuple[set[int], float]:
     if tree is not None:
         inside: set[int] = set()
         for n in ast.walk(tree):
-            if isinstance(n, (ast.Constant, ast.JoinedStr)) and (n.end_lineno or 0) > n.lineno:
+            if isinstance(n, (ast.Constant, ast.JoinedStr)) and n.end_lineno is not None and n.end_lineno > n.lineno:
                 if isinstance(n, ast.JoinedStr) or isinstance(n.value, (str, bytes)):
                     inside.update(range(n.lineno + 1, n.end_lineno + 1))
         lines = split_lines(text)

@@ -82,20 +82,21 @@ def _bind(stmt: ast.Assign, ev: Evaluator, env: dict[str, Any]) -> None:
     if len(stmt.targets) != 1:
         raise EvalError("bind one name at a time: NAME = expr", stmt)
     target = stmt.targets[0]
-    names = target.elts if isinstance(target, ast.Tuple) else [target]
-    for n in names:
+    names: list[ast.Name] = []
+    for n in target.elts if isinstance(target, ast.Tuple) else [target]:
         if not isinstance(n, ast.Name):
             raise EvalError("only plain names can be bound: NAME = expr", n)
         if n.id in RESERVED:
             raise EvalError(f"'{n.id}' is reserved in directives (a dtype or function name): "
                             "choose another name", n)
+        names.append(n)
     value = ev.eval(stmt.value)
     if isinstance(target, ast.Tuple):
         if not isinstance(value, tuple) or len(value) != len(names):
             raise EvalError(f"cannot unpack {kind_of(value)} into {len(names)} names", stmt.value)
-        env.update({n.id: v for n, v in zip(names, value)})  # type: ignore[attr-defined]
+        env.update({n.id: v for n, v in zip(names, value)})
     else:
-        env[target.id] = value  # type: ignore[attr-defined]
+        env[names[0].id] = value
 
 
 def _assigned_names(stmt: ast.stmt) -> list[str]:
@@ -149,11 +150,17 @@ def _launch(call: ast.Call, ev: Evaluator, known: set[str] | None, line: int, te
     grid = attempt(lambda: _grid(ev.eval(func.slice), func.slice))
     if any(k.arg is None for k in call.keywords):
         report(EvalError("'**' unpacking is not allowed in a launch", call))
-    args = [attempt(lambda a=a: to_arg(ev.eval(a), a)) for a in call.args]
-    kwargs = [(k.arg, attempt(lambda k=k: to_arg(ev.eval(k.value), k.value))) for k in call.keywords]
+
+    def evaluated(node: ast.expr) -> Any:
+        return attempt(lambda: to_arg(ev.eval(node), node))
+
+    args = [evaluated(a) for a in call.args]
+    kwargs = [(k.arg, evaluated(k.value)) for k in call.keywords]
     if errors:
         raise _LaunchErrors(errors)
-    return LaunchSpec(kernel=kernel, line=line, args=tuple(args), kwargs=tuple(kwargs),
+    # every keyword has its name here: a '**' (no name) was reported above
+    named = tuple((name, value) for name, value in kwargs if name is not None)
+    return LaunchSpec(kernel=kernel, line=line, args=tuple(args), kwargs=named,
                       grid=grid[0], grid_expr=grid[1], grid_env=grid[2],
                       source=_source_of(text, call), origin=origin)
 
@@ -199,10 +206,15 @@ def run_statements(text: str, env: dict[str, Any], *, locate: Locate, end_line: 
         line, column = locate(lineno, col)
         errors.append(DirectiveError(line, column, message, max(end_line, line), kernel))
 
-    def fail_at(e: EvalError, default: ast.AST) -> None:
-        node = e.node if getattr(e.node, "lineno", None) else default
-        lineno = min(max(node.lineno, 1), len(lines))  # type: ignore[attr-defined]
-        prefix = lines[lineno - 1].encode()[:node.col_offset]  # type: ignore[attr-defined]
+    def fail_at(e: EvalError, default: ast.stmt) -> None:
+        # the error's node where it has a position (not every ast.AST does), else the statement's
+        at = getattr(e.node, "lineno", None)
+        if at:
+            lineno, col_offset = at, getattr(e.node, "col_offset", 0)
+        else:
+            lineno, col_offset = default.lineno, default.col_offset
+        lineno = min(max(lineno, 1), len(lines))
+        prefix = lines[lineno - 1].encode()[:col_offset]
         col = len(prefix.decode("utf-8", "ignore"))  # ast columns are UTF-8 byte offsets
         fail(e.message, lineno, col, e.kernel)
 

@@ -75,12 +75,12 @@ def box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
         # -- variables only constraints see: fixed where every constraint is loosest, when they agree
         hidden = np.flatnonzero(coef == 0)
         fixed = False
-        for v in hidden:
-            signs = np.sign(C[:, v])
+        for h in hidden:
+            signs = np.sign(C[:, h])
             if (signs >= 0).all() or (signs <= 0).all():
-                best = ext[v] - 1 if (signs > 0).any() else 0
-                K = K + C[:, v] * best
-                coef, ext, C = np.delete(coef, v), np.delete(ext, v), np.delete(C, v, axis=1)
+                best = ext[h] - 1 if (signs > 0).any() else 0
+                K = K + C[:, h] * best
+                coef, ext, C = np.delete(coef, h), np.delete(ext, h), np.delete(C, h, axis=1)
                 fixed = True
                 break
         if fixed:
@@ -120,7 +120,8 @@ def box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
     lo = np.zeros((B, ext.size), dtype=np.int64)
     hi = np.broadcast_to(ext, (B, ext.size)).copy()
     for j in range(C.shape[0]):
-        (v,) = np.flatnonzero(C[j])
+        (only,) = np.flatnonzero(C[j])
+        v = int(only)
         a = int(C[j, v])
         if a > 0:
             lo[:, v] = np.maximum(lo[:, v], -(K[:, j] // a))

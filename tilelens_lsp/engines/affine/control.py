@@ -52,7 +52,7 @@ def _load(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if info is not None and info.values:
         raise NotAffine("a load of an index with a declared value range (the enumeration bounds it)")
     g.record(op, "load", ptr, mask, ctx)
-    out = Opaque("data", "loaded data", op.loc)
+    out: Opaque[None] = Opaque("data", "loaded data", op.loc)      # the summary bounds no unknown mask
     g.loaded_from[id(out)] = (out, ptr, op.operands[1] if len(op.operands) > 1 else None)
     return [out]
 
@@ -99,8 +99,8 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if T == 0:
         g.mark_unreachable(op.regions[0].blocks[0], ctx)     # no program enters the loop
         return inits
-    t = f"t{g._loops}"
-    g._loops += 1
+    t = f"t{g.loops}"
+    g.loops += 1
     g.extent[t] = T
     ivf = g.fit(Form(lb.c, {t: st} if T > 1 else {}, (), lb.bits), op)
     body = op.regions[0].blocks[0]
@@ -110,12 +110,14 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     inner[iv] = ivf
     probes = []
     for i, (name, v) in enumerate(zip(carried, inits)):
-        s = f"s{g._loops}_{i}"
-        if isinstance(v, Pieces) or isinstance(v, Ptr) and isinstance(v.off, Pieces):
+        s = f"s{g.loops}_{i}"
+        if isinstance(v, Pieces):
             raise NotAffine("a loop-carried piecewise value")
         if isinstance(v, Form):
             pv: Any = Form(v.c, coeffs((v.k, 1), ({s: 1}, 1)), v.shape, v.bits, v.side)
         elif isinstance(v, Ptr):
+            if isinstance(v.off, Pieces):
+                raise NotAffine("a loop-carried piecewise value")
             pv = Ptr(v.arg, Form(v.off.c, coeffs((v.off.k, 1), ({s: 1}, 1)), v.off.shape, 64, v.off.side), v.pointee)
         elif isinstance(v, Opaque):
             pv = v
@@ -136,9 +138,9 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     inner = dict(env)
     inner[iv] = ivf
     for name, v, d in zip(carried, inits, steps):
-        inner[name] = _advance(v, d, {t: d} if T > 1 else {}, g, op)
+        inner[name] = _advance(v, d, {t: d} if T > 1 and d is not None else {}, g, op)
     g.eval_block(body, inner, body_ctx)
-    outs = []
+    outs: list[Opaque | Form | Ptr] = []
     for v, d in zip(inits, steps):
         if d is None:
             outs.append(Opaque("data", "a value carried by a loop", op.loc) if not isinstance(v, Opaque) else v)

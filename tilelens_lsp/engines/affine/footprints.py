@@ -15,7 +15,7 @@ from tilelens_lsp.engines import views
 from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
 from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Pieces, Ptr, parts_of
 from tilelens_lsp.engines.enumerate import AccessGraph
-from tilelens_lsp.engines.values import ArgInfo, SiteResult
+from tilelens_lsp.engines.values import ArgInfo, SiteResult, same_values
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Op
 
@@ -73,7 +73,7 @@ def _same_form(a: Form, b: Form, shift: bool) -> bool:
         return False
     if shift:       # a constant per program: lanes of one program keep their differences
         return True
-    return bool(np.array_equal(*np.broadcast_arrays(np.asarray(a.c), np.asarray(b.c))))
+    return same_values(np.asarray(a.c), np.asarray(b.c))
 
 
 class SummaryFootprints:
@@ -90,6 +90,7 @@ class SummaryFootprints:
     _images: dict[tuple, tuple[np.ndarray, np.ndarray]]
     spend: Callable[[int], None]
     box: Callable[[Form], tuple[np.ndarray, np.ndarray]]
+    var_extent: Callable[[str, tuple[int, ...]], int]
 
     # -- accesses
 
@@ -224,7 +225,8 @@ class SummaryFootprints:
                 ext = np.append(ext, n)
                 coef = np.append(coef, d[0])
                 C = np.concatenate((C, d[1:, None]), axis=1)
-        return box_image(rows, coef, ext, C, self.spend)
+        starts, ends = box_image(rows, coef, ext, C, self.spend)
+        return starts, ends
 
     def witness_program(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> int:
         """The lowest program index whose part of this access leaves the argument's storage."""

@@ -77,8 +77,8 @@ def _divmod(g: AffineGraph, name: str, a: Form, d: int, bits: int) -> Form:
     rem = name in ("arith.remsi", "arith.remui")
     if name == "arith.ceildivsi":
         neg = Form(-a.c, {v: -x for v, x in a.k.items()}, a.shape, bits, a.side)
-        q = _divmod(g, "arith.floordivsi", neg, d, bits)
-        return Form(-q.c, {v: -x for v, x in q.k.items()}, a.shape, bits, q.side)
+        down = _divmod(g, "arith.floordivsi", neg, d, bits)
+        return Form(-down.c, {v: -x for v, x in down.k.items()}, a.shape, bits, down.side)
     if all(x % d == 0 for x in a.k.values()):
         if rem:
             return Form(np.mod(a.c, d), {}, a.shape, bits)
@@ -137,10 +137,10 @@ def _binary(name: str, fn, checked: bool):
             return g.fit(Form(a.c + s * b.c, coeffs((a.k, 1), (b.k, s)), shape, bits, all_sides(a, b)), op)
         if name in ("arith.muli", "arith.shli"):
             if name == "arith.shli":
-                s = uniform_value(b)
-                if s is None or not 0 <= s < bits:
+                shift = uniform_value(b)
+                if shift is None or not 0 <= shift < bits:
                     raise NotAffine("a shift by a varying amount")
-                return g.fit(Form(a.c << s, coeffs((a.k, 1 << s)), shape, bits, a.side), op)
+                return g.fit(Form(a.c << shift, coeffs((a.k, 1 << shift)), shape, bits, a.side), op)
             sa, sb = uniform_value(a), uniform_value(b)
             if sb is not None:
                 return g.fit(Form(a.c * sb, coeffs((a.k, sb)), shape, bits, a.side), op)
@@ -333,8 +333,8 @@ def _shape_op(kind: str):
         ty = op.result_types[0]
         if isinstance(v, Opaque):
             return [v]
-        if isinstance(v, Pieces) or isinstance(v, Ptr) and isinstance(v.off, Pieces):
-            pieces = v if isinstance(v, Pieces) else v.off
+        pieces = v if isinstance(v, Pieces) else v.off if isinstance(v, Ptr) else None
+        if isinstance(pieces, Pieces):
             parts = []
             for guard, f in pieces.parts:
                 # the guard moves with its form: carry it as the form's side constraints
@@ -345,7 +345,10 @@ def _shape_op(kind: str):
                                                    moved.rng)))
             out = Pieces(tuple(parts), op.result_types[0].shape, pieces.bits)
             return [Ptr(v.arg, out, v.pointee) if isinstance(v, Ptr) else out]
-        src = v.off.shape if isinstance(v, Ptr) else v.shape
+        if isinstance(v, Ptr):      # a pointer's offset (one form here) moves as that form does
+            (moved_off,) = handler(g, op, {op.operands[0]: v.off}, ctx)
+            return [Ptr(v.arg, moved_off, v.pointee)]
+        src = v.shape
         if kind in ("splat", "broadcast"):
             mapping = {i: i for i in range(len(src))}
         elif kind == "expand_dims":
@@ -358,7 +361,7 @@ def _shape_op(kind: str):
             mapping = _reshape_map(src, ty.shape)
 
         # a quotient variable is tied to the lanes it was made on: moved lanes need their own copy
-        sides = v.off.side if isinstance(v, Ptr) else v.side
+        sides = v.side
         moved = any(a != b for a, b in mapping.items())
         fresh = {q: g.quotient(g.extent[q]) for q in sorted({x for f in sides for x in f.k if x[0] == "q"})} \
             if moved else {}
@@ -370,8 +373,6 @@ def _shape_op(kind: str):
         side = tuple(move(f) for f in sides)
         if isinstance(v, Form):
             return [move(v, side)]
-        if isinstance(v, Ptr):
-            return [Ptr(v.arg, move(v.off, side), v.pointee)]
         if isinstance(v, Cond):
             return [Cond(v.pred, tuple(move(f) for f in v.cons), ty.shape, side)]
         raise NotAffine(f"{op.name} of this value")

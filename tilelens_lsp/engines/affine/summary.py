@@ -42,7 +42,7 @@ class AffineGraph(SummaryFootprints):
         self.extent: dict[str, int] = {}
         self.work = 0
         self.probing = 0
-        self._loops = 0
+        self.loops = 0          # scf.for loops entered so far: names their trip variables (t0, t1, ...)
         self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
         self.loaded_from: dict[int, tuple] = {}   # id of a loaded value -> (it, its pointer, its mask)
         self.to_tag: list = []          # accesses whose per-program runs the race check may need
@@ -111,7 +111,7 @@ class AffineGraph(SummaryFootprints):
         value = incoming[0][1]
         if all(v is value for _, v in incoming[1:]):
             return value
-        if (sum(w.astype(int) for w, _ in incoming) > 1).any():
+        if (sum((w.astype(int) for w, _ in incoming), np.zeros(self.P, dtype=int)) > 1).any():
             raise NotAffine("a value joined from overlapping paths")
         for when, v in incoming[1:]:
             value = blend(when, v, value, self.P)

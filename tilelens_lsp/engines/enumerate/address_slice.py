@@ -52,10 +52,10 @@ def address_slice(module: Module) -> set[int]:
         fname, name = key
         for src in carried.get(key, []):
             stack.append((fname, src))
-        op = defs.get(key)
-        if op is None:
+        defined = defs.get(key)
+        if defined is None:
             continue
-        ops.add(id(op))
-        for o in op.operands:
+        ops.add(id(defined))
+        for o in defined.operands:
             stack.append((fname, o))
     return ops

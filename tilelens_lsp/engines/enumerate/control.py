@@ -7,7 +7,7 @@ conditions narrow the running programs, branches on loaded data run both sides a
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -15,7 +15,7 @@ from tilelens_lsp.engines import ranges
 from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.enumerate.table import Ctx, blend, blend_may, either, handles, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
-from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, wrap
+from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, same_values, wrap
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Op
 
@@ -226,14 +226,13 @@ def _same_value(a: Value, b: Value) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, IntV):
-        return a.bits == b.bits and np.array_equal(*np.broadcast_arrays(a.a, b.a))
+        return a.bits == b.bits and same_values(a.a, b.a)
     if isinstance(a, RangeV):
-        return np.array_equal(*np.broadcast_arrays(a.lo, b.lo)) and np.array_equal(*np.broadcast_arrays(a.hi, b.hi))
+        return same_values(a.lo, b.lo) and same_values(a.hi, b.hi)
     if isinstance(a, PtrSpan):
-        return a.arg == b.arg and np.array_equal(*np.broadcast_arrays(a.lo, b.lo)) and \
-            np.array_equal(*np.broadcast_arrays(a.hi, b.hi))
+        return a.arg == b.arg and same_values(a.lo, b.lo) and same_values(a.hi, b.hi)
     if isinstance(a, PtrV):
-        return a.arg == b.arg and np.array_equal(*np.broadcast_arrays(a.boff, b.boff))
+        return a.arg == b.arg and same_values(a.boff, b.boff)
     return isinstance(a, Opaque)
 
 
@@ -241,7 +240,7 @@ def _while_opaque(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     """A data-dependent while loop runs its before-region at least once: accesses whose addresses do
     not depend on the carried values are recorded (the do-region's as an over-approximation, since it
     may run zero times); accesses that do depend on them are refused."""
-    carried = Opaque("control-flow", "a value carried by a while loop", op.loc)
+    carried: Opaque[IntV] = Opaque("control-flow", "a value carried by a while loop", op.loc)
     before = op.regions[0].blocks[0] if op.regions else None
     after = op.regions[1].blocks[0] if len(op.regions) > 1 else None
     names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)", op.text)]
@@ -308,8 +307,8 @@ def _reduce(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     body = op.regions[0].blocks[0].ops if op.regions else []
     combine = [o.name for o in body if o.name != "tt.reduce.return"]
     axis_m = re.search(r"axis = (\d+)", op.text + " " + op.tail)
-    fns = {"arith.addi": np.sum, "arith.maxsi": np.max, "arith.minsi": np.min, "arith.ori": np.any,
-           "arith.andi": np.all}
+    fns: dict[str, Callable[..., np.ndarray]] = {
+        "arith.addi": np.sum, "arith.maxsi": np.max, "arith.minsi": np.min, "arith.ori": np.any, "arith.andi": np.all}
     if (len(vals) == 1 and isinstance(vals[0], IntV) and len(combine) == 1 and combine[0] in fns and axis_m):
         v = vals[0]
         full = np.broadcast_to(v.a, (g.P,) + v.a.shape[1:])

@@ -42,8 +42,9 @@ def _make(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     vals = [g.get(env, o) for o in op.operands]
     rank = (len(vals) - 1) // 2
     base, shape, strides = vals[0], tuple(vals[1:1 + rank]), tuple(vals[1 + rank:1 + 2 * rank])
-    if isinstance(base, PtrV) and rank and all(isinstance(v, IntV) for v in shape + strides):
-        return [DescV(base, shape, strides)]    # type: ignore[arg-type]
+    ints = [v for v in shape + strides if isinstance(v, IntV)]
+    if isinstance(base, PtrV) and rank and len(ints) == 2 * rank:
+        return [DescV(base, tuple(ints[:rank]), tuple(ints[rank:]))]
     return [Opaque("tensor-descriptor", "a descriptor whose base, shape or strides the model does not follow",
                    op.loc)]
 

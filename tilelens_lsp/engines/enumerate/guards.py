@@ -30,7 +30,7 @@ import numpy as np
 from tilelens_lsp.engines import ranges
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
-from tilelens_lsp.engines.values import BINARY_OPS, IntV, Value
+from tilelens_lsp.engines.values import BINARY_OPS, IntV, Value, same_values
 from tilelens_lsp.ttir.reader import Func, Op
 
 if TYPE_CHECKING:
@@ -240,7 +240,7 @@ def _same(a: np.ndarray, b: np.ndarray, shape: tuple[int, ...] | None = None) ->
             a = np.broadcast_to(a, (1,) + shape)
             b = np.broadcast_to(b, (1,) + shape)
         return a.shape == b.shape and bool(np.array_equal(a, b)) or \
-            bool(np.array_equal(*np.broadcast_arrays(a, b)))
+            same_values(a, b)
     except ValueError:
         return False
 

@@ -59,6 +59,7 @@ class SiteRecorder:
         if isinstance(ptr, PtrChoice):
             # each candidate is checked against its own storage, on the lanes where it is chosen
             for cand, when in ptr.options:
+                sub: Value      # the mask of the lanes where this candidate is the pointer
                 if when is None:
                     bound = mask if isinstance(mask, IntV) else mask.bound if isinstance(mask, Opaque) else None
                     sub = Opaque("data", "a pointer chosen by loaded data", op.loc, bound)
@@ -175,9 +176,10 @@ class SiteRecorder:
             if n < 2:
                 continue
             parts = [self._axis_step(t, axis) if t.ndim > axis else 0 for t in ptr.terms]
-            if any(p is None for p in parts):
+            known = [p for p in parts if p is not None]
+            if len(known) != len(parts):
                 return False
-            a = abs(sum(parts))
+            a = abs(sum(known))
             if a == 0:
                 return False
             steps.append((a, n))
@@ -251,7 +253,8 @@ class SiteRecorder:
             if n < 2:
                 continue
             steps = [self._axis_step(t, axis) for t in ptr.terms]
-            if any(st is None for st in steps) or sum(steps) != size:
+            known = [st for st in steps if st is not None]
+            if len(known) != len(steps) or sum(known) != size:
                 continue
             # the program predicate is constant along lanes: the mask alone decides prefixes and counts
             first = (slice(None),) * axis + (0,)
@@ -263,10 +266,9 @@ class SiteRecorder:
             else:
                 counts = lane_mask[first].astype(np.int64) * n
             counts = counts * pred[first]
-            head = None
-            for term in ptr.terms:
-                h = term[first]                 # a view: no copy of the term
-                head = h if head is None else head + h
+            head = ptr.terms[0][first]          # a view: no copy of the term
+            for term in ptr.terms[1:]:
+                head = head + term[first]
             reduced = shape[:axis] + shape[axis + 1:]
             head = np.broadcast_to(head, reduced)
             counts = np.broadcast_to(counts, reduced)
@@ -312,6 +314,8 @@ class SiteRecorder:
     def _check_view(self, site: SiteResult, starts: np.ndarray, ends: np.ndarray, boff: np.ndarray,
                     m: np.ndarray, info: ArgInfo, ctx: Ctx, exact: bool) -> None:
         """The first element this access touches inside the storage but outside the declared view."""
+        if info.view is None:       # callers check first: without a view nothing lies outside it
+            return
         element = views.first_outside(starts, ends, info.view, info.lo, info.hi)
         if element is None:
             return

@@ -7,6 +7,7 @@ several handlers need: masks with unknown parts, per-program blends, pointer cho
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -30,7 +31,8 @@ class Ctx:
         self.stack = stack        # call-site locs, innermost last
 
 
-HANDLERS: dict[str, Callable[[AccessGraph, Op, dict, Ctx], list[Value]]] = {}
+# a handler's environment: the graph's dict, or a ChainMap of narrowed values over it (guards.py)
+HANDLERS: dict[str, Callable[[AccessGraph, Op, MutableMapping[str, Value], Ctx], list[Value]]] = {}
 
 
 def handles(*names: str):
@@ -123,7 +125,7 @@ def blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
 def choose(cond: np.ndarray | None, a: "PtrV | PtrChoice", b: "PtrV | PtrChoice") -> PtrChoice:
     """`cond ? a : b` between pointers of different arguments: both stay candidates, each with the
     programs/lanes that pick it (`cond` is (P or 1, *lanes) or (P,); None: loaded data decides)."""
-    out = []
+    out: list[tuple[PtrV, np.ndarray | None]] = []
     for side, pick in ((a, True), (b, False)):
         for cand, when in (side.options if isinstance(side, PtrChoice) else ((side, None),)):
             if cond is None or (when is None and isinstance(side, PtrChoice)):

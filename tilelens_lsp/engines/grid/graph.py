@@ -104,7 +104,7 @@ class GridGraph:
         if isinstance(v, IntV):
             a = int(v.a.reshape(-1)[0])
             if v.bits == 1:
-                b = np.bool_(a)
+                b = np.array(bool(a))       # a 0-d mask, broadcastable like the arrays it meets
                 return Msk(b, b, (), (), True)
             return const(a, (), v.bits)
         if isinstance(v, PtrV):

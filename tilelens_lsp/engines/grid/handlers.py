@@ -233,6 +233,7 @@ def _binary(g: GridGraph, op: Op, env, ctx: GCtx) -> list[Any]:
     shape = ty.shape
     if name in ("arith.addi", "arith.subi"):
         sign = 1 if name == "arith.addi" else -1
+        out: Lin | Itv
         if isinstance(a, Lin) and isinstance(b, Lin):
             out = _add(a, b, sign, shape, bits)
         else:
@@ -671,6 +672,7 @@ def _for(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         return inits
     t = g.fresh("t", 0, T - 1)
     lbl = lb if isinstance(lb, Lin) else None
+    ivf: Lin | Itv
     if lbl is not None:
         ivf = Lin(lbl.c, coefs((lbl.k, 1), (((t, st),), 1)), (), lb.bits)
     else:

@@ -33,8 +33,7 @@ def candidates(g: GridGraph) -> list[int]:
     for x, y, z in itertools.product((gx - 1, 0), (gy - 1, 0), (gz - 1, 0)):
         out.append(x + gx * (y + gy * z))
     out.extend(range(max(0, g.P - 4), g.P))
-    seen: set[int] = set()
-    return [p for p in out if 0 <= p < g.P and not (p in seen or seen.add(p))][:MAX_CANDIDATES]
+    return list(dict.fromkeys(p for p in out if 0 <= p < g.P))[:MAX_CANDIDATES]     # first occurrences, in order
 
 
 def confirm(g: GridGraph) -> None:
