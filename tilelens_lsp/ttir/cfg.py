@@ -23,7 +23,7 @@ BRANCHES = ("cf.br", "cf.cond_br")
 class BlockEngine(Protocol):
     P: int
 
-    def eval_ops(self, block: Block, env: dict[str, Any], ctx: Any) -> Op: ...
+    def eval_ops(self, block: Block, env: dict[str, Any], ctx: Any) -> Op | None: ...
     def branch_condition(self, value: Any, op: Op) -> np.ndarray | None: ...
     def join(self, incoming: list[tuple[np.ndarray, Any]], op: Op) -> Any: ...
     def narrow(self, ctx: Any, may: np.ndarray, exact: bool) -> Any: ...
@@ -126,6 +126,8 @@ def run(region: Region, env: dict[str, Any], ctx: Any, engine: BlockEngine) -> l
             for k, v in benv.items():
                 if k not in env:
                     env[k] = v
+        if term is None:   # every block of a graph ends in a terminator; a reader gap if one does not
+            raise Refusal("reader-misalignment", "a block without a terminator", block.ops[-1].loc if block.ops else "")
         last_op = term
         if term.name == "tt.return":
             exits.append((m, [benv[o] for o in term.operands]))
