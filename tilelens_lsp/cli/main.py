@@ -167,6 +167,7 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
         return 2
     unresolved = _unresolved_launches(args.paths, root, config, settings.interpreter, display)
     unlaunched = [] if args.declared_only else unlaunched_files(args.paths, files)
+    target: str | None
     if args.target or os.environ.get("TILELENS_IR_TARGET"):
         target = settings.target
     else:

@@ -101,7 +101,8 @@ def json_document(results: list[FileResult], triton: str, target: str, absolute:
         if absolute is not None and absolute[i]:
             data["absolute_path"] = absolute[i]
         files.append(data)
-    doc = {"tool": "tilelens-lsp", "version": __version__, "triton": triton, "target": target, "files": files}
+    doc: dict[str, Any] = {"tool": "tilelens-lsp", "version": __version__, "triton": triton, "target": target,
+                           "files": files}
     if summary is not None:
         doc["summary"] = summary
     return doc
