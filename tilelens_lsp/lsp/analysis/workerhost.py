@@ -2,7 +2,10 @@
 
 Every blocking call on the worker goes through one Lane (a daemon thread), since the worker answers
 one request at a time. The Triton gate (TL040) is decided here from the worker's own handshake.
-What to analyse and when is the scheduler's; this module only keeps a worker ready.
+What to analyse and when is the scheduler's, and which run is in flight the runner's (run.py); this
+module only keeps a worker ready and makes the worker's calls. Its collaborators come in its
+constructor (the editor for messages, a settings getter, a worker factory), so a fake worker can
+stand in for the real one.
 """
 
 from __future__ import annotations
@@ -10,16 +13,19 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 
 from tilelens_lsp import releases
-from tilelens_lsp.model import Diagnostic
+from tilelens_lsp.lsp.state import Run, Tasks
+from tilelens_lsp.model import Diagnostic, FileResult, Suggestion
+from tilelens_lsp.settings import Settings
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable, remove_neutral_dir
 
 if TYPE_CHECKING:
-    from tilelens_lsp.lsp.session import Session
+    from tilelens_lsp.lsp.editor import Editor
 
 
 class Lane:
@@ -62,35 +68,38 @@ def _settle(future: asyncio.Future, value: Any, error: BaseException | None) -> 
 
 
 class WorkerHost:
-    """The session's worker, its lane, its gate and what its processes reported."""
+    """The connection's worker, its lane, its gate and what its processes reported."""
 
-    def __init__(self, session: "Session") -> None:
-        self.session = session
+    def __init__(self, editor: "Editor", settings: Callable[[], Settings], prestarted: Worker | None = None,
+                 new_worker: Callable[[Settings], Worker] = Worker) -> None:
+        self._editor = editor
+        self._settings = settings
+        self._new_worker = new_worker
+        self._tasks = Tasks()
         self.worker: Worker | None = None
         self.error: str | None = None
         self.gate: Diagnostic | None = None        # TL040 when the worker's Triton is untested
         self.lane = Lane()
         self.stats: dict[int, dict[str, int]] = {}
         self.hellos: list[Any] = []                # one per worker process started: restarts = len - 1
-        self.prestarted: Worker | None = None      # started by `serve` before pygls was even imported
+        self.prestarted = prestarted               # started by `serve` before pygls was even imported
+        self.closed = False
 
     def replace(self) -> None:
-        """A worker for the current settings (the one in use is cancelled), warmed in the background."""
-        s = self.session
-        old, self.worker = self.worker, self._adopt_prestarted() or Worker(s.settings)
-        with s.scheduler.flight_lock:
-            if s.scheduler.in_flight is not None:
-                s.scheduler.in_flight.cancelled = True
+        """A worker for the current settings (the one in use is cancelled), warmed in the background;
+        its gate is decided afresh from its own handshake."""
+        old, self.worker = self.worker, self._adopt_prestarted() or self._new_worker(self._settings())
+        self.gate = None
         if old is not None:
             old.cancel()
-        s.spawn(self.warm(self.worker))
+        self._tasks.spawn(self.warm(self.worker))
 
     def _adopt_prestarted(self) -> Worker | None:
         """The worker `serve` started at process start, if it runs what the settings ask for."""
         worker, self.prestarted = self.prestarted, None
         if worker is None:
             return None
-        settings = self.session.settings
+        settings = self._settings()
         same = (worker.settings.interpreter == settings.interpreter
                 and worker.settings.memory_limit_mb == settings.memory_limit_mb)
         if not same:
@@ -104,20 +113,20 @@ class WorkerHost:
         try:
             await self.lane.submit(self._start, worker)
         except WorkerUnavailable as exc:
-            if worker is not self.worker or self.session.closing:
+            if worker is not self.worker or self.closed:
                 return   # replaced (settings changed) or shutting down while it started
             self.error = str(exc)
-            self.session.editor.show(f"tilelens: {exc}", types.MessageType.Error)
+            self._editor.show(f"tilelens: {exc}", types.MessageType.Error)
 
     def _start(self, worker: Worker) -> None:  # in the lane
-        if self.session.closing or worker is not self.worker:
+        if self.closed or worker is not self.worker:
             return
         hello = worker.start()   # returns at once for a running worker
         self.note_hello(worker)
         self.error = None
         self.gate = releases.gate(hello.triton)
-        self.session.editor.log(f"worker {worker.pid()} ready: Triton {hello.triton}, {hello.python}, "
-                                f"target {self.session.settings.target}")
+        self._editor.log(f"worker {worker.pid()} ready: Triton {hello.triton}, {hello.python}, "
+                         f"target {self._settings().target}")
 
     def check_gate(self, worker: Worker) -> Diagnostic | None:  # in the lane
         """TL040 when the worker's Triton is untested, decided from this worker's own handshake
@@ -129,25 +138,54 @@ class WorkerHost:
         self.gate = releases.gate(hello.triton)
         return self.gate
 
+    # -- the worker's calls (in the lane)
+
+    def analyze(self, worker: Worker, run: Run) -> FileResult | None:  # in the lane
+        """`run`'s file analysed by `worker` (None: cancelled meanwhile); TL040 alone on an untested Triton."""
+        if worker.proc is not None:
+            # A worker that died while idle (killed, OOM) answers the ping with a crash and is
+            # replaced quietly by the analysis below: this file is not to blame.
+            try:
+                worker.request("ping", {}, 5.0)
+            except (TimeoutError, WorkerUnavailable):
+                pass
+            if run.cancelled:
+                return None
+        gate = self.check_gate(worker)
+        if gate is not None:
+            return FileResult(run.rel, (), (gate,))
+        return worker.analyze(run.path, run.root, settings=run.settings)
+
+    def suggest(self, path: Path, root: Path, kernel: str) -> Suggestion | None:  # in the lane
+        """An example launch of `kernel` found and compiled by the worker (None: no worker)."""
+        worker = self.worker
+        if worker is None or self.closed:
+            return None
+        found = worker.suggest(path, root, [kernel], settings=self._settings())
+        self.after_analysis(worker)
+        return found[0] if found else Suggestion(kernel, error=f"no kernel named {kernel} in the saved file")
+
+    def cancel_current(self) -> bool:
+        """Kill the worker's request in progress (the worker restarts); whether there was a worker."""
+        worker = self.worker
+        if worker is None:
+            return False
+        worker.cancel()
+        return True
+
     def after_analysis(self, worker: Worker) -> None:  # in the lane
         """Keep the counters the worker sent; a worker that died gets a warm successor now."""
         self.note_hello(worker)
-        if worker.alive() and not self.session.closing:
+        if worker.alive() and not self.closed:
             pid = worker.pid()
             if worker.last_stats is not None and pid:   # they come with every analysis reply
                 self.stats[pid] = worker.last_stats
-        elif not self.session.closing and worker is self.worker:
-            self._restart_soon(worker)
-
-    def _restart_soon(self, worker: Worker) -> None:  # in the lane
-        """After a crash or timeout, a fresh worker now, so the next save is warm."""
-        try:
-            asyncio.run_coroutine_threadsafe(self._warm_later(worker), self.session.server.loop)
-        except RuntimeError:
-            pass
+        elif not self.closed and worker is self.worker:
+            # after a crash or timeout, a fresh worker now, so the next save is warm
+            self._editor.run_from_thread(self._warm_later(worker))
 
     async def _warm_later(self, worker: Worker) -> None:
-        if worker is self.worker and not self.session.closing:
+        if worker is self.worker and not self.closed:
             await self.warm(worker)
 
     def note_hello(self, worker: Worker) -> None:
@@ -156,10 +194,11 @@ class WorkerHost:
             self.hellos.append(hello)
 
     def total(self, name: str) -> int:
-        """A worker counter summed over this session's worker processes."""
+        """A worker counter summed over this connection's worker processes."""
         return sum(s.get(name, 0) for s in self.stats.values())
 
     def stop(self) -> None:
+        self.closed = True
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.stop()
