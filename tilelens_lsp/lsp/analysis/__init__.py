@@ -30,9 +30,9 @@ class Analysis:
     """The worker, the run in flight and the queue of one client connection."""
 
     def __init__(self, docs: Mapping[str, Doc], editor: "Editor", sink: Sink, settings: Callable[[], Settings],
-                 prestarted: Worker | None = None) -> None:
+                 prestarted: Worker | None = None, new_worker: Callable[[Settings], Worker] = Worker) -> None:
         self._editor = editor
-        self._host = WorkerHost(editor, settings, prestarted)
+        self._host = WorkerHost(editor, settings, prestarted, new_worker)
         self._progress = Progress(editor)
         self._runner = Runner(docs, self._host, sink, editor, settings, self._progress)
         self._scheduler = Scheduler(docs, self._runner, editor)
