@@ -6,6 +6,7 @@ rest of this folder."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from pathlib import Path
@@ -487,3 +488,78 @@ def test_the_session_publishes_a_result_and_hover_answers_from_it_without_a_serv
     assert hovers.hover(session, editor, types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri="file:///not/open.py"),
         position=types.Position(line=0, character=0))) is None
+
+
+# ---------------------------------------------------------------- a file's launches across a pool
+
+class PoolWorker(FakeWorker):
+    """A fake worker that answers the pool's requests: a plan of three launches, and any part of them."""
+
+    started_in: list[str] = []
+    pids = itertools.count(5000)
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.own_pid = next(PoolWorker.pids)
+
+    def pid(self) -> int:
+        return self.own_pid
+
+    def start(self) -> Hello:
+        if self.hello is None:
+            PoolWorker.started_in.append(threading.current_thread().name)
+        return super().start()
+
+    def plan(self, path: Path, root: Path, config_file: str | None, settings: Settings) -> dict:
+        return {"path": "k.py", "launches": [{"index": i, "kernel": "k", "line": 10 + i, "origin": "directive",
+                                              "weight": 1} for i in range(3)]}
+
+    def analyze_parts(self, path: Path, root: Path, config_file: str | None, settings: Settings,
+                      select: list[int] | None, file_level: bool) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
+        self.analyzed.append(path)
+        self.release.wait(5)
+        self.last_stats = {"compiles": len(select or ())}
+        parts = {i: [LaunchResult("k", 10 + i, {"i": i}, "analyzed")] for i in select or ()}
+        return FileResult("k.py", tuple(r for i in sorted(parts) for r in parts[i])), parts
+
+
+def test_a_pool_shares_a_files_launches_and_a_cancel_stops_every_worker(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL)
+    doc = Doc(path.as_uri(), path, 1, generation=1)
+    docs = {doc.uri: doc}
+    editor = FakeEditor({doc.uri: KERNEL})
+    made: list[PoolWorker] = []
+
+    def new_worker(settings: Settings) -> PoolWorker:
+        made.append(PoolWorker(settings))
+        return made[-1]
+
+    host = WorkerHost(editor, Settings, new_worker=new_worker, pool=2)
+    sink = FakeSink(tmp_path)
+    runner = Runner(docs, host, sink, editor, Settings, Progress(editor))
+
+    async def scenario() -> None:
+        await _ready(host)
+        deadline = time.monotonic() + 5
+        while made[1].hello is None and time.monotonic() < deadline:   # the helper starts in its own lane
+            await asyncio.sleep(0.01)
+        await runner.run(doc)
+        for w in made:
+            w.release.clear()                      # the next run hangs until cancelled
+        doc.generation = 2
+        task = asyncio.ensure_future(runner.run(doc))
+        while runner.in_flight() is None:
+            await asyncio.sleep(0.001)
+        runner.cancel(runner.in_flight())
+        await task
+
+    asyncio.run(scenario())
+    assert len(made) == 2 and all(w.analyzed for w in made)           # both took launches of the file
+    (_, _, result), = sink.accepted
+    assert [launch.line for launch in result.launches] == [10, 11, 12]    # in declared order, each once
+    assert host.total("compiles") == 3
+    assert [w.cancels for w in made] == [1, 1] and runner.counters["cancelled"] == 1
+    assert all(name.startswith("tilelens-lane") for name in PoolWorker.started_in)   # never a passing thread
+    host.stop()
+    assert all(w.stops >= 1 for w in made)

@@ -6,11 +6,19 @@ What to analyse and when is the scheduler's, and which run is in flight the runn
 module only keeps a worker ready and makes the worker's calls. Its collaborators come in its
 constructor (the editor for messages, a settings getter, a worker factory), so a fake worker can
 stand in for the real one.
+
+With TILELENS_LSP_WORKERS=N (N > 1) the host also keeps N - 1 helper workers warm, each started in a
+lane of its own (a worker dies with the thread that started it), and a file is analysed across the
+worker and the helpers that are ready, split by launch (worker/pool.py, as `check --jobs` does). A
+helper that is not ready (starting, or killed by a cancel) is started again in its lane and skipped
+this time: it never delays a run. Each helper imports the user's module too, so it costs a second
+copy of the module's memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import queue
 import threading
 from pathlib import Path
@@ -22,10 +30,22 @@ from tilelens_lsp import releases
 from tilelens_lsp.lsp.state import Run, Tasks
 from tilelens_lsp.model import Diagnostic, FileResult, Suggestion
 from tilelens_lsp.settings import Settings
+from tilelens_lsp.worker.pool import analyze_files
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable, remove_neutral_dir
 
 if TYPE_CHECKING:
     from tilelens_lsp.lsp.editor import Editor
+
+POOL_ENV = "TILELENS_LSP_WORKERS"   # workers that share one file's launches (default 1: the worker alone)
+MAX_POOL = 8
+
+
+def pool_size(environ: Any = os.environ) -> int:
+    """How many workers analyse one file (TILELENS_LSP_WORKERS, 1 to MAX_POOL; anything else is 1)."""
+    try:
+        return max(1, min(int(environ.get(POOL_ENV, "1")), MAX_POOL))
+    except ValueError:
+        return 1
 
 
 class Lane:
@@ -45,6 +65,10 @@ class Lane:
         self._jobs.put((loop, future, fn, args))
         return future
 
+    def post(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn` in the lane without waiting for it (what it raises is dropped)."""
+        self._jobs.put((None, None, fn, args))
+
     def _loop(self) -> None:
         while True:
             loop, future, fn, args = self._jobs.get()
@@ -52,6 +76,8 @@ class Lane:
                 value, error = fn(*args), None
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
                 value, error = None, exc
+            if loop is None:
+                continue
             try:
                 loop.call_soon_threadsafe(_settle, future, value, error)
             except RuntimeError:  # the loop is closed: the server is exiting
@@ -71,8 +97,10 @@ class WorkerHost:
     """The connection's worker, its lane, its gate and what its processes reported."""
 
     def __init__(self, editor: "Editor", settings: Callable[[], Settings], prestarted: Worker | None = None,
-                 new_worker: Callable[[Settings], Worker] = Worker) -> None:
+                 new_worker: Callable[[Settings], Worker] = Worker, pool: int | None = None) -> None:
         self._editor = editor
+        self._pool = pool_size() if pool is None else max(1, pool)
+        self._helpers: list[tuple[Worker, Lane]] = []    # the other workers of the pool, each with its lane
         self._settings = settings
         self._new_worker = new_worker
         self._tasks = Tasks()
@@ -93,6 +121,34 @@ class WorkerHost:
         if old is not None:
             old.cancel()
         self._tasks.spawn(self.warm(self.worker))
+        self._replace_helpers()
+
+    def _replace_helpers(self) -> None:
+        old, self._helpers = self._helpers, []
+        for worker, _ in old:
+            threading.Thread(target=worker.stop, daemon=True).start()
+        for _ in range(self._pool - 1):
+            helper = (self._new_worker(self._settings()), Lane())
+            self._helpers.append(helper)
+            helper[1].post(self._start_helper, helper[0])
+
+    def _start_helper(self, worker: Worker) -> None:  # in the helper's own lane
+        if self.closed or not any(w is worker for w, _ in self._helpers):
+            return
+        try:
+            worker.start()
+        except WorkerUnavailable as exc:
+            self._editor.log(f"a helper worker did not start: {exc}")
+
+    def _ready_helpers(self) -> list[Worker]:
+        """The helpers that can take launches now; the others are started again in their lanes."""
+        ready = []
+        for worker, lane in self._helpers:
+            if worker.alive() and worker.hello is not None:
+                ready.append(worker)
+            elif not worker.alive():
+                lane.post(self._start_helper, worker)
+        return ready
 
     def _adopt_prestarted(self) -> Worker | None:
         """The worker `serve` started at process start, if it runs what the settings ask for."""
@@ -154,7 +210,13 @@ class WorkerHost:
         gate = self.check_gate(worker)
         if gate is not None:
             return FileResult(run.rel, (), (gate,))
-        return worker.analyze(run.path, run.root, settings=run.settings)
+        helpers = self._ready_helpers()
+        if not helpers:
+            return worker.analyze(run.path, run.root, settings=run.settings)
+        result = analyze_files([worker, *helpers], [run.path], run.root, None, run.settings)[0]
+        for helper in helpers:
+            self._keep_stats(helper)
+        return result
 
     def suggest(self, path: Path, root: Path, kernel: str) -> Suggestion | None:  # in the lane
         """An example launch of `kernel` found and compiled by the worker (None: no worker)."""
@@ -166,20 +228,20 @@ class WorkerHost:
         return found[0] if found else Suggestion(kernel, error=f"no kernel named {kernel} in the saved file")
 
     def cancel_current(self) -> bool:
-        """Kill the worker's request in progress (the worker restarts); whether there was a worker."""
+        """Kill the worker's request in progress, and the helpers' (they restart); whether there was a worker."""
         worker = self.worker
         if worker is None:
             return False
         worker.cancel()
+        for helper, _ in self._helpers:
+            helper.cancel()
         return True
 
     def after_analysis(self, worker: Worker) -> None:  # in the lane
         """Keep the counters the worker sent; a worker that died gets a warm successor now."""
         self.note_hello(worker)
         if worker.alive() and not self.closed:
-            pid = worker.pid()
-            if worker.last_stats is not None and pid:   # they come with every analysis reply
-                self.stats[pid] = worker.last_stats
+            self._keep_stats(worker)
         elif not self.closed and worker is self.worker:
             # after a crash or timeout, a fresh worker now, so the next save is warm
             self._editor.run_from_thread(self._warm_later(worker))
@@ -187,6 +249,11 @@ class WorkerHost:
     async def _warm_later(self, worker: Worker) -> None:
         if worker is self.worker and not self.closed:
             await self.warm(worker)
+
+    def _keep_stats(self, worker: Worker) -> None:
+        pid = worker.pid()
+        if worker.last_stats is not None and pid:   # they come with every analysis reply
+            self.stats[pid] = worker.last_stats
 
     def note_hello(self, worker: Worker) -> None:
         hello = worker.hello
@@ -200,6 +267,9 @@ class WorkerHost:
     def stop(self) -> None:
         self.closed = True
         worker, self.worker = self.worker, None
+        helpers, self._helpers = self._helpers, []
+        for helper, _ in helpers:
+            helper.stop()
         if worker is not None:
             worker.stop()
             remove_neutral_dir()   # serve() ends with os._exit, which runs no atexit handler
