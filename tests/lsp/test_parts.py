@@ -563,3 +563,49 @@ def test_a_pool_shares_a_files_launches_and_a_cancel_stops_every_worker(tmp_path
     assert all(name.startswith("tilelens-lane") for name in PoolWorker.started_in)   # never a passing thread
     host.stop()
     assert all(w.stops >= 1 for w in made)
+
+
+def test_two_real_workers_give_the_file_the_result_one_worker_gives(tmp_path):
+    """The pool path with real worker processes: the launches of one file shared between the worker and
+    a helper come back as the one worker's analysis of the whole file (same launches, same verdicts)."""
+    from tilelens_lsp.worker.process import Worker
+
+    from .lsphelp import ADD_BUGGY
+
+    two = ADD_BUGGY.replace("# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
+                            "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)\n"
+                            "# tilelens: add_kernel[(8,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=128)\n"
+                            "# tilelens: add_kernel[(2,)](fp32[1024], fp32[1024], fp32[1024], 1024, BLOCK=512)")
+    path = tmp_path / "add.py"
+    path.write_text(two)
+    doc = Doc(path.as_uri(), path, 1, generation=1)
+    editor = FakeEditor({doc.uri: two})
+    made: list[Worker] = []
+
+    def new_worker(settings: Settings) -> Worker:
+        made.append(Worker(settings))
+        return made[-1]
+
+    host = WorkerHost(editor, Settings, new_worker=new_worker, pool=2)
+    sink = FakeSink(tmp_path)
+    runner = Runner({doc.uri: doc}, host, sink, editor, Settings, Progress(editor))
+
+    async def scenario() -> FileResult:
+        await _ready(host)
+        deadline = time.monotonic() + 60
+        while made[1].hello is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await runner.run(doc)
+        return await host.lane.submit(lambda: made[0].analyze(path, tmp_path, settings=Settings()))
+
+    try:
+        alone = asyncio.run(scenario())
+    finally:
+        host.stop()
+    (_, _, shared), = sink.accepted
+    assert host.total("compiles") > 0 and len(host.stats) == 2          # both workers analysed launches
+    key = [(launch.line, launch.grid, launch.status, [d.code for d in launch.diagnostics]) for launch in alone.launches]
+    assert [(launch.line, launch.grid, launch.status, [d.code for d in launch.diagnostics])
+            for launch in shared.launches] == key
+    # the unmasked load reads past 1000 elements at grid 4 and 8; at 1024 elements with 2 x 512 it fits
+    assert [[d.code for d in launch.diagnostics] for launch in alone.launches] == [["TL001"], ["TL001"], []]
