@@ -430,6 +430,7 @@ def test_a_slow_run_gets_a_progress_bar_and_cancelling_it_cancels_the_run(tmp_pa
         analysis.start()
         analysis.schedule(doc, "opened")
         await until(lambda: any(kind == "begin" for kind, _, _ in editor.bars))
+        await until(lambda: analysis.busy_with(doc.uri))    # in flight once the lane has taken it
         assert analysis.busy_with(doc.uri)
         analysis.cancel_token(editor.bars[-1][1])
         await until(lambda: any(kind == "end" for kind, _, _ in editor.bars))
@@ -510,13 +511,18 @@ class PoolWorker(FakeWorker):
             PoolWorker.started_in.append(threading.current_thread().name)
         return super().start()
 
+    launches = 3
+    meet: threading.Barrier | None = None     # set: each part waits until every worker has one
+
     def plan(self, path: Path, root: Path, config_file: str | None, settings: Settings) -> dict:
         return {"path": "k.py", "launches": [{"index": i, "kernel": "k", "line": 10 + i, "origin": "directive",
-                                              "weight": 1} for i in range(3)]}
+                                              "weight": 1} for i in range(self.launches)]}
 
     def analyze_parts(self, path: Path, root: Path, config_file: str | None, settings: Settings,
                       select: list[int] | None, file_level: bool) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
         self.analyzed.append(path)
+        if self.meet is not None:
+            self.meet.wait(5)
         self.release.wait(5)
         self.last_stats = {"compiles": len(select or ())}
         parts = {i: [LaunchResult("k", 10 + i, {"i": i}, "analyzed")] for i in select or ()}
@@ -538,18 +544,27 @@ def test_a_pool_shares_a_files_launches_and_a_cancel_stops_every_worker(tmp_path
     host = WorkerHost(editor, Settings, new_worker=new_worker, pool=2)
     sink = FakeSink(tmp_path)
     runner = Runner(docs, host, sink, editor, Settings, Progress(editor))
+    compiles: list[int] = []
 
     async def scenario() -> None:
         await _ready(host)
         deadline = time.monotonic() + 5
         while made[1].hello is None and time.monotonic() < deadline:   # the helper starts in its own lane
             await asyncio.sleep(0.01)
+        meet = threading.Barrier(2)
+        for w in made:
+            w.meet = meet                          # both take a part of the first run
         await runner.run(doc)
+        compiles.append(host.total("compiles"))
         for w in made:
             w.release.clear()                      # the next run hangs until cancelled
+            w.launches = 6                         # in three chunks: 3 and 2 at once, then 1
+            w.meet = None
+            w.analyzed.clear()
         doc.generation = 2
         task = asyncio.ensure_future(runner.run(doc))
-        while runner.in_flight() is None:
+        deadline = time.monotonic() + 5
+        while not all(w.analyzed for w in made) and time.monotonic() < deadline:   # both are on their part
             await asyncio.sleep(0.001)
         runner.cancel(runner.in_flight())
         await task
@@ -558,8 +573,9 @@ def test_a_pool_shares_a_files_launches_and_a_cancel_stops_every_worker(tmp_path
     assert len(made) == 2 and all(w.analyzed for w in made)           # both took launches of the file
     (_, _, result), = sink.accepted
     assert [launch.line for launch in result.launches] == [10, 11, 12]    # in declared order, each once
-    assert host.total("compiles") == 3
+    assert compiles == [3]                             # each worker's counters, summed
     assert [w.cancels for w in made] == [1, 1] and runner.counters["cancelled"] == 1
+    assert sum(len(w.analyzed) for w in made) == 2     # the chunk left after the cancel was never sent
     assert all(name.startswith("tilelens-lane") for name in PoolWorker.started_in)   # never a passing thread
     host.stop()
     assert all(w.stops >= 1 for w in made)

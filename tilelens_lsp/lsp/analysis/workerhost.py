@@ -31,7 +31,7 @@ from tilelens_lsp.lsp.state import Run, Tasks
 from tilelens_lsp.model import Diagnostic, FileResult, Suggestion
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.worker.pool import analyze_files
-from tilelens_lsp.worker.process import Worker, WorkerUnavailable, remove_neutral_dir
+from tilelens_lsp.worker.process import Worker, WorkerUnavailable, failed_result, remove_neutral_dir
 
 if TYPE_CHECKING:
     from tilelens_lsp.lsp.editor import Editor
@@ -91,6 +91,29 @@ def _settle(future: asyncio.Future, value: Any, error: BaseException | None) -> 
         future.set_exception(error)
     else:
         future.set_result(value)
+
+
+class RunShare:
+    """A worker as the pool sees it during one run: once the run is cancelled it takes no more of the
+    file's launches (a cancel kills the workers, and the pool would otherwise start them again to
+    finish launches whose result is dropped, keeping the lane from the newer run)."""
+
+    fork_server = None   # the server's workers are spawned, never forked
+
+    def __init__(self, worker: Worker, run: Run) -> None:
+        self.worker = worker
+        self.run = run
+
+    def plan(self, *args: Any, **kwargs: Any) -> dict | None:
+        return None if self.run.cancelled else self.worker.plan(*args, **kwargs)
+
+    def analyze_parts(self, path: Any, *args: Any, **kwargs: Any) -> tuple[FileResult, dict]:
+        if self.run.cancelled:
+            return failed_result(str(path), "analysis cancelled"), {}
+        return self.worker.analyze_parts(path, *args, **kwargs)
+
+    def stop(self) -> None:
+        self.worker.stop()
 
 
 class WorkerHost:
@@ -213,7 +236,8 @@ class WorkerHost:
         helpers = self._ready_helpers()
         if not helpers:
             return worker.analyze(run.path, run.root, settings=run.settings)
-        result = analyze_files([worker, *helpers], [run.path], run.root, None, run.settings)[0]
+        shares = [RunShare(w, run) for w in (worker, *helpers)]
+        result = analyze_files(shares, [run.path], run.root, None, run.settings)[0]  # type: ignore[arg-type]
         for helper in helpers:
             self._keep_stats(helper)
         return result
