@@ -481,8 +481,8 @@ class Bench:
             client.close()
         if with_saves:
             lines.append("")
-            lines.append("A lone save runs at once (`scheduling.LONE_SAVE_DELAY` = "
-                         f"{_server_const('LONE_SAVE_DELAY')} s; only saves that follow within `scheduling.DEBOUNCE` wait "
+            lines.append("A lone save runs at once (`scheduler.LONE_SAVE_DELAY` = "
+                         f"{_server_const('LONE_SAVE_DELAY')} s; only saves that follow within `scheduler.DEBOUNCE` wait "
                          "and coalesce); \"server-side analysis\" is the worker round trip the server logs "
                          "(`analysed X in N s`, 10 ms resolution); \"in-process analysis\" is `pipeline.analyze_path` "
                          "on the same changed file in the benchmark's warm process (no LSP, no worker round trip).")
@@ -876,8 +876,8 @@ def _short(d: dict) -> str:
 
 def _server_const(name: str) -> str:
     try:
-        from tilelens_lsp.lsp import scheduling
-        return str(getattr(scheduling, name))
+        from tilelens_lsp.lsp.analysis import scheduler
+        return str(getattr(scheduler, name))
     except Exception:  # noqa: BLE001
         return "?"
 

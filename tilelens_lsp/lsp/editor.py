@@ -1,15 +1,17 @@
-"""The client as the session sees it: what it can do, the documents it holds, and what we send it.
+"""The client as the server sees it: what it can do, the documents it holds, and what we send it.
 
-Everything the session sends to or reads from the editor goes through here (pygls' LanguageServer),
-callable from any thread: messages are handed to the event loop's thread. Nothing here decides what
-to send or when; that is the session's and the scheduler's business.
+Every message to or from the editor goes through here (pygls' LanguageServer): diagnostics, log and
+shown messages, progress bars, workspace edits, configuration requests, watcher registration and the
+text of open documents. Notifications are callable from any thread (they are handed to the event
+loop's thread). Nothing here decides what to send or when: that is the session's (session.py), the
+analysis' (analysis/) and the request answers' (features/) business.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Coroutine
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -21,7 +23,7 @@ CONFIG_GLOB = "**/{pyproject.toml,tilelens.toml}"
 
 
 class Editor:
-    """The pygls server, narrowed to what the session uses."""
+    """The pygls server, narrowed to what the rest of the server uses."""
 
     def __init__(self, server: LanguageServer) -> None:
         self.server = server
@@ -125,11 +127,49 @@ class Editor:
         except Exception as exc:  # noqa: BLE001 - a client that refuses just gets no watcher
             self.log(f"could not register the config file watcher: {exc}")
 
+    async def apply_edit(self, edit: types.WorkspaceEdit, label: str) -> bool:
+        """Ask the client to apply `edit`; whether it did."""
+        reply = await self.server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label))
+        return bool(getattr(reply, "applied", False))
+
+    async def configuration(self, section: str, timeout: float = 10) -> Any:
+        """The client's settings under `section` (workspace/configuration), or None."""
+        pulled = await asyncio.wait_for(self.server.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section=section)])), timeout)
+        return pulled[0] if pulled else None
+
+    # -- progress bars (window/workDoneProgress)
+
+    async def create_progress(self, token: str, timeout: float = 10) -> None:
+        await asyncio.wait_for(self.server.work_done_progress.create_async(token), timeout)
+
+    def begin_progress(self, token: str, title: str, message: str) -> None:
+        self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title=title, message=message, cancellable=True))
+
+    def end_progress(self, token: str, message: str | None = None) -> None:
+        progress = self.server.work_done_progress
+        progress.end(token, types.WorkDoneProgressEnd(message=message))
+        progress.tokens.pop(token, None)
+
+    # -- messages, from any thread
+
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self._call_soon(self.server.window_log_message, types.LogMessageParams(type=kind, message=message))
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         self._call_soon(self.server.window_show_message, types.ShowMessageParams(type=kind, message=message))
+
+    def run_from_thread(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run `coro` on the event loop from another thread; dropped when the loop is gone."""
+        loop = self.server.loop
+        if loop is None or loop.is_closed():
+            coro.close()
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(coro, loop)
+        except RuntimeError:   # closed meanwhile: the server is exiting
+            coro.close()
 
     def _call_soon(self, fn: Callable[[Any], None], params: Any) -> None:
         """Send from the event loop thread whichever thread we are on."""

@@ -1,8 +1,10 @@
 """The language server (pygls 2): analyse on open and save, push diagnostics, answer hovers and help.
 
-Wiring only: the LanguageServer, one thin handler per LSP method that calls into the Session
-(session.py), and `serve`, which installs the hardened transport (transport.py). The analysis runs in
-the worker process and knows nothing of LSP; this package is the only one that imports pygls.
+Wiring only: the LanguageServer and the parts of one connection (the editor, editor.py; the state,
+session.py; the analysis, analysis/), one thin handler per LSP method that calls a function of
+sync.py (notifications) or features/ (requests) with the parts it needs, and `serve`, which installs
+the hardened transport (transport.py). The analysis runs in the worker process and knows nothing of
+LSP; this package is the only one that imports pygls.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from tilelens_lsp import __version__
-from tilelens_lsp.lsp import codeactions, codelens
+from tilelens_lsp.lsp import codeactions, codelens, sync
+from tilelens_lsp.lsp.analysis import Analysis
+from tilelens_lsp.lsp.editor import Editor
+from tilelens_lsp.lsp.features import actions, directives, hovers, lenses, stats
 from tilelens_lsp.lsp.session import Session
 from tilelens_lsp.lsp.transport import (OneClient, OneLineDeserializeErrors, TcpSecret, TilelensProtocol,
                                         handle_body, make_secret, robust_run_async)
@@ -30,13 +35,19 @@ STATS_METHOD = "tilelens/stats"
 
 
 class TilelensServer(LanguageServer):
-    """pygls' server with our protocol, one Session, and a shutdown that never waits on stdin."""
+    """pygls' server with our protocol, the parts of one connection, and a shutdown that never waits on stdin."""
 
-    def __init__(self) -> None:
+    def __init__(self, prestarted: Worker | None = None) -> None:
         super().__init__("tilelens-lsp", __version__, protocol_cls=TilelensProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
-        self.session = Session(self)
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.editor = Editor(self)
+        self.session = Session(self.editor)
+        self.analysis = Analysis(self.session.docs, self.editor, self.session, lambda: self.session.settings,
+                                 prestarted)
+
+    def close(self) -> None:
+        sync.close(self.session, self.analysis)
 
     def shutdown(self) -> None:
         # pygls waits for its thread pool here, where a reader thread may block on stdin forever.
@@ -46,7 +57,7 @@ class TilelensServer(LanguageServer):
             self._thread_pool.shutdown(wait=False, cancel_futures=True)
         if self._server:
             self._server.close()
-        self.session.close()
+        self.close()
 
     def serve_one_tcp_client(self, host: str, port: int, secret: TcpSecret) -> None:
         """pygls' TCP server, narrowed: the first connection whose `initialize` carries the secret is
@@ -74,104 +85,104 @@ class TilelensServer(LanguageServer):
             pass
 
 
-def create_server() -> TilelensServer:
-    """The server with its handlers: each translates one LSP method into one call on the session."""
-    server = TilelensServer()
-    s = server.session
+def create_server(prestarted: Worker | None = None) -> TilelensServer:
+    """The server with its handlers: each translates one LSP method into one call with the parts it needs."""
+    server = TilelensServer(prestarted)
+    s, e, a = server.session, server.editor, server.analysis
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: TilelensServer, params: types.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
-        s.initialize(params)
+        sync.initialize(s, e, a, params)
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: TilelensServer, params: types.InitializedParams) -> None:
         ls.loop = asyncio.get_running_loop()
-        s.initialized()
+        sync.initialized(s, e, a)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: TilelensServer, params: Any) -> None:
         s.shutdown_requested = True
-        s.close()
+        ls.close()
 
     @server.feature(types.EXIT)
     def exit_(ls: TilelensServer, params: Any) -> None:
-        s.close()
+        ls.close()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TilelensServer, params: types.DidOpenTextDocumentParams) -> None:
-        s.open(params.text_document)
+        sync.did_open(s, e, a, params.text_document)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TilelensServer, params: types.DidChangeTextDocumentParams) -> None:
-        s.change(params)
+        sync.did_change(s, e, params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: TilelensServer, params: types.DidSaveTextDocumentParams) -> None:
-        s.save(params.text_document.uri)
+        sync.did_save(s, e, a, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TilelensServer, params: types.DidCloseTextDocumentParams) -> None:
-        s.close_doc(params.text_document.uri)
+        sync.did_close(s, e, a, params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: TilelensServer, params: types.DidChangeConfigurationParams) -> None:
+        await sync.change_configuration(s, e, a, params.settings)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: TilelensServer, params: types.DidChangeWatchedFilesParams) -> None:
+        sync.watched_files_changed(s, e, a, params)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(ls: TilelensServer, params: types.WorkDoneProgressCancelParams) -> None:
+        a.cancel_token(params.token)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def on_hover(ls: TilelensServer, params: types.HoverParams) -> types.Hover | None:
-        return s.features.hover(params)
+        return hovers.hover(s, e, params)
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION,
                     types.CompletionOptions(trigger_characters=["[", "(", ",", ".", "="]))
     def completion(ls: TilelensServer, params: types.CompletionParams) -> types.CompletionList | None:
-        return s.features.completion(params)
+        return directives.completion(s, e, params)
 
     @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP,
                     types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=["="]))
     def signature_help(ls: TilelensServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
-        return s.features.signature_help(params)
+        return directives.signature_help(s, e, params)
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     def definition(ls: TilelensServer, params: types.DefinitionParams) -> types.Location | None:
-        return s.features.definition(params)
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: TilelensServer, params: types.DidChangeConfigurationParams) -> None:
-        await s.change_configuration(params.settings)
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(ls: TilelensServer, params: types.DidChangeWatchedFilesParams) -> None:
-        s.watched_files_changed(params)
-
-    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    def progress_cancel(ls: TilelensServer, params: types.WorkDoneProgressCancelParams) -> None:
-        s.scheduler.cancel_token(params.token)
+        return directives.definition(s, e, params)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True))
     def code_action(ls: TilelensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        return s.features.code_actions(params)
+        return actions.code_actions(s, e, params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def code_action_resolve(ls: TilelensServer, params: types.CodeAction) -> types.CodeAction:
-        return await s.features.resolve_code_action(params)
+        return await actions.resolve_code_action(s, e, a, params)
 
     @server.command(codeactions.DECLARE_LAUNCH)
     async def declare_launch(ls: TilelensServer, *args: Any) -> dict[str, Any]:
-        return await s.features.declare_launch(*args[:2])
+        return await actions.declare_launch(s, e, a, *args[:2])
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     def code_lens(ls: TilelensServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
-        return s.features.code_lenses(params.text_document.uri)
+        return lenses.code_lenses(s, e, a, params.text_document.uri)
 
     @server.command(codelens.SHOW)
     def show_launches(ls: TilelensServer, *args: Any) -> dict[str, Any]:
-        return s.features.show_launches(*args[:2])
+        return lenses.show_launches(s, e, *args[:2])
 
     @server.command(codelens.RERUN)
     def rerun(ls: TilelensServer, *args: Any) -> dict[str, Any]:
-        return s.features.rerun(*args[:1])
+        return lenses.rerun(s, a, *args[:1])
 
     @server.feature(STATS_METHOD)
-    def stats(ls: TilelensServer, params: Any) -> dict[str, Any]:
-        return s.features.stats()
+    def tilelens_stats(ls: TilelensServer, params: Any) -> dict[str, Any]:
+        return stats.stats(s, a)
 
     return server
 
@@ -185,8 +196,7 @@ def serve(tcp: str | None = None, prestarted: Worker | None = None, token_file: 
                         format="tilelens-lsp %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pygls.protocol.json_rpc").addFilter(OneLineDeserializeErrors())
     pygls.server.run_async = robust_run_async   # this process serves one client: ours is the loop
-    server = create_server()
-    server.session.workers.prestarted = prestarted
+    server = create_server(prestarted)
     secret = None
     try:
         if tcp:
@@ -199,7 +209,7 @@ def serve(tcp: str | None = None, prestarted: Worker | None = None, token_file: 
         else:
             server.start_io()
     finally:
-        server.session.close()
+        server.close()
         if secret is not None:
             secret.remove()
     code = 0 if server.session.shutdown_requested else 1

@@ -1,16 +1,18 @@
-"""What the session remembers: per document its generation, snapshot and published result; per run its inputs.
+"""What the server remembers: per document its generation, snapshot and published result; per run its inputs.
 
-Plain records plus the small URI helpers they need. The rules for changing them (generations, which
-run is stale) live in scheduling.py; nothing here talks to the client or the worker.
+Plain records plus the small URI and task helpers they need. The rules for changing them
+(generations, which run is stale) live in analysis/scheduler.py; nothing here talks to the client
+or the worker.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Coroutine
 from urllib.parse import unquote, urlparse
 
 from tilelens_lsp.lsp import linemap
@@ -119,3 +121,16 @@ def is_config_file(uri: str) -> bool:
 def relative(path: Path, root: Path) -> str:
     """`path` relative to `root` (paths.relative_posix), else its bare name."""
     return relative_posix(path, root) or path.name
+
+
+class Tasks:
+    """Background tasks of one owner, referenced until they finish (the event loop keeps only weak ones)."""
+
+    def __init__(self) -> None:
+        self._live: set[asyncio.Task] = set()
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._live.add(task)
+        task.add_done_callback(self._live.discard)
+        return task
