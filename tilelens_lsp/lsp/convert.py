@@ -62,7 +62,7 @@ class ExpressionIndex:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
         for node in ast.walk(tree):
-            if not isinstance(node, ast.expr) or getattr(node, "end_lineno", None) is None:
+            if not isinstance(node, ast.expr) or node.end_lineno is None or node.end_col_offset is None:
                 continue
             key = (node.lineno - 1, node.col_offset)
             span = Span(node.lineno - 1, node.col_offset, node.end_lineno - 1, node.end_col_offset)
@@ -177,7 +177,10 @@ def _in_toml(launch: LaunchResult, result: FileResult) -> bool:
 
 def _declared_at(launch: LaunchResult, result: FileResult) -> str:
     """`line 5` for a directive of this file, `tilelens.toml:5` for a toml table (its line is the toml's)."""
-    return f"{launch.origin.path}:{launch.origin.line}" if _in_toml(launch, result) else f"line {launch.line}"
+    origin = launch.origin
+    if origin is not None and _in_toml(launch, result):
+        return f"{origin.path}:{origin.line}"
+    return f"line {launch.line}"
 
 
 def _short(value: Any) -> str:
@@ -206,8 +209,8 @@ def to_lsp_diagnostics(result: FileResult, ctx: DocumentContext) -> list[types.D
     labels = launch_labels(result)
     several = len(result.launches) > 1
     entries: list[tuple[Diagnostic, str | None, str | None]] = [(d, None, None) for d in result.diagnostics]
-    for launch, label in zip(result.launches, labels):
-        entries.extend((d, label, launch.kernel) for d in launch.diagnostics)
+    for launch, launch_label in zip(result.launches, labels):
+        entries.extend((d, launch_label, launch.kernel) for d in launch.diagnostics)
 
     # (diagnostic, anchor frame, related frames, message, launch label, kernel)
     placed: list[tuple[Diagnostic, Frame, list[tuple[Frame, str]], str, str | None, str | None]] = []

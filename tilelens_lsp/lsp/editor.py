@@ -27,6 +27,7 @@ class Editor:
 
     def __init__(self, server: LanguageServer) -> None:
         self.server = server
+        self.loop: asyncio.AbstractEventLoop | None = None   # the server's event loop, once it runs
         self.documents = Documents()     # the text as the client has it (documents.py), not pygls' copy
 
     # -- capabilities
@@ -162,7 +163,7 @@ class Editor:
 
     def run_from_thread(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` on the event loop from another thread; dropped when the loop is gone."""
-        loop = self.server.loop
+        loop = self.loop
         if loop is None or loop.is_closed():
             coro.close()
             return
@@ -173,7 +174,7 @@ class Editor:
 
     def _call_soon(self, fn: Callable[[Any], None], params: Any) -> None:
         """Send from the event loop thread whichever thread we are on."""
-        loop = self.server.loop
+        loop = self.loop
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tilelens_lsp.lsp.linemap import LineMap, split_lines
@@ -332,7 +333,7 @@ class _Grid:
 
 
 def _fill(grid: _Grid, iv: _Intervals, outer_stride: int) -> None:
-    rows = range(grid.outer)
+    rows: Sequence[int] = range(grid.outer)
     if grid.outer > _ROW_SAMPLE:
         grid.sampled = True
         step = grid.outer / _ROW_SAMPLE

@@ -40,7 +40,6 @@ class TilelensServer(LanguageServer):
     def __init__(self, prestarted: Worker | None = None) -> None:
         super().__init__("tilelens-lsp", __version__, protocol_cls=TilelensProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
-        self.loop: asyncio.AbstractEventLoop | None = None
         self.editor = Editor(self)
         self.session = Session(self.editor)
         self.analysis = Analysis(self.session.docs, self.editor, self.session, lambda: self.session.settings,
@@ -92,12 +91,12 @@ def create_server(prestarted: Worker | None = None) -> TilelensServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: TilelensServer, params: types.InitializeParams) -> None:
-        ls.loop = asyncio.get_running_loop()
+        ls.editor.loop = asyncio.get_running_loop()
         sync.initialize(s, e, a, params)
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: TilelensServer, params: types.InitializedParams) -> None:
-        ls.loop = asyncio.get_running_loop()
+        ls.editor.loop = asyncio.get_running_loop()
         sync.initialized(s, e, a)
 
     @server.feature(types.SHUTDOWN)

@@ -239,7 +239,8 @@ class OneClient:
         peer = writer.get_extra_info("peername")
         if self.taken:
             log.warning("refused a connection from %s: this server already serves a client", peer)
-            return await _refuse(writer, None, "this server already serves a client")
+            await _refuse(writer, None, "this server already serves a client")
+            return None
         try:
             body = await asyncio.wait_for(_read_message(reader), FIRST_MESSAGE_TIMEOUT)
         except (asyncio.TimeoutError, ConnectionError, ValueError):
@@ -253,12 +254,15 @@ class OneClient:
                 or not hmac.compare_digest(token.encode(), self.secret.token.encode()):
             log.warning("refused a connection from %s: its first message is not an initialize with the "
                         "server's %s", peer, TOKEN_OPTION)
-            return await _refuse(writer, rid, f"unauthorized: send initializationOptions.{TOKEN_OPTION}")
+            await _refuse(writer, rid, f"unauthorized: send initializationOptions.{TOKEN_OPTION}")
+            return None
         if self.taken:
             log.warning("refused a connection from %s: this server already serves a client", peer)
-            return await _refuse(writer, rid, "this server already serves a client")
+            await _refuse(writer, rid, "this server already serves a client")
+            return None
         self.taken = True
-        del options[TOKEN_OPTION]
+        if isinstance(options, dict):   # always, since the token was found in it
+            del options[TOKEN_OPTION]
         return json.dumps(message).encode()
 
 

@@ -155,7 +155,7 @@ class Worker:
     def _spawn(self) -> None:
         forked = self.fork_server.fork() if self.fork_server is not None else None
         if forked is not None:
-            self.proc = forked   # type: ignore[assignment] - a ForkedProcess does what we use of Popen
+            self.proc = forked  # type: ignore[assignment]  # a ForkedProcess does what we use of Popen
         else:
             try:
                 self.proc = spawn_process(self.settings, [], subprocess.PIPE, self.cwd)
@@ -215,6 +215,8 @@ class Worker:
         """Read the worker's stderr in chunks, keeping only the last STDERR_TAIL_BYTES: a module that
         writes a gigabyte without a newline costs no memory, and never blocks the worker."""
         stream = proc.stderr
+        if stream is None:   # every worker is started with its stderr piped to us
+            return
         fd = stream.fileno()
         try:
             while True:
@@ -270,10 +272,12 @@ class Worker:
                 self.start()
             self._next_id += 1
             rid = self._next_id
+            stdin = self.proc.stdin if self.proc is not None else None
+            if stdin is None:
+                return self._crashed()
             try:
-                self.proc.stdin.write((json.dumps({"id": rid, "method": method, "params": params}) + "\n")
-                                      .encode("utf-8"))
-                self.proc.stdin.flush()
+                stdin.write((json.dumps({"id": rid, "method": method, "params": params}) + "\n").encode("utf-8"))
+                stdin.flush()
             except (OSError, ValueError, AttributeError):
                 return self._crashed()
             while True:
@@ -453,6 +457,9 @@ def _union(first: tuple[Diagnostic, ...], more: tuple[Diagnostic, ...]) -> tuple
 def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
     """Read the worker's stdout into `lines`, one protocol line each; None at EOF."""
     stream = proc.stdout
+    if stream is None:   # every worker is started with its stdout piped to us
+        lines.put(None)
+        return
     try:
         for line in stream:   # the protocol: one JSON document a line, written only by the worker
             lines.put(line.decode("utf-8", "replace"))
