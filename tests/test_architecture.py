@@ -119,15 +119,9 @@ def test_only_the_lsp_package_imports_pygls_and_lsprotocol():
 # module's private member, as is `module._name` through an imported module of the package. Private
 # names of other libraries (`sys._getframe`, Triton's `_C`) are not this rule's business.
 #
-# Today's violations, each to be fixed by the step that owns the code (an entry that no longer occurs
-# fails the test, so the list only shrinks):
-PRIVATE_ATTRIBUTE_ALLOWED = {
-    # the process-wide engine choice; step 2 of issue 25 replaces it by a WarmState the worker owns
-    "tilelens_lsp.worker.main uses tilelens_lsp.pipeline._ENGINE",
-    # the loop table of the affine summary's walker, read by its control-flow half (engines/affine is
-    # being reworked by the data-dependent-index issue: to become a public attribute of the walker)
-    "tilelens_lsp.engines.affine.control uses _loops of tilelens_lsp.engines.affine.summary",
-}
+# Violations allowed, each with its reason (none today; an entry that no longer occurs fails the
+# test, so the list only shrinks):
+PRIVATE_ATTRIBUTE_ALLOWED: set[str] = set()
 
 
 def _private(name: str) -> bool:

@@ -99,8 +99,8 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if T == 0:
         g.mark_unreachable(op.regions[0].blocks[0], ctx)     # no program enters the loop
         return inits
-    t = f"t{g._loops}"
-    g._loops += 1
+    t = f"t{g.loops}"
+    g.loops += 1
     g.extent[t] = T
     ivf = g.fit(Form(lb.c, {t: st} if T > 1 else {}, (), lb.bits), op)
     body = op.regions[0].blocks[0]
@@ -110,7 +110,7 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     inner[iv] = ivf
     probes = []
     for i, (name, v) in enumerate(zip(carried, inits)):
-        s = f"s{g._loops}_{i}"
+        s = f"s{g.loops}_{i}"
         if isinstance(v, Pieces) or isinstance(v, Ptr) and isinstance(v.off, Pieces):
             raise NotAffine("a loop-carried piecewise value")
         if isinstance(v, Form):

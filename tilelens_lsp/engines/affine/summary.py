@@ -42,7 +42,7 @@ class AffineGraph(SummaryFootprints):
         self.extent: dict[str, int] = {}
         self.work = 0
         self.probing = 0
-        self._loops = 0
+        self.loops = 0                  # loops summarized so far: numbers their variables (tN, sN_i)
         self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
         self.loaded_from: dict[int, tuple] = {}   # id of a loaded value -> (it, its pointer, its mask)
         self.to_tag: list = []          # accesses whose per-program runs the race check may need

@@ -1,0 +1,202 @@
+"""The user's module, imported for one file's analysis: its import roots, the scope that undoes what
+the import did to the process, and the import itself (never as `__main__`).
+
+`Imports` is what a warm worker remembers between files: which of the user's modules an earlier
+import brought in, so the next import forgets them and sees current sources. It does not decide
+what to analyse, and it never keeps a module of the user's that could have changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import linecache
+import os
+import sys
+import traceback
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from tilelens_lsp.paths import stdlib_end
+
+_INSTALLED = ("site-packages", "dist-packages")
+_OURS = ("tilelens_lsp", "triton")   # top-level packages never treated as the user's
+
+
+@dataclass
+class ImportFailure(Exception):
+    line: int
+    message: str
+
+
+@dataclass
+class Imports:
+    """The user's modules the last import brought in (forgotten before the next import)."""
+
+    loaded: set[str] = field(default_factory=set)
+
+    def forget(self) -> None:
+        """Drop the user's modules an earlier analysis imported (helpers, sibling modules, parent
+        packages), so this import sees their current source and the modules next to *this* file, not
+        a same-named module of another folder."""
+        for name in self.loaded:
+            sys.modules.pop(name, None)
+        self.loaded.clear()
+        importlib.invalidate_caches()
+
+
+def import_roots(path: Path, workspace_root: Path | None) -> list[Path]:
+    """Where the user's project resolves `path`'s imports: the folder above its top package (its own
+    folder for a loose file, as `python file.py` has it), then the workspace root and its `src/`."""
+    top = path.parent
+    while (top / "__init__.py").exists() and top.parent != top:
+        top = top.parent
+    roots: list[Path] = []
+    for r in [top] + ([workspace_root, workspace_root / "src"] if workspace_root else []):
+        if r.is_dir() and r not in roots:
+            roots.append(r)
+    return roots
+
+
+def is_user_module(module: object, roots: Sequence[Path] = ()) -> bool:
+    """A module loaded from the user's files, not from an installed distribution or the stdlib.
+
+    A file under one of the user's import roots is the user's unless a `site-packages` folder lies
+    between: the workspace may itself sit inside the interpreter's prefix (`python -m venv .` in the
+    project, a container's `/usr/src/app` under `/usr`), where the prefix rule alone would call every
+    workspace module installed and never forget it between files."""
+    file = getattr(module, "__file__", None)
+    if not file:
+        return False
+    real = os.path.realpath(file)
+    for root in roots:
+        base = os.path.realpath(root)
+        if any(part in _INSTALLED for part in Path(base).parts):
+            continue     # an installed package's own root (a `module =` launch): site-packages is no workspace
+        if real.startswith(base + os.sep):
+            return not any(part in _INSTALLED for part in Path(real[len(base) + 1:]).parts)
+    if any(part in _INSTALLED for part in Path(real).parts):
+        return False
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return not any(real == p or real.startswith(p + os.sep) for p in prefixes)
+
+
+def _user_names(names: set[str], roots: Sequence[Path]) -> set[str]:
+    return {n for n in names if n.partition(".")[0] not in _OURS and is_user_module(sys.modules.get(n), roots)}
+
+
+@contextlib.contextmanager
+def file_scope(roots: list[Path]) -> Iterator[None]:
+    """Import roots for one file; afterwards `sys.path`, `os.environ`, the working directory and
+    `sys.modules` (every module of the user's own tree that came in) are as they were, so nothing
+    one file's import does reaches the next file's verdict."""
+    saved_path = list(sys.path)
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    before = set(sys.modules)
+    at = stdlib_end(sys.path)
+    sys.path[at:at] = [str(r) for r in roots if str(r) not in sys.path]
+    try:
+        yield
+    finally:
+        sys.path[:] = saved_path
+        for name in _user_names(set(sys.modules) - before, roots):
+            sys.modules.pop(name, None)
+        for name in [n for n in os.environ if n not in saved_env]:
+            del os.environ[name]
+        for name, value in saved_env.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
+        try:
+            os.chdir(saved_cwd)
+        except OSError:
+            pass
+        importlib.invalidate_caches()
+
+
+def load_module(path: Path, roots: list[Path], imports: Imports) -> types.ModuleType:
+    """Import the user's file fresh (its source may have changed) under a name other than __main__,
+    `roots` (from `import_roots`) first among the user's folders on sys.path.
+
+    The worker calls it inside `file_scope`, which takes the roots off again; a tool that calls it
+    directly keeps them."""
+    names = [str(r) for r in roots]
+    sys.path[:] = [p for p in sys.path if p not in names]
+    at = stdlib_end(sys.path)
+    sys.path[at:at] = names
+    linecache.checkcache()
+    imports.forget()
+    before = set(sys.modules)
+    try:
+        return _import_fresh(path, roots)
+    finally:
+        imports.loaded.update(_user_names(set(sys.modules) - before, roots))
+
+
+def import_module(path: Path, workspace_root: Path | None, imports: Imports | None = None) -> types.ModuleType:
+    """`load_module` for a tool: the roots computed here, and a fresh `Imports` unless one is given."""
+    return load_module(path, import_roots(path, workspace_root), imports if imports is not None else Imports())
+
+
+def package_name(path: Path, roots: Sequence[Path]) -> str | None:
+    """The dotted module name of `path` when it lies in a package under one of `roots`."""
+    parts = [path.stem]
+    parent = path.parent
+    while (parent / "__init__.py").exists():
+        parts.insert(0, parent.name)
+        parent = parent.parent
+    if len(parts) == 1:
+        return None
+    for root in roots:
+        if parent.resolve() == root.resolve():
+            return ".".join(parts)
+    return None
+
+
+def _import_fresh(path: Path, roots: list[Path]) -> types.ModuleType:
+    dotted = package_name(path, roots)
+    try:
+        if dotted:
+            sys.modules.pop(dotted, None)
+            importlib.invalidate_caches()
+            return importlib.import_module(dotted)
+        name = loose_name(path)
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None, "a .py path always has a spec"
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, even SystemExit
+        if isinstance(exc, (KeyboardInterrupt, MemoryError)):
+            raise  # runaway memory is the worker's fault to report (TL050, fresh worker), not an import error
+        raise ImportFailure(_user_line(exc, path), _import_message(exc)) from None
+
+
+def loose_name(path: Path) -> str:
+    """The module name a file outside any package is imported under (never `__main__`)."""
+    return "tilelens_user_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+
+
+def _user_line(exc: BaseException, path: Path) -> int:
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == path.resolve():
+        return exc.lineno or 1
+    line = 1
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        try:
+            if Path(frame.f_code.co_filename).resolve() == path.resolve():
+                line = lineno
+        except OSError:
+            continue
+    return line
+
+
+def _import_message(exc: BaseException) -> str:
+    if isinstance(exc, ModuleNotFoundError):
+        return (f"importing this module failed: no module named '{exc.name}' in the worker's Python "
+                f"({sys.executable}); install it there or set the interpreter setting")
+    return f"importing this module failed: {type(exc).__name__}: {exc}"
