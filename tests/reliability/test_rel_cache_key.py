@@ -31,7 +31,7 @@ def ws(tmp_path: Path, monkeypatch) -> Path:
     return tmp_path
 
 
-STATE = pipeline.WarmState()   # what one warm worker keeps across these analyses
+STATE = pipeline.WarmState(imports=pipeline.Imports(reuse=True))   # a warm worker's memory, as the worker makes it
 
 
 def verdict(path: Path, root: Path, **settings) -> list[str]:

@@ -2,8 +2,9 @@
 the import did to the process, and the import itself (never as `__main__`).
 
 `Imports` is what a warm worker remembers between files: which of the user's modules an earlier
-import brought in, so the next import forgets them and sees current sources. It does not decide
-what to analyse, and it never keeps a module of the user's that could have changed.
+import brought in, so the next import forgets them and sees current sources, and (with `reuse`)
+the helpers of the last file that may be kept for its next analysis (`reuse.py`). It does not
+decide what to analyse, and it never keeps a module of the user's that could have changed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import linecache
 import os
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from tilelens_lsp.paths import stdlib_end
+from tilelens_lsp.pipeline.reuse import Kept, RecordingFinder, Watch, keepable
 
 _INSTALLED = ("site-packages", "dist-packages")
 _OURS = ("tilelens_lsp", "triton")   # top-level packages never treated as the user's
@@ -35,9 +38,18 @@ class ImportFailure(Exception):
 
 @dataclass
 class Imports:
-    """The user's modules the last import brought in (forgotten before the next import)."""
+    """The user's modules the last import brought in (forgotten before the next import, unless kept).
+
+    With `reuse`, the helpers of a file's last import are kept for its next analysis when nothing
+    they were made from changed (`reuse.py` says exactly when): only the kernel's own module is
+    executed again. `executed` names the user modules the last import ran (for tests and tools)."""
 
     loaded: set[str] = field(default_factory=set)
+    reuse: bool = False
+    kept: Kept | None = None
+    executed: list[str] = field(default_factory=list)
+    _watch: Watch | None = field(default=None, repr=False)
+    _hooked: bool = field(default=False, repr=False)
 
     def forget(self) -> None:
         """Drop the user's modules an earlier analysis imported (helpers, sibling modules, parent
@@ -47,6 +59,55 @@ class Imports:
             sys.modules.pop(name, None)
         self.loaded.clear()
         importlib.invalidate_caches()
+
+    def restore(self, path: Path, roots: list[Path]) -> Kept | None:
+        """Forget the last import's modules, except the helpers kept for this same file when they are
+        still valid: those go back into `sys.modules` (and are returned)."""
+        kept, self.kept = self.kept, None
+        self.forget()
+        if kept is None or not kept.still_valid(str(path), tuple(str(r) for r in roots)):
+            return None
+        sys.modules.update(kept.modules)
+        return kept
+
+    @contextlib.contextmanager
+    def watching(self, roots: list[Path]) -> Iterator[Watch | None]:
+        """While the import runs: what it reads and how each user module looks once it has run."""
+        if not self.reuse:
+            yield None
+            return
+        if not self._hooked:
+            sys.addaudithook(self._audit)   # hooks cannot be removed: this one is idle outside `watching`
+            self._hooked = True
+        watch = Watch(tuple(str(r) for r in roots))
+        finder = RecordingFinder(watch, lambda origin: _is_user_file(origin, roots))
+        at = next((i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder), len(sys.meta_path))
+        sys.meta_path.insert(at, finder)
+        self._watch = watch
+        try:
+            yield watch
+        finally:
+            self._watch = None
+            with contextlib.suppress(ValueError):
+                sys.meta_path.remove(finder)
+
+    def _audit(self, event: str, args: tuple) -> None:
+        watch = self._watch
+        if watch is not None:
+            watch.saw(event, args)
+
+    def remember(self, path: Path, module: types.ModuleType, watch: Watch | None, carried: Kept | None,
+                 env_unchanged: bool) -> None:
+        """Keep this import's helpers for the file's next analysis, where they may be kept."""
+        self.executed = sorted(watch.prints) if watch is not None else []
+        if watch is None:
+            return
+        helpers = sorted(n for n in self.loaded if n != module.__name__)
+        self.kept = keepable(str(path), helpers, module.__name__, watch, carried, env_unchanged)
+
+
+def _is_user_file(origin: str, roots: Sequence[Path]) -> bool:
+    return is_user_module(types.SimpleNamespace(__file__=origin), roots)
 
 
 def import_roots(path: Path, workspace_root: Path | None) -> list[Path]:
@@ -120,7 +181,8 @@ def file_scope(roots: list[Path]) -> Iterator[None]:
 
 def load_module(path: Path, roots: list[Path], imports: Imports) -> types.ModuleType:
     """Import the user's file fresh (its source may have changed) under a name other than __main__,
-    `roots` (from `import_roots`) first among the user's folders on sys.path.
+    `roots` (from `import_roots`) first among the user's folders on sys.path; its helpers too, unless
+    `imports` keeps them from this file's last analysis.
 
     The worker calls it inside `file_scope`, which takes the roots off again; a tool that calls it
     directly keeps them."""
@@ -129,12 +191,18 @@ def load_module(path: Path, roots: list[Path], imports: Imports) -> types.Module
     at = stdlib_end(sys.path)
     sys.path[at:at] = names
     linecache.checkcache()
-    imports.forget()
+    carried = imports.restore(path, roots)
     before = set(sys.modules)
+    outside = (dict(os.environ), os.getcwd(), list(sys.path))
     try:
-        return _import_fresh(path, roots)
+        with imports.watching(roots) as watch:
+            module = _import_fresh(path, roots)
     finally:
         imports.loaded.update(_user_names(set(sys.modules) - before, roots))
+        if carried is not None:
+            imports.loaded.update(carried.modules)
+    imports.remember(path, module, watch, carried, outside == (dict(os.environ), os.getcwd(), list(sys.path)))
+    return module
 
 
 def import_module(path: Path, workspace_root: Path | None, imports: Imports | None = None) -> types.ModuleType:

@@ -233,8 +233,10 @@ def serve(out, requests, hello: dict) -> int:
         out.write(json.dumps(hello) + "\n")
         return 1
     out.write(json.dumps(hello) + "\n")
-    from tilelens_lsp.pipeline import WarmState   # imported by _prepare already
-    state = WarmState()     # this worker's memory: one for its whole life, passed to every request
+    from tilelens_lsp.pipeline import Imports, WarmState   # imported by _prepare already
+    # this worker's memory, one for its whole life, passed to every request; a file's helper modules
+    # are kept for its next analysis where nothing they were made from changed
+    state = WarmState(imports=Imports(reuse=True))
     threads_before = set(threading.enumerate())
     for line in requests:
         line = line.strip()
