@@ -2,10 +2,10 @@
 file, with the helpers kept (`Imports(reuse=True)`, as the worker runs) and imported afresh (the
 behaviour before), interleaved in one run; medians and their ratio. A script, not a test.
 
-The workspace is a bench kernel with sibling helper modules copied from installed packages (so
-the helpers are code we did not write): FlagGems' `triton_lang_extension.py` (ten `@triton.jit`
-device functions) and `limits.py` when FlagGems is installed, else one generated helper. Run it
-with the interpreter the worker would use (the corpus venv has FlagGems):
+The workspace is a bench kernel that imports a sibling module copied from an installed package (so
+the helper is code we did not write): Liger-Kernel's `ops/fused_moe_kernels.py` (eleven
+`@triton.jit` kernels, 969 lines, importing only Triton) when Liger is installed, else a generated
+helper of twenty. Run it with the interpreter the worker would use (the corpus venv has Liger):
 
     PYTHONPATH=. .venv-corpus/bin/python tools/bench_kept_imports.py [--saves 15] [--kernel softmax]
 """
@@ -31,16 +31,12 @@ sys.dont_write_bytecode = True                      # as the worker (-B): no .py
 
 def helpers(ws: Path) -> list[str]:
     """Copy the helper modules into `ws`; their module names."""
-    spec = importlib.util.find_spec("flag_gems")
+    spec = importlib.util.find_spec("liger_kernel")
     if spec is not None and spec.submodule_search_locations:
-        utils = Path(next(iter(spec.submodule_search_locations))) / "utils"
-        names = []
-        for name in ("triton_lang_extension", "limits"):
-            if (utils / f"{name}.py").is_file():
-                shutil.copy(utils / f"{name}.py", ws / f"{name}.py")
-                names.append(name)
-        if names:
-            return names
+        source = Path(next(iter(spec.submodule_search_locations))) / "ops" / "fused_moe_kernels.py"
+        if source.is_file():
+            shutil.copy(source, ws / "fused_moe_kernels.py")
+            return ["fused_moe_kernels"]
     body = "import triton\nimport triton.language as tl\n\n" + "".join(
         f"@triton.jit\ndef f{i}(x):\n    return x * {i} + 1\n\n\n" for i in range(20))
     (ws / "generated_helpers.py").write_text(body)
