@@ -127,6 +127,16 @@ def test_another_file_forgets_the_kept_helpers(ws: Path):
     assert codes(ws, state) == [] and runs(ws) == 3
 
 
+def test_a_helper_that_imports_the_kernel_file_under_its_own_name_is_never_kept(ws: Path):
+    state = warm()
+    kernel = KERNEL.replace("import helpers\n", "OFFSET = {offset}\nimport helpers\n")
+    (ws / "helpers.py").write_text(HELPER.format(body="import kern\nSHIFT = kern.OFFSET"))
+    (ws / "kern.py").write_text(kernel.format(extra="", offset=0))
+    assert codes(ws, state) == []
+    (ws / "kern.py").write_text(kernel.format(extra="", offset=1))    # a kept helper would still read 0
+    assert codes(ws, state) == ["TL001"]
+
+
 @pytest.mark.parametrize("source, package, imports", [
     ("import pkg.kern\n", "pkg", True),
     ("from . import kern\n", "pkg", True),

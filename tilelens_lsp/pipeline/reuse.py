@@ -83,11 +83,13 @@ def imports_module(source: str, package: str, target: str) -> bool:
     """Whether `source` (of a module in `package`) may import `target`: by name, relatively, by a
     `from PARENT import *` or the name itself, or through a dynamic import (`importlib.import_module`,
     `__import__`), which is assumed to."""
+    parent, _, stem = target.rpartition(".")
+    if not any(word in source for word in (stem, "import *", "import_module", "__import__")):
+        return False               # no import statement can name it (the common case: no parse)
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return True
-    parent, _, stem = target.rpartition(".")
 
     def names(full: str, members: Sequence[str]) -> bool:
         if full == target or full.startswith(target + "."):
@@ -248,8 +250,13 @@ def keepable(path: str, names: Sequence[str], kernel: str, watch: Watch, carried
         module = sys.modules.get(name)
         if module is None or name not in prints or name not in sources:
             return None            # not run through the recording loader: nothing to compare it with
+        if sources[name] == os.path.abspath(path):
+            return None            # the kernel's file imported under another name: it changes every time
         if namespace_print(module) != prints[name]:
             return None            # changed after its own execution (by the kernel's module, say)
+        if carried is not None and name in carried.modules:
+            modules[name] = module     # kept last time: its source, unchanged since, was checked then
+            continue
         try:
             source = Path(sources[name]).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
