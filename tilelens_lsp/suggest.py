@@ -25,8 +25,8 @@ from tilelens_lsp.compile.compiler import compile_launch
 from tilelens_lsp.compile.synth import GRID, SIZE, compile_check, index_pointers, pointer_params, synthesize
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import LaunchResult, Suggestion
-from tilelens_lsp.pipeline import (ImportFailure, analyze_launch, declared_launches, file_scope, import_module,
-                                   import_roots, unlaunched)
+from tilelens_lsp.pipeline import (ImportFailure, WarmState, analyze_launch, declared_launches, file_scope,
+                                   import_roots, load_module, unlaunched)
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir.locs import PathMapper, default_mapper
 
@@ -50,8 +50,11 @@ def undeclared(path: Path, text: str, workspace_root: Path | None, config_file: 
 
 
 def suggest_launches(path: Path | str, workspace_root: Path | str | None = None, kernels: list[str] | None = None,
-                     settings: Settings | None = None, config_file: Path | None = None) -> list[Suggestion]:
-    """A compile-verified example launch for each of `kernels` (default: every kernel TL100 names)."""
+                     settings: Settings | None = None, config_file: Path | None = None,
+                     state: WarmState | None = None) -> list[Suggestion]:
+    """A compile-verified example launch for each of `kernels` (default: every kernel TL100 names);
+    `state`: the worker's memory (a fresh one when None)."""
+    state = state if state is not None else WarmState()
     path = Path(path).resolve()
     root = Path(workspace_root).resolve() if workspace_root else None
     settings = settings or Settings()
@@ -62,13 +65,14 @@ def suggest_launches(path: Path | str, workspace_root: Path | str | None = None,
     names = list(kernels) if kernels is not None else undeclared(path, text, root, config_file)
     if not names:
         return []
-    with file_scope(import_roots(path, root)):
+    roots = import_roots(path, root)
+    with file_scope(roots):
         try:
-            module = import_module(path, root)
+            module = load_module(path, roots, state.imports)
         except ImportFailure as failure:
             return [Suggestion(k, error=f"{path.name} does not import (line {failure.line}): {failure.message}")
                     for k in names]
-        context = _Context(module, settings, default_mapper(root), hashlib.sha256(text.encode()).hexdigest())
+        context = _Context(module, settings, default_mapper(root), hashlib.sha256(text.encode()).hexdigest(), state)
         return [_one(context, name) for name in names]
 
 
@@ -80,6 +84,7 @@ class _Context:
     settings: Settings
     mapper: PathMapper
     source_hash: str
+    state: WarmState
 
 
 def _one(context: _Context, name: str) -> Suggestion:
@@ -256,7 +261,7 @@ def _analyse(context: _Context, name: str, lines: tuple[str, ...]) -> list[Launc
     launches, _ = parse_directives("\n".join(lines) + "\n", {name})
     try:
         return analyze_launch(launches[0], getattr(context.module, name), context.settings, context.mapper,
-                              context.source_hash)
+                              context.source_hash, context.state)
     except Exception:  # noqa: BLE001 - MemoryError included: its arrays are gone once it unwinds
         return None
 

@@ -1103,9 +1103,10 @@ def save_stages(kernels: list[str], tmp: Path, n: int = 9) -> list[str]:
     the analysis in this process, the same through a worker (pipe, JSON, the worker's own checks)
     and through the language server (didSave → publishDiagnostics). The differences are the costs
     of each layer: what a save pays beyond its compile."""
-    from tilelens_lsp.pipeline import analyze_path
+    from tilelens_lsp.pipeline import Imports, WarmState, analyze_path
     from tilelens_lsp.settings import Settings
     from tilelens_lsp.worker.process import Worker
+    state = WarmState(imports=Imports(reuse=True))    # what a worker keeps between saves
     root = tmp / "stages"
     root.mkdir(parents=True, exist_ok=True)
     texts = {k: (KERNELS / f"{k}.py").read_text() for k in kernels}
@@ -1130,7 +1131,7 @@ def save_stages(kernels: list[str], tmp: Path, n: int = 9) -> list[str]:
                 stage["compile"].append(compile_once())
                 path.write_text(bump(texts[k], 100 + i))
                 t0 = time.perf_counter()
-                analyze_path(path, root)
+                analyze_path(path, root, state=state)
                 stage["inproc"].append(time.perf_counter() - t0)
                 path.write_text(bump(texts[k], 200 + i))
                 t0 = time.perf_counter()

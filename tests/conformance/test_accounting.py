@@ -37,8 +37,7 @@ def _unvisited(result) -> list[str]:
 
 
 def test_every_memory_op_of_every_tested_launch_is_accounted_for(monkeypatch):
-    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    pipeline.clear_cache()
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")   # each analysis has a fresh WarmState: nothing cached
     before = dict(accounting.COUNTS)
     problems = []
     analyzed = 0
@@ -62,9 +61,7 @@ def test_an_engine_that_skips_a_store_makes_the_launch_refused_as_unvisited(monk
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
     monkeypatch.setenv(select.ENGINE_ENV, engine)
     monkeypatch.setitem(handlers, "tt.store", lambda g, op, env, ctx: [])   # a bug: the store is dropped
-    pipeline.clear_cache()
     result = pipeline.analyze_path(VECTOR_ADD, VECTOR_ADD.parent, Settings())
-    pipeline.clear_cache()
     assert result.launches and all(launch.status == "refused" for launch in result.launches)
     assert all(_unvisited(result) for _ in result.launches)
     assert "tt.store was never examined" in _unvisited(result)[0]

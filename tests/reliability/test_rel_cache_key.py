@@ -2,7 +2,7 @@
 
 Each test analyses a kernel, changes one thing the kernel depends on *outside its own file* (or the
 release, or the target), analyses again in the same process, and must see the new verdict rather
-than the cached one. In process, with the in-memory cache of `pipeline._ENGINE` (the worker's), and
+than the cached one. In process, with one `WarmState` for the whole module (a worker's memory), and
 no bytecode written (a same-second rewrite of a helper must not be served from a stale .pyc).
 """
 
@@ -31,12 +31,16 @@ def ws(tmp_path: Path, monkeypatch) -> Path:
     return tmp_path
 
 
+STATE = pipeline.WarmState(imports=pipeline.Imports(reuse=True))   # a warm worker's memory, as the worker makes it
+
+
 def verdict(path: Path, root: Path, **settings) -> list[str]:
-    return sorted(d.code for d in pipeline.analyze_path(path, root, Settings(**settings)).all_diagnostics())
+    result = pipeline.analyze_path(path, root, Settings(**settings), state=STATE)
+    return sorted(d.code for d in result.all_diagnostics())
 
 
 def counters() -> tuple[int, int]:
-    s = pipeline._ENGINE.stats
+    s = STATE.stats
     return s.compiles, s.cache_hits
 
 
@@ -110,7 +114,7 @@ def test_another_triton_release_is_never_served_from_the_cache(ws: Path, monkeyp
     (ws / "kern.py").write_text(kernel("", "", "offs"))
     verdict(ws / "kern.py", ws)
     compiles, _ = counters()
-    monkeypatch.setattr(pipeline, "triton_version", lambda: "99.0.0")
+    monkeypatch.setattr(pipeline.launch, "triton_version", lambda: "99.0.0")   # where the key reads it
     verdict(ws / "kern.py", ws)
     assert counters()[0] == compiles + 1
     relfig.FIGURES.setdefault("cachekey", {}).setdefault("kinds", set()).add("triton release")

@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tilelens_lsp import pipeline
-from tilelens_lsp.cache import ResultCache
 from tilelens_lsp.model import SEVERITY, FileResult
 from tilelens_lsp.pipeline import analyze_path
 from unithelp import FIXTURES, SAMPLES, line_of
@@ -97,7 +95,7 @@ def test_folder_check_finds_every_file_with_a_launch_including_toml_ones(files):
 def computed_afresh(monkeypatch):
     """In-process analyses that neither read nor write the result cache the CLI's worker wrote."""
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.setattr(pipeline._ENGINE, "cache", ResultCache())
+    # and analyze_path without a WarmState keeps no result in memory between calls
 
 
 @pytest.mark.parametrize("name", ["launch_forms.py", "tuned.py", "dtypes.py", "helper_calls.py", "clean.py"])

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from tilelens_lsp import pipeline
-from tilelens_lsp.cache import ResultCache
 from tilelens_lsp.clients import CLIENTS
 from tilelens_lsp.model import Witness
 from tilelens_lsp.pipeline import analyze_path
@@ -181,7 +179,7 @@ def broken_overflow_client(monkeypatch):
 
     monkeypatch.setattr(CLIENTS["overflow"], "run", boom)
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.setattr(pipeline._ENGINE, "cache", ResultCache())
+    # and analyze_path without a WarmState keeps no result in memory between calls
 
 
 def test_a_failing_client_is_a_tl050_naming_it(broken_overflow_client):

@@ -11,8 +11,7 @@ import pytest
 import triton
 import triton.language as tl
 
-from tilelens_lsp import pipeline
-from tilelens_lsp.cache import ResultCache
+from tilelens_lsp.compile.compiler import compiler_for
 from tilelens_lsp.launches.specs import DTYPES
 from tilelens_lsp.compile.binding import (FakeTensor, LaunchBindingError, bind, element_size, expand_configs,
                                           grid_of, triton_dtype, unwrap)
@@ -48,7 +47,7 @@ def tuned_kernel(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
 
 @pytest.fixture(scope="module")
 def backend():
-    return pipeline._ENGINE.compiler("cuda:89").backend
+    return compiler_for("cuda:89").backend
 
 
 def bound_of(kernel, spec: LaunchSpec, backend, forced=frozenset()):
@@ -161,11 +160,10 @@ def test_unknown_backend_is_refused():
 @pytest.fixture
 def no_result_cache(monkeypatch):
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.setattr(pipeline._ENGINE, "cache", ResultCache())
+    # and analyze_path without a WarmState keeps no result in memory between calls
 
 
 def _written(target: str) -> list[str]:
-    pipeline._ENGINE.cache = ResultCache()
     result = analyze_path(FIXTURES / "target_query.py", FIXTURES, Settings(target=target))
     return [a.pointer for launch in result.launches for a in launch.accesses]
 
@@ -228,7 +226,7 @@ def test_i64_argument_is_64_bit_in_the_ttir(backend):
     chain = unwrap(offset_kernel)
     spec = launch("offset_kernel", vec(), ScalarSpec("i64", 5), 7, BLOCK=16)
     bound = bind(chain.jit, expand_configs(chain, spec)[0], backend, {"a"})
-    module, _ctx = pipeline._ENGINE.compiler("cuda:89").compile_ttir(chain.jit, bound)
+    module, _ctx = compiler_for("cuda:89").compile_ttir(chain.jit, bound)
     assert "%a: i64" in module.str() and "%b: i32" in module.str()
 
 

@@ -21,9 +21,9 @@ def test_a_module_under_an_installed_root_is_not_the_users(tmp_path):
     site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
     (site / "torch").mkdir(parents=True)
     (site / "torch" / "__init__.py").write_text("")
-    assert not pipeline._is_user_module(_module(site / "torch" / "__init__.py"), [site])  # noqa: SLF001
+    assert not pipeline.is_user_module(_module(site / "torch" / "__init__.py"), [site])
 
 
 def test_a_workspace_module_is_the_users_even_inside_a_prefix(tmp_path):
     (tmp_path / "helpers.py").write_text("")
-    assert pipeline._is_user_module(_module(tmp_path / "helpers.py"), [tmp_path])  # noqa: SLF001
+    assert pipeline.is_user_module(_module(tmp_path / "helpers.py"), [tmp_path])

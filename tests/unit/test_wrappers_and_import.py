@@ -9,7 +9,7 @@ import triton
 import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 
-from tilelens_lsp import pipeline
+from tilelens_lsp.compile.compiler import compiler_for
 from tilelens_lsp.compile.binding import LaunchBindingError, expand_configs, unwrap
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.pipeline import analyze_path
@@ -75,7 +75,7 @@ def test_a_cycle_of_fn_attributes_is_not_a_kernel():
 
 def test_the_stand_in_driver_is_gone_after_a_compile():
     from triton.runtime import driver
-    compiler = pipeline._ENGINE.compiler("cuda:89")
+    compiler = compiler_for("cuda:89")
     saved = driver.__dict__.get("_active")
     chain = unwrap(_body)
     from tilelens_lsp.compile.binding import bind
@@ -87,7 +87,7 @@ def test_the_stand_in_driver_is_gone_after_a_compile():
 
 
 def test_a_module_asking_the_driver_at_import_imports_as_it_would_without_us():
-    pipeline._ENGINE.compiler("cuda:89")   # a warm worker: the compiler exists before the import
+    compiler_for("cuda:89")   # a warm worker: the compiler exists before the import
     result = analyze_path(FIXTURES / "asks_driver_at_import.py", FIXTURES)
     assert [d.code for d in result.all_diagnostics()] == []
     assert [launch.status for launch in result.launches] == ["analyzed"]

@@ -14,7 +14,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from tilelens_lsp.compile.binding import (BoundLaunch, FakeTensor, bind, expand_configs, grid_of,
+from tilelens_lsp.compile.binding import (BoundLaunch, ConfigBinding, FakeTensor, bind, expand_configs, grid_of,
                                           unwrap)
 from tilelens_lsp.compile.driver import (fix_codegen_locations, fix_hip_binder_without_torch, host_driver,
                                          parse_target)
@@ -88,7 +88,7 @@ def compiler_for(target: str) -> HostCompiler:
     return _COMPILERS[target]
 
 
-@dataclass
+@dataclass(frozen=True)
 class CompiledConfig:
     """One config of a launch, as far as it got.
 
@@ -131,22 +131,29 @@ def compile_launch(kernel_obj, launch: LaunchSpec, target: str, *,
     for binding in bindings:
         config = {k: _plain(v) for k, v in binding.arguments.items() if k in constexprs}
         config.update({k: _plain(v) for k, v in binding.config.items()})
-        out = CompiledConfig(jit, config)
-        step = "bind"
-        try:
-            out.bound = bind(jit, binding, compiler.backend, forced)
-            step = "grid"
-            out.grid = grid_of(launch, out.bound.arguments)
-        except Exception as exc:  # noqa: BLE001 - the binder runs user-visible checks
-            out.error, out.failed_at = exc, step
-            yield out
-            continue
-        if skip is None or not skip(out):
-            try:
-                out.module, out.context = compiler.compile_ttir(jit, out.bound)
-            except Exception as exc:  # noqa: BLE001 - CompilationError and whatever Triton raises
-                out.error, out.failed_at = exc, "compile"
-        yield out
+        yield _compiled(compiler, jit, launch, binding, config, forced, skip)
+
+
+def _compiled(compiler: HostCompiler, jit: Any, launch: LaunchSpec, binding: ConfigBinding, config: dict[str, Any],
+              forced: set[str], skip: Callable[[CompiledConfig], bool] | None) -> CompiledConfig:
+    """One config bound, its grid evaluated and compiled (unless `skip` holds its verdict): the record
+    built once, as far as it got."""
+    try:
+        bound = bind(jit, binding, compiler.backend, forced)
+    except Exception as exc:  # noqa: BLE001 - the binder runs user-visible checks
+        return CompiledConfig(jit, config, error=exc, failed_at="bind")
+    try:
+        grid = grid_of(launch, bound.arguments)
+    except Exception as exc:  # noqa: BLE001 - the grid expression is the user's
+        return CompiledConfig(jit, config, bound, error=exc, failed_at="grid")
+    bound_only = CompiledConfig(jit, config, bound, grid)
+    if skip is not None and skip(bound_only):
+        return bound_only
+    try:
+        module, context = compiler.compile_ttir(jit, bound)
+    except Exception as exc:  # noqa: BLE001 - CompilationError and whatever Triton raises
+        return CompiledConfig(jit, config, bound, grid, error=exc, failed_at="compile")
+    return CompiledConfig(jit, config, bound, grid, module, context)
 
 
 def _plain(v: Any) -> Any:

@@ -1,9 +1,10 @@
 """Engine choice, by a budget decided before computing: the enumeration or the affine summary where
 the launch is small enough for them, the grid engine past that.
 
-In: `values.LaunchModel`. Out: the engine that answered (`AffineGraph`, `AccessGraph` or `GridGraph`;
-`engine_name` says which). The size of a launch is its programs times the lanes and ops of its
-module, read off the module before anything is evaluated. Also the test modes of `TILELENS_ENGINE`:
+In: `values.LaunchModel`. Out: an `Answer`, the engine that answered (`AffineGraph`, `AccessGraph` or
+`GridGraph`, each an `Engine`: the interface the clients and the accounting read) and its name.
+The size of a launch is its programs times the lanes and ops of its module, read off the module
+before anything is evaluated. Also the test modes of `TILELENS_ENGINE`:
 `enumerate` (the enumeration only), `compare` (both exact engines on every summarized launch, which
 must agree), `grid` (the grid engine on every launch), and `ENGINES`, a count of launches answered
 per engine in this process.
@@ -14,13 +15,13 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import Counter
-from typing import Any
+from typing import Protocol
 
 from tilelens_lsp.engines.affine import AffineGraph, NotAffine
 from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate import AccessGraph
 from tilelens_lsp.engines.grid import GridGraph, NotGrid
-from tilelens_lsp.engines.values import LaunchModel
+from tilelens_lsp.engines.values import LaunchModel, Obligation, SiteResult
 from tilelens_lsp.refusal import Refusal
 
 WITNESS_SHARE = 8                # an out-of-bounds launch is enumerated when it fits budget / this
@@ -30,15 +31,41 @@ GRID_SHARE = 16                  # ... unless programs x lanes x ops fit the bud
 ENGINES: Counter[str] = Counter()  # launches answered per engine in this process (tests and benchmarks)
 
 
+class Engine(Protocol):
+    """What every engine leaves after `run()`: a result per access site, the refusal that cut it short
+    (a budget, a construct it does not follow), the memory ops it proved never run, and the integer
+    width obligations of the address arithmetic it evaluated."""
+
+    sites: dict[tuple, SiteResult]
+    truncated: Refusal | None
+    unreachable: set[accounting.Context]
+
+    def width_obligations(self) -> list[Obligation]: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """The engine that answered a launch, by name (`enumerate`, `affine` or `grid`: the launch JSON's
+    `engine`), and the notes it has for the user."""
+
+    graph: Engine
+    engine: str
+    notes: tuple[str, ...] = ()
+
+
 def engine_mode() -> str:
     return os.environ.get(ENGINE_ENV, "auto")
 
 
-def engine_name(graph: Any) -> str:
+def engine_name(graph: Engine) -> str:
     """`enumerate`, `affine` or `grid`: the engine whose answer this is (the launch JSON's `engine`)."""
     if isinstance(graph, GridGraph):
         return "grid"
     return "enumerate" if isinstance(graph, AccessGraph) else "affine"
+
+
+def _answer(graph: Engine) -> Answer:
+    return Answer(graph, engine_name(graph), tuple(graph.notes) if isinstance(graph, GridGraph) else ())
 
 
 def launch_size(model: LaunchModel) -> int:
@@ -60,7 +87,7 @@ def launch_size(model: LaunchModel) -> int:
 EXACT_RETRY_PROGRAMS = 1 << 20   # up to here a grid answer with an unconfirmed bound is retried exactly
 
 
-def unconfirmed(graph: Any) -> bool:
+def unconfirmed(graph: Engine) -> bool:
     """Some site's footprint leaves its storage without a concretely confirmed witness (a TL002)."""
     return any(site.oob is not None and not site.oob.get("confirmed", False) for site in graph.sites.values())
 
@@ -70,7 +97,12 @@ def wants_grid(model: LaunchModel) -> bool:
     return gx * gy * gz > GRID_PROGRAMS and launch_size(model) > model.budget // GRID_SHARE
 
 
-def analyze(model: LaunchModel) -> Any:
+def analyze(model: LaunchModel) -> Answer:
+    """`choose`'s engine, with its name and notes."""
+    return _answer(choose(model))
+
+
+def choose(model: LaunchModel) -> Engine:
     """The engine for this launch, decided from its size before anything is evaluated.
 
     A small launch: its summary when it stays in the affine fragment, else its enumeration. A launch
@@ -83,12 +115,15 @@ def analyze(model: LaunchModel) -> Any:
     footprint and takes each witness from enumerating the one program found to show it."""
     mode = engine_mode()
     if mode == "grid":
-        return _grid(model, forced=True)
+        forced = _grid(model, forced=True)
+        assert forced is not None, "the forced grid engine refuses a launch, it never declines one"
+        return forced
     if mode == "auto" and wants_grid(model):
         gx, gy, gz = model.grid
         # the summary keeps per-program arrays only for launches within its budget: below the program
         # count, program ids become box variables (`AffineGraph.run`), so the summary stays small
-        answer = _summary(dataclasses.replace(model, budget=min(model.budget, gx * gy * gz - 1)), mode)
+        small = dataclasses.replace(model, budget=min(model.budget, gx * gy * gz - 1))
+        answer: Engine | None = _summary(small, mode)
         if answer is None:
             answer = _grid(model, forced=False)
             if answer is not None and unconfirmed(answer) and gx * gy * gz <= EXACT_RETRY_PROGRAMS:
@@ -121,7 +156,7 @@ def _grid(model: LaunchModel, forced: bool) -> GridGraph | None:
     return grid
 
 
-def _summary(model: LaunchModel, mode: str) -> Any:
+def _summary(model: LaunchModel, mode: str) -> AffineGraph | AccessGraph | None:
     """The affine summary (or, for an out-of-bounds launch that fits, its enumeration); None when the
     launch leaves the fragment."""
     summary = AffineGraph(model)

@@ -16,10 +16,14 @@ import sys
 import threading
 import time
 import traceback
+from typing import TYPE_CHECKING
 
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.paths import stdlib_end
 from tilelens_lsp.settings import Settings, merge
+
+if TYPE_CHECKING:
+    from tilelens_lsp.pipeline import WarmState
 
 
 def _protocol_stream():
@@ -133,8 +137,9 @@ def leftovers(threads_before: set[threading.Thread]) -> str | None:
     return " and ".join(parts) + " left running" if parts else None
 
 
-def handle(request: dict, emit=None) -> dict:
-    """The reply to one request. `emit(event, fields)` sends a progress line before it: an analysis
+def handle(request: dict, state: "WarmState", emit=None) -> dict:
+    """The reply to one request, with this worker's `state` (a `pipeline.WarmState`: its result cache,
+    counters, imports). `emit(event, fields)` sends a progress line before the reply: an analysis
     streams each launch's results as it finishes (so the parent times launches, not files, and
     keeps the verdicts of the launches before one that hangs or crashes); the final reply then
     holds only the file's own diagnostics."""
@@ -148,23 +153,23 @@ def handle(request: dict, emit=None) -> dict:
         stream = emit is not None and params.get("stream", False)
         result = pipeline.analyze_path(params["path"], params.get("workspace_root"), settings,
                                        params.get("config_file"), extra, params.get("select"),
-                                       params.get("file_level", True), emit if stream else None)
+                                       params.get("file_level", True), emit if stream else None, state)
         if stream:
             result = replace(result, launches=())   # the launches went ahead (absolute paths kept)
-        return {"result": result.to_json(), "stats": vars(pipeline._ENGINE.stats)}
+        return {"result": result.to_json(), "stats": state.stats.to_json()}
     if method == "plan":
         settings = merge(Settings(), params.get("settings"))
         return {"result": pipeline.plan_path(params["path"], params.get("workspace_root"), settings,
-                                             params.get("config_file"))}
+                                             params.get("config_file"), state)}
     if method == "suggest":
         from tilelens_lsp.suggest import suggest_launches   # lazy, like the pipeline above
 
         settings = merge(Settings(), params.get("settings"))
         found = suggest_launches(params["path"], params.get("workspace_root"), params.get("kernels"), settings,
-                                 params.get("config_file"))
+                                 params.get("config_file"), state)
         return {"result": [s.to_json() for s in found]}
     if method == "stats":
-        return {"result": vars(pipeline._ENGINE.stats)}
+        return {"result": state.stats.to_json()}
     if method == "ping":
         return {"result": "pong"}
     if method == "sleep":  # for tests of timeouts and cancellation
@@ -175,7 +180,7 @@ def handle(request: dict, emit=None) -> dict:
     return {"error": f"unknown method {method!r}"}
 
 
-def _warm_up(pipeline, target: str) -> None:
+def _warm_up(target: str) -> None:
     """Compile a tiny kernel through the whole host path (backend, binder, passes)."""
     # lazy: both import Triton, after main() set the memory limit and sys.path
     from tilelens_lsp import _warmup
@@ -199,9 +204,9 @@ def _prepare() -> dict:
     try:
         # lazy: Triton and the pipeline load only now, under the memory limit, with the user's sys.path
         import triton
-        from tilelens_lsp import pipeline
+        from tilelens_lsp import pipeline  # noqa: F401 - imported here, under the limit, not on the first request
         target = os.environ.get("TILELENS_WORKER_TARGET") or Settings().target
-        _warm_up(pipeline, target)  # the first compile in a process costs ~0.3 s more: pay it now
+        _warm_up(target)  # the first compile in a process costs ~0.3 s more: pay it now
         return {"ready": True, "triton": triton.__version__, "python": sys.executable}
     except Exception as exc:  # noqa: BLE001 - report why the worker cannot serve, then exit
         return {"ready": False, "error": f"{type(exc).__name__}: {exc}"}
@@ -228,6 +233,10 @@ def serve(out, requests, hello: dict) -> int:
         out.write(json.dumps(hello) + "\n")
         return 1
     out.write(json.dumps(hello) + "\n")
+    from tilelens_lsp.pipeline import Imports, WarmState   # imported by _prepare already
+    # this worker's memory, one for its whole life, passed to every request; a file's helper modules
+    # are kept for its next analysis where nothing they were made from changed
+    state = WarmState(imports=Imports(reuse=True))
     threads_before = set(threading.enumerate())
     for line in requests:
         line = line.strip()
@@ -242,7 +251,7 @@ def serve(out, requests, hello: dict) -> int:
             out.write(json.dumps({"id": rid, "event": event, **fields}, separators=(",", ":")) + "\n")
 
         try:
-            reply = handle(request, emit)
+            reply = handle(request, state, emit)
         except MemoryError:
             reply = {"error": "the worker ran out of memory", "kind": "memory"}
         except Exception as exc:  # noqa: BLE001 - a bug answers this request, never kills the worker
