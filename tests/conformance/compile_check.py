@@ -15,8 +15,9 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent.parent))
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))   # run as a script: the repository root, for tests.support and tilelens_lsp
+KERNELS = REPO / "tests" / "conformance" / "kernels"
 
 
 def compile_launch(kernel, launch, config, target=None):
@@ -28,7 +29,7 @@ def compile_launch(kernel, launch, config, target=None):
     from triton.runtime.jit import create_function_from_signature
     from tilelens_lsp.model import TensorSpec
 
-    import oracle
+    from tests.support import oracle
 
     fn, _, heuristics = oracle.unwrap(kernel)
     target = target or GPUTarget("cuda", 89, 32)
@@ -60,11 +61,11 @@ def compile_launch(kernel, launch, config, target=None):
 
 
 def main(argv) -> int:
-    import oracle
+    from tests.support import oracle
     if os.environ.get("TRITON_INTERPRET") == "1":
         print("run without TRITON_INTERPRET", file=sys.stderr)
         return 2
-    files = [Path(a).resolve() for a in argv] or sorted((HERE / "kernels").glob("*.py"))
+    files = [Path(a).resolve() for a in argv] or sorted(KERNELS.glob("*.py"))
     bad = 0
     for path in files:
         launches, errors = oracle.parse_launches(path.read_text())

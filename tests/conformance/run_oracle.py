@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))   # run as a script: the repository root, for tests.support and tilelens_lsp
 
-from oracle_runner import corpus_files, run_oracle_files  # noqa: E402
+from tests.support.oracle_runner import corpus_files, run_oracle_files  # noqa: E402
 
 
 def main() -> int:
@@ -46,7 +47,7 @@ def main() -> int:
         secs = sum(r.get("seconds", 0) for r in runs)
         status = "FAIL" if errs or not runs else "ok"
         bad += status == "FAIL"
-        shown = path.relative_to(HERE) if path.is_relative_to(HERE) else path
+        shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
         print(f"{status:4} {shown}: {len({r['line'] for r in runs})} launches, "
               f"{len(runs)} runs, {acc} accesses, {secs:.2f}s")
         for e in errs:

@@ -21,7 +21,7 @@ import pytest
 from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
 
-from test_cfg_fuzz import EXAMPLES, SEED, kernel_source
+from tests.support.cfg_kernels import EXAMPLES, SEED, kernel_source
 
 KERNELS = Path(__file__).resolve().parent.parent / "conformance" / "kernels"
 DEFINITE = {"TL001", "TL003", "TL005"}

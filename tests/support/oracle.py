@@ -29,8 +29,8 @@ from typing import Any, Iterable
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-KERNELS_DIR = HERE / "kernels"
-BUGS_DIR = HERE / "bugs"
+KERNELS_DIR = HERE.parent / "conformance" / "kernels"
+BUGS_DIR = HERE.parent / "conformance" / "bugs"
 
 # directive dtype names (docs/directives.md) -> Triton dtype names (Triton's own names are accepted as they are).
 _DTYPE_ALIASES = {
@@ -348,7 +348,7 @@ def _eval_grid(launch, meta: dict) -> tuple[int, ...]:
     try:
         from tilelens_lsp.launches.evaluator import eval_grid  # the product's whitelist evaluator
     except ImportError:
-        from _directives_fallback import eval_grid  # type: ignore[no-redef]
+        from directives_fallback import eval_grid  # type: ignore[no-redef]
     grid = eval_grid(launch.grid_expr, launch.grid_env, meta)
     if isinstance(grid, int):
         grid = (grid,)
@@ -431,7 +431,7 @@ def parse_launches(text: str):
         from tilelens_lsp.launches.scanner import parse_directives
     except ImportError:
         sys.path.insert(0, str(HERE))
-        from _directives_fallback import parse_directives  # type: ignore[no-redef]
+        from directives_fallback import parse_directives  # type: ignore[no-redef]
     return parse_directives(text)
 
 

@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-KERNELS_DIR = HERE / "kernels"
-CACHE_DIR = HERE / ".oracle_cache"
+KERNELS_DIR = HERE.parent / "conformance" / "kernels"
+CACHE_DIR = HERE.parent / "conformance" / ".oracle_cache"
 REPO_ROOT = HERE.parent.parent
 
 
@@ -34,7 +34,7 @@ def _versions() -> str:
 
 def _cache_key(path: Path, versions: str) -> str:
     h = hashlib.sha256(versions.encode())
-    for dep in [path, HERE / "oracle.py", HERE / "_directives_fallback.py",
+    for dep in [path, HERE / "oracle.py", HERE / "directives_fallback.py",
                 *sorted((path.parent / "helpers").glob("*.py"))]:
         if dep.exists():
             h.update(dep.name.encode())

@@ -1,4 +1,4 @@
-"""Shared helpers of the unit tests: where the fixture kernels are, and how to find a launch's verdicts."""
+"""Where the fixture kernels and samples are, how to find a launch's verdicts, and an in-process compile."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, LaunchSpec
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = REPO / "tests" / "unit" / "fixtures"
 SAMPLES = REPO / "samples"
 
 

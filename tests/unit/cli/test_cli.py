@@ -19,7 +19,7 @@ from tilelens_lsp import pipeline
 from tilelens_lsp.cache import ResultCache
 from tilelens_lsp.model import SEVERITY, FileResult
 from tilelens_lsp.pipeline import analyze_path
-from unithelp import FIXTURES, SAMPLES, line_of
+from tests.support import FIXTURES, SAMPLES, line_of
 
 ADD = SAMPLES / "vector_add.py"
 TOML_KERNEL = "fill_kernel[(cdiv(N, 32),)](fp32[N], N, BLOCK=32)"

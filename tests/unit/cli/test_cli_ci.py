@@ -18,9 +18,9 @@ import jsonschema
 import pytest
 
 from tilelens_lsp.model import SEVERITY
-from unithelp import FIXTURES, SAMPLES, line_of
+from tests.support import FIXTURES, REPO, SAMPLES, line_of
 
-SCHEMA = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
+SCHEMA = REPO / "tests" / "data" / "sarif-schema-2.1.0.json"
 TEXT_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<severity>\w+): "
                        r"(?P<message>.*) \[(?P<code>TL\d{3})\]$")
 GITHUB_LINE = re.compile(r"^::(?P<level>error|warning|notice) file=(?P<file>[^,]+),line=(?P<line>\d+),col=(?P<col>\d+)"
@@ -225,7 +225,7 @@ def test_a_fingerprint_does_not_change_when_lines_move(ws, sarif):
 
 
 def hook_entry() -> list[str]:
-    text = (Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text()
+    text = (REPO / ".pre-commit-hooks.yaml").read_text()
     [entry] = re.findall(r"^\s+entry:\s*(.+)$", text, re.M)
     assert re.search(r"^- id: tilelens-check$", text, re.M) and re.search(r"^\s+types: \[python\]$", text, re.M)
     return entry.split()

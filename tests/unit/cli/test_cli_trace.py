@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from unithelp import REPO, SAMPLES
+from tests.support import REPO, SAMPLES
 
 KERNELS = textwrap.dedent("""\
     import triton

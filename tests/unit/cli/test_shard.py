@@ -18,7 +18,7 @@ import pytest
 
 from tilelens_lsp.cli.shard import parse_share
 from tilelens_lsp.worker.pool import Share, launch_keys
-from unithelp import FIXTURES, SAMPLES
+from tests.support import FIXTURES, SAMPLES
 
 N = 3
 BROKEN_IMPORT = """\

@@ -3,15 +3,15 @@ answers with compact footprints, never a MemoryError (TL050) or a bitmap sized l
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
 from tilelens_lsp import pipeline
 from tilelens_lsp.clients.footprint import MAX_SPANS, coarsen
 from tilelens_lsp.settings import Settings
+from tests.support import REPO
 
-ROPE = (Path(__file__).resolve().parents[1] / "conformance" / "kernels" / "rope.py").read_text().split("\n\n\n# tilelens")[0]
+ROPE = (REPO / "tests" / "conformance" / "kernels" / "rope.py").read_text().split("\n\n\n# tilelens")[0]
 
 
 def test_a_million_token_rope_launch_is_answered_with_compact_footprints(tmp_path):

@@ -20,7 +20,7 @@ from tilelens_lsp.compile.driver import DeviceAccessError, HostDriver, parse_tar
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
-from unithelp import FIXTURES, REPO, SAMPLES
+from tests.support import FIXTURES, REPO, SAMPLES
 
 
 def vec(dtype: str = "fp32", n: int = 64) -> TensorSpec:

@@ -13,7 +13,7 @@ from tilelens_lsp import pipeline
 from tilelens_lsp.compile.binding import LaunchBindingError, expand_configs, unwrap
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.pipeline import analyze_path
-from unithelp import FIXTURES
+from tests.support import FIXTURES
 
 
 class LaunchCache(triton.KernelInterface):

@@ -12,7 +12,7 @@ from tilelens_lsp.cache import ResultCache
 from tilelens_lsp.clients import CLIENTS
 from tilelens_lsp.model import Witness
 from tilelens_lsp.pipeline import analyze_path
-from unithelp import FIXTURES, access, codes, compile_file, launch_at, line_of, only
+from tests.support import FIXTURES, access, codes, compile_file, launch_at, line_of, only
 
 KERNELS = FIXTURES / "graph_kernels.py"
 

@@ -17,6 +17,7 @@ from tilelens_lsp.engines.affine import handlers
 from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
 from tilelens_lsp.engines.values import merge_intervals
 from tilelens_lsp.pipeline import analyze_path
+from tests.support import REPO
 
 
 def brute(rows, coef, ext, C) -> set[int]:
@@ -91,7 +92,7 @@ def test_program_constants_off_a_lattice_are_not_factored():
     assert factor(unique_rows(np.array([[0], [1], [2], [10], [11], [13]]))) is None
 
 
-BENCH_MATMUL = Path(__file__).resolve().parents[1] / "bench" / "kernels" / "matmul.py"   # tutorial 03
+BENCH_MATMUL = REPO / "tests" / "bench" / "kernels" / "matmul.py"   # tutorial 03
 
 
 def matmul_source(size: int, edit=lambda text: text) -> str:
@@ -184,7 +185,7 @@ def test_a_16384_cubed_matmul_that_reads_past_its_matrices_gets_exact_verdicts(t
     assert spans["c_ptr"] == ((0, 16384 * 16384),)
 
 
-BUGS = Path(__file__).resolve().parents[1] / "conformance" / "bugs"
+BUGS = REPO / "tests" / "conformance" / "bugs"
 
 
 @pytest.mark.parametrize("path", sorted(BUGS.glob("*.py")), ids=lambda p: p.name)

@@ -12,8 +12,9 @@ import pytest
 
 from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
+from tests.support import REPO
 
-GRID_KERNELS = Path(__file__).resolve().parent.parent / "grid" / "kernels"
+GRID_KERNELS = REPO / "tests" / "grid" / "kernels"
 
 HEADER = "import triton\nimport triton.language as tl\n\n\n"
 

@@ -17,7 +17,7 @@ from tilelens_lsp.engines.values import IntV
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.pipeline import analyze_path
 
-from unithelp import FIXTURES, REPO, line_of
+from tests.support import FIXTURES, REPO, line_of
 
 KERNELS = REPO / "tests" / "conformance" / "kernels"
 BUGS = REPO / "tests" / "conformance" / "bugs"

@@ -4,14 +4,14 @@ each pins a graph rule that the mutation run (tests/mutation/mutate.py) found no
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
+from tests.support import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "mutation_gaps.py"
+FIXTURE = FIXTURES / "mutation_gaps.py"
 
 
 def _launch(result, kernel):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.launches.statements import run_statements
+from tests.support import REPO
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "directives.md"
+DOC = REPO / "docs" / "directives.md"
 
 
 def blocks(language: str) -> list[str]:

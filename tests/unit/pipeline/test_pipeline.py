@@ -10,7 +10,7 @@ import pytest
 from tilelens_lsp.launches.specs import DTYPES
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
-from unithelp import FIXTURES, access, codes, launch_at, launches_at, line_of, only
+from tests.support import FIXTURES, access, codes, launch_at, launches_at, line_of, only
 
 FORMS = FIXTURES / "launch_forms.py"
 

@@ -11,7 +11,7 @@ from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import (Access, DirectiveError, Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec,
                                 ScalarSpec, TensorSpec, Witness, arg_from_json, arg_to_json)
 from tilelens_lsp.pipeline import analyze_path
-from unithelp import FIXTURES, SAMPLES
+from tests.support import FIXTURES, SAMPLES
 
 
 def through_json(record):

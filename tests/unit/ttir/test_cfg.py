@@ -8,7 +8,7 @@ import pytest
 from tilelens_lsp.ttir import cfg, reader as ttir
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.refusal import Refusal
-from unithelp import compile_file
+from tests.support import compile_file
 
 EARLY_RETURN = '''
 import triton

@@ -11,7 +11,7 @@ import triton
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack, portable_ttir
 from tilelens_lsp.model import Frame
 from tilelens_lsp.pipeline import analyze_path
-from unithelp import FIXTURES, launch_at, line_of, only
+from tests.support import FIXTURES, launch_at, line_of, only
 
 K = "/ws/kernels/add.py"
 H = "/ws/lib/helpers.py"

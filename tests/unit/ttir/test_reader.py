@@ -6,7 +6,7 @@ import pytest
 
 from tilelens_lsp.ttir import reader as ttir
 from tilelens_lsp.refusal import Refusal
-from unithelp import FIXTURES, SAMPLES, REPO, compile_file
+from tests.support import FIXTURES, SAMPLES, REPO, compile_file
 
 SAMPLE_FILES = sorted(SAMPLES.glob("*.py"))
 

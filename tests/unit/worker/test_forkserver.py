@@ -12,7 +12,7 @@ import pytest
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.worker.forkserver import ForkServer
 from tilelens_lsp.worker.process import Worker, spawn_process
-from unithelp import SAMPLES
+from tests.support import SAMPLES
 
 KERNEL = textwrap.dedent("""\
     import triton
