@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+from pathlib import Path
+
+# The shared helpers import as `tests.support` from the repository root. It goes LAST on sys.path, not
+# first as pytest's `pythonpath` option would put it: a tilelens_lsp found earlier must stay the one
+# under test (the mutation run's mutated copy on PYTHONPATH, or a tilelens-lsp installed for testing).
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:
+    sys.path.append(_ROOT)
 
 os.environ.setdefault("TILELENS_CACHE_DIR", tempfile.mkdtemp(prefix="tilelens-test-cache-"))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")

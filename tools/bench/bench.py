@@ -1,9 +1,9 @@
 """tilelens-lsp benchmarks: ratios measured side by side in one run. A script, not a test.
 
-    python tests/bench/bench.py [--quick] [--only save,open,check,interp,memory,jobs] [--out FILE]
-    python tests/bench/bench.py --profile matmul      # cProfile one in-process analysis, top functions
-    python tests/bench/bench.py --profile all         # phase breakdown of every bench kernel
-    python tests/bench/bench.py --profile save        # a save end to end: compile, analysis, worker, server
+    python tools/bench/bench.py [--quick] [--only save,open,check,interp,memory,jobs] [--out FILE]
+    python tools/bench/bench.py --profile matmul      # cProfile one in-process analysis, top functions
+    python tools/bench/bench.py --profile all         # phase breakdown of every bench kernel
+    python tools/bench/bench.py --profile save        # a save end to end: compile, analysis, worker, server
 
 Metrics (medians; every ratio compares two things measured in this same run):
   a. save   save → publishDiagnostics latency in a warm server over stdio (a comment changes on every
@@ -22,7 +22,7 @@ Metrics (medians; every ratio compares two things measured in this same run):
             every autotune config) from a tilelens.toml of `module =` tables; then a re-save (cache hits).
 
 Every process runs with TILELENS_CACHE_DIR=off (no disk result cache: each run is a real analysis).
-A full run writes the report to tests/bench/latest.md; --quick and --only write only with --out.
+A full run writes the report to tools/bench/latest.md; --quick and --only write only with --out.
 Exit status: 0 when every section ran (goals met or not), 1 when a section failed to run.
 """
 
@@ -730,7 +730,7 @@ class Bench:
         for name, kb in self.check_rss_kb.items():
             self.report.add(f"e. peak RSS of `{name}` (CLI + worker, wait4)", f"{kb / 1024:.0f} MB", "", None)
 
-    # -- scale: one launch at 10^3 .. 10^7 programs (tests/bench/scale.py)
+    # -- scale: one launch at 10^3 .. 10^7 programs (tools/bench/scale.py)
 
     def scale(self) -> None:
         sys.path.insert(0, str(HERE))
@@ -1072,7 +1072,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and kernels (a smoke run)")
     ap.add_argument("--only", help=f"comma-separated subset of {','.join(SECTIONS)}")
-    ap.add_argument("--out", type=Path, help="write the Markdown report here (default: tests/bench/latest.md "
+    ap.add_argument("--out", type=Path, help="write the Markdown report here (default: tools/bench/latest.md "
                     "for a full run, nowhere for --quick/--only)")
     ap.add_argument("--profile", metavar="KERNEL", help="cProfile one analysis of a bench kernel and exit")
     args = ap.parse_args(argv)
@@ -1082,7 +1082,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [s for s in only if s not in SECTIONS]
     if unknown:
         ap.error(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
-    command = "python tests/bench/bench.py" + "".join(f" {shlex.quote(a)}" for a in (argv or sys.argv[1:]))
+    command = "python tools/bench/bench.py" + "".join(f" {shlex.quote(a)}" for a in (argv or sys.argv[1:]))
     bench = Bench(args)
     t0 = time.perf_counter()
     rc = bench.run(list(only))

@@ -1,6 +1,6 @@
 """Run the interpreter oracle over the conformance corpus and print counts per file.
 
-    .venv/bin/python tests/conformance/run_oracle.py [FILE ...] [-j JOBS] [-v]
+    .venv/bin/python tools/conformance/run_oracle.py [FILE ...] [-j JOBS] [-v]
 
 Each worker is a fresh `oracle.py` process with TRITON_INTERPRET=1 (see oracle.py for why). Exit 1
 when any launch fails to run or touches memory outside every argument's allocation.

@@ -1,6 +1,6 @@
 """Mutation testing of the TTIR reader and both engines: does the test suite notice a broken rule?
 
-    .venv/bin/python tests/mutation/mutate.py [--jobs 2] [--only NAME ...] [--list] [--out FILE]
+    .venv/bin/python tools/mutation/mutate.py [--jobs 2] [--only NAME ...] [--list] [--out FILE]
 
 Each entry of MUTATIONS reverts or breaks one non-trivial rule of the TTIR reader (`tilelens_lsp/ttir/`),
 the engines (`tilelens_lsp/engines/`) or a client by replacing one exact snippet (which must occur

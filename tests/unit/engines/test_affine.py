@@ -92,7 +92,7 @@ def test_program_constants_off_a_lattice_are_not_factored():
     assert factor(unique_rows(np.array([[0], [1], [2], [10], [11], [13]]))) is None
 
 
-BENCH_MATMUL = REPO / "tests" / "bench" / "kernels" / "matmul.py"   # tutorial 03
+BENCH_MATMUL = REPO / "tools" / "bench" / "kernels" / "matmul.py"   # tutorial 03
 
 
 def matmul_source(size: int, edit=lambda text: text) -> str:

@@ -1,5 +1,5 @@
 """Verdicts that only analysis can check (the tensors are too large to run under the interpreter):
-each pins a graph rule that the mutation run (tests/mutation/mutate.py) found no other test pinning."""
+each pins a graph rule that the mutation run (tools/mutation/mutate.py) found no other test pinning."""
 
 from __future__ import annotations
 
