@@ -2,11 +2,11 @@
 given the benchmark's own launches (sizes large enough to time), written to a temporary folder.
 
 The kernel bodies come from samples/ (vector add, softmax; what the README runs) and from the
-conformance corpus (layer norm, attention; the copies the interpreter checks). Their own `# tilelens:`
-lines are dropped: the benchmark's launches below replace them, so the sizes timed do not change when
-a sample or a corpus kernel gains a launch. The matmul is the benchmark's own (tools/bench/kernels/):
-fixed 64x64x32 blocks passed as launch arguments, no autotune, so M = N = K can grow to 16384 with one
-config per launch (tests/unit/engines/test_affine.py edits its sizes the same way).
+conformance corpus (grouped matmul, layer norm, attention; the copies the interpreter checks). Their
+own `# tilelens:` lines are dropped: the benchmark's launches below replace them, so the sizes timed do
+not change when a sample or a corpus kernel gains a launch. The matmul is the corpus's (no autotune:
+fixed 64x64x32 blocks as launch arguments, one config per launch), which
+tests/unit/engines/test_affine.py launches the same way up to M = N = K = 16384.
 Not a test corpus: nothing here says what a verdict should be.
 """
 
@@ -27,6 +27,14 @@ _LAUNCHES = {
 # tilelens: R = 1823
 # tilelens: C = 781
 # tilelens: softmax_kernel[(R,)](fp32[R, C], fp32[R, C], C, C, R, C, BLOCK_SIZE=1024)
+""",
+    "matmul": """\
+# tilelens: M = 512
+# tilelens: N = 512
+# tilelens: K = 512
+# tilelens: matmul_kernel[(cdiv(M, 64) * cdiv(N, 64),)](
+# tilelens:     fp16[M, K], fp16[K, N], fp16[M, N], M, N, K, K, 1, N, 1, N, 1,
+# tilelens:     BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
 """,
     "layernorm": """\
 # tilelens: M = 1151
@@ -49,17 +57,15 @@ _LAUNCHES = {
 SOURCES = {
     "vector_add": REPO / "samples" / "vector_add.py",
     "softmax": REPO / "samples" / "softmax.py",
-    "matmul": HERE / "kernels" / "matmul.py",
+    "matmul": CORPUS / "matmul_grouped.py",
     "layernorm": CORPUS / "layernorm_fwd.py",
     "attention_fwd": CORPUS / "attention_fwd.py",
 }
 
 
 def kernel_source(name: str) -> str:
-    """The text of bench kernel `name`: its source file, with the benchmark's launches where it has them."""
+    """The text of bench kernel `name`: its source file with the benchmark's launches instead of its own."""
     text = SOURCES[name].read_text()
-    if name not in _LAUNCHES:
-        return text
     body = [line for line in text.splitlines() if not line.lstrip().startswith("# tilelens:")]
     while body and (not body[-1].strip() or body[-1].lstrip().startswith("#")):   # a comment on a dropped launch
         body.pop()

@@ -4,7 +4,6 @@ whose cost must not grow with the grid (a 16384³ matmul answered exactly, like 
 from __future__ import annotations
 
 import itertools
-import re
 import textwrap
 from pathlib import Path
 
@@ -92,15 +91,23 @@ def test_program_constants_off_a_lattice_are_not_factored():
     assert factor(unique_rows(np.array([[0], [1], [2], [10], [11], [13]]))) is None
 
 
-BENCH_MATMUL = REPO / "tools" / "bench" / "kernels" / "matmul.py"   # tutorial 03
+MATMUL = REPO / "tests" / "conformance" / "kernels" / "matmul_grouped.py"   # tutorial 03's one copy
+MATMUL_LAUNCH = """
+# tilelens: M = {size}
+# tilelens: N = {size}
+# tilelens: K = {size}
+# tilelens: matmul_kernel[(cdiv(M, 64) * cdiv(N, 64),)](
+# tilelens:     fp16[M, K], fp16[K, N], fp16[M, N], M, N, K, K, 1, N, 1, N, 1,
+# tilelens:     BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
+"""
 
 
 def matmul_source(size: int, edit=lambda text: text) -> str:
-    """The bench's grouped matmul with M = N = K = size (fixed 64x64x32 blocks)."""
-    text = BENCH_MATMUL.read_text()
-    for name in "MNK":
-        text, n = re.subn(rf"^# tilelens: {name} = \d+$", f"# tilelens: {name} = {size}", text, flags=re.M)
-        assert n == 1
+    """Tutorial 03's grouped matmul (the corpus copy, its own launches dropped) launched with
+    M = N = K = size and fixed 64x64x32 blocks, as the bench launches it at 512."""
+    body = [line for line in MATMUL.read_text().splitlines() if not line.startswith("# tilelens:")]
+    text = "\n".join(body).rstrip() + "\n\n" + MATMUL_LAUNCH.format(size=size)
+    assert text.count("# tilelens: matmul_kernel") == 1
     return edit(text)
 
 
