@@ -1,7 +1,7 @@
 """The package's layers, enforced: imports point down the pipeline only, no `_private` name is
 imported from another package nor a `_private` attribute used outside the module that defines it,
-no import cycle inside `lsp/` (TYPE_CHECKING imports included) but the listed ones, and only `lsp/`
-imports pygls or lsprotocol (ARCHITECTURE.md)."""
+no import cycle inside `lsp/` (TYPE_CHECKING imports included), and only `lsp/` imports pygls or
+lsprotocol (ARCHITECTURE.md)."""
 
 from __future__ import annotations
 
@@ -195,17 +195,8 @@ def test_the_private_attribute_rule_sees_what_it_should():
 # ---------------------------------------------------------------- import cycles inside lsp/
 #
 # Module-level imports count, those behind `if TYPE_CHECKING:` included (a cycle there is still a
-# cycle for a reader); imports inside functions do not. Today the parts of the server import
-# `Session` for their type annotations while the session builds them: the edges below close those
-# cycles, and the later lsp/analysis split (explicit collaborators instead of a session handed
-# `self`) removes them. An edge that no longer exists fails the test, so the list only shrinks.
-LSP_CYCLE_EDGES_ALLOWED = {
-    "tilelens_lsp.lsp.features -> tilelens_lsp.lsp.session",
-    "tilelens_lsp.lsp.progress -> tilelens_lsp.lsp.session",
-    "tilelens_lsp.lsp.runs -> tilelens_lsp.lsp.session",
-    "tilelens_lsp.lsp.scheduling -> tilelens_lsp.lsp.session",
-    "tilelens_lsp.lsp.workerhost -> tilelens_lsp.lsp.session",
-}
+# cycle for a reader: the parts of the server get their collaborators in their constructors, so none
+# needs to name the object that builds it); imports inside functions do not. None is allowed.
 
 
 def _module_level_imports(stmts: list[ast.stmt]):
@@ -260,15 +251,21 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_no_import_cycle_inside_lsp_but_the_listed_edges():
-    graph = lsp_import_graph()
-    edges = {f"{a} -> {b}" for a, deps in graph.items() for b in deps}
-    assert LSP_CYCLE_EDGES_ALLOWED - edges == set(), "gone: remove these from LSP_CYCLE_EDGES_ALLOWED"
-    pruned = {a: {b for b in deps if f"{a} -> {b}" not in LSP_CYCLE_EDGES_ALLOWED} for a, deps in graph.items()}
-    assert _cycle(pruned) is None
+def test_no_import_cycle_inside_lsp():
+    assert _cycle(lsp_import_graph()) is None
 
 
 def test_the_cycle_finder_finds_cycles():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert _cycle(lsp_import_graph()) is not None     # today's cycles, before the listed edges are cut
+
+
+def test_type_checking_imports_are_edges_of_the_graph():
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                     "    from tilelens_lsp.lsp.session import Session\n"
+                     "def f():\n    from tilelens_lsp.lsp import editor\n")
+    found = [(t, n) for stmt in _module_level_imports(tree.body) for t, n in _imports("tilelens_lsp.lsp.x", stmt)]
+    assert ("tilelens_lsp.lsp.session", ["Session"]) in found
+    assert all(t != "tilelens_lsp.lsp" for t, _ in found)     # a function's import is not module-level
+    graph = lsp_import_graph()
+    assert "tilelens_lsp.lsp.session" in graph["tilelens_lsp.lsp.sync"]   # sync names Session only for typing

@@ -28,9 +28,10 @@ def test_markers_are_registered_and_their_folders_exist():
 def test_the_fast_subset_leaves_out_slow_and_corpus_tests():
     run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                           "-m", "not slow and not corpus", "tests/lsp/test_runs.py", "tests/corpus",
-                          "tests/unit/test_ranges.py", "tests/test_paths.py"],
+                          "tests/unit/engines/test_ranges.py", "tests/test_paths.py"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     selected = [line for line in run.stdout.splitlines() if "::" in line]
-    assert selected and all(line.startswith(("tests/unit/test_ranges.py", "tests/test_paths.py")) for line in selected)
+    fast = ("tests/unit/engines/test_ranges.py", "tests/test_paths.py")
+    assert selected and all(line.startswith(fast) for line in selected)
     assert not any("test_interval_arithmetic_covers_every_value" in line for line in selected)   # marked slow
     assert "deselected" in run.stdout

@@ -458,12 +458,12 @@ def _merge(intervals: list[list[int]]) -> list[tuple[int, int]]:
 
 def conform(args) -> int:
     """The footprints of the hand-written corpus launches against what Triton's interpreter touches,
-    access by access and config by config (tests/conformance/oracle.py), where the interpreter can run
+    access by access and config by config (tests/support/oracle.py), where the interpreter can run
     the launch at all: it cannot import FlagGems (LibEntry wants a JITFunction), call `tl.float32(x)`
     or `.to()` on a float scalar."""
     os.environ["TRITON_INTERPRET"] = "1"
-    sys.path.insert(0, str(REPO / "tests" / "conformance"))
-    import oracle  # noqa: E402 - the interpreter oracle of tests/conformance
+    sys.path.insert(0, str(REPO))
+    from tests.support import oracle  # noqa: E402 - the interpreter oracle of the conformance suite
     from tilelens_lsp.launches.toml import launches_by_table
 
     ours = _check(HAND, 1, args.timeout)

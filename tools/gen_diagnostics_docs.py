@@ -1,7 +1,7 @@
 """Write the codes section of docs/diagnostics.md from the table of codes (tilelens_lsp/diagnostics.py).
 
 `python tools/gen_diagnostics_docs.py` rewrites the text between the two markers; `--check` only
-says whether it is up to date (exit 1 if not). tests/unit/test_diagnostics_table.py runs the check.
+says whether it is up to date (exit 1 if not). tests/test_diagnostics_table.py runs the check.
 """
 
 from __future__ import annotations

@@ -77,14 +77,14 @@ def test_an_existing_file_is_never_overwritten_without_merge(captured):
 
 
 def test_capturing_our_own_conformance_run_gives_launches_that_all_compile(tmp_path):
-    """The repository's own interpreter suite (tests/conformance/run_oracle.py, every conformance kernel)
+    """The repository's own interpreter suite (tools/conformance/run_oracle.py, every conformance kernel)
     launches kernels the way user code does; everything it launches is captured and checks without a
     compile or directive error."""
     repo = HERE.parents[1]
     out = tmp_path / "own.toml"
     kernels = sorted(str(p) for p in (repo / "tests" / "conformance" / "kernels").glob("*.py"))
     run = subprocess.run([sys.executable, "-m", "tilelens_lsp", "capture", "--out", str(out), "--",
-                          sys.executable, str(repo / "tests" / "conformance" / "run_oracle.py"), "--no-cache",
+                          sys.executable, str(repo / "tools" / "conformance" / "run_oracle.py"), "--no-cache",
                           "-j", "1", *kernels], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     tables = tomllib.loads(out.read_text())["launch"]

@@ -51,7 +51,7 @@ def conformance_stats(request) -> ConformanceStats:
 @pytest.fixture(scope="session")
 def oracle_results() -> dict[str, dict]:
     """path -> the interpreter's footprints for every launch of that corpus file (oracle.run_file)."""
-    from oracle_runner import corpus_files, run_oracle_files
+    from tests.support.oracle_runner import corpus_files, run_oracle_files
     use_cache = os.environ.get("TILELENS_CONFORMANCE_NO_CACHE") != "1"
     return run_oracle_files(corpus_files(), use_cache=use_cache)
 

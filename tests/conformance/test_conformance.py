@@ -23,7 +23,7 @@ from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.pipeline import analyze_path
 
-from oracle_runner import REPO_ROOT, corpus_files
+from tests.support.oracle_runner import REPO_ROOT, corpus_files
 
 HERE = Path(__file__).resolve().parent
 BUGS_DIR = HERE / "bugs"
@@ -196,7 +196,7 @@ def test_directives_agree_with_an_independent_reading(path):
     """Oracle and product share the product's LaunchSpecs; a second, independent reading of the
     directives (the test-only parser) guards against both sides inheriting one misreading."""
     import ast
-    import _directives_fallback as independent
+    from tests.support import directives_fallback as independent
 
     def norm(expr):
         return ast.dump(ast.parse(f"(\n{expr}\n)", mode="eval")) if expr else expr

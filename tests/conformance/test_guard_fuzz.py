@@ -20,7 +20,7 @@ import pytest
 
 from tilelens_lsp.pipeline import analyze_path
 
-from oracle_runner import run_oracle_files
+from tests.support.oracle_runner import run_oracle_files
 from test_conformance import _config_matches, _oracle_accesses, compare
 
 EXAMPLES = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "60"))

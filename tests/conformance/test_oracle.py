@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oracle import to_intervals
-from oracle_runner import KERNELS_DIR
+from tests.support.oracle import to_intervals
+from tests.support.oracle_runner import KERNELS_DIR
 
 
 def _runs(oracle_results, name: str, line: int) -> list[dict]:

@@ -1,7 +1,7 @@
 """Defects found on inference packages' kernels (issue 29), checked on the installed packages themselves:
 unsloth's findings at the access's line (its import turns Triton's line info off), SGLang's
 moe_align_small_numel analysed without a crash. Skips, saying why, when `.venv-infer` is absent
-(`bash tools/infer_env.sh`); the mechanisms are pinned without the packages in tests/unit/test_declare.py."""
+(`bash tools/infer_env.sh`); the mechanisms are pinned without the packages in tests/unit/compile/test_declare.py."""
 
 from __future__ import annotations
 

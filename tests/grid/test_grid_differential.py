@@ -21,7 +21,7 @@ import pytest
 from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
 
-from test_cfg_fuzz import EXAMPLES, SEED, kernel_source
+from tests.support.cfg_kernels import EXAMPLES, SEED, kernel_source
 
 KERNELS = Path(__file__).resolve().parent.parent / "conformance" / "kernels"
 DEFINITE = {"TL001", "TL003", "TL005"}
@@ -118,6 +118,7 @@ def _report(name: str, counts: Counter) -> None:
     print(f"grid differential ({name}): " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
 
 
+@pytest.mark.slow     # every conformance kernel (or fuzz case) through two engines: tens of seconds
 def test_grid_footprints_contain_the_enumeration_on_conformance_kernels(monkeypatch):
     counts, problems = _compare_files(sorted(KERNELS.glob("*.py")), monkeypatch, KERNELS)
     _report("conformance", counts)
@@ -137,6 +138,7 @@ def fuzz_files(tmp_path_factory) -> list[Path]:
     return files
 
 
+@pytest.mark.slow     # every conformance kernel (or fuzz case) through two engines: tens of seconds
 def test_grid_footprints_contain_the_enumeration_on_control_flow_fuzz(fuzz_files, monkeypatch):
     counts, problems = _compare_files(fuzz_files, monkeypatch)
     _report("cfg fuzz", counts)

@@ -1,4 +1,4 @@
-"""The mutation list still applies to the current sources (the mutation run itself is `mutate.py`, not pytest).
+"""The mutation list still applies to the current sources (the mutation run itself is tools/mutation/mutate.py, not pytest).
 
 Cheap: no mutation is run here. When a product edit moves or rewrites a snippet, this fails and names
 the mutation, so the list is updated instead of silently mutating nothing.
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
+MUTATE = Path(__file__).resolve().parents[2] / "tools" / "mutation" / "mutate.py"
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("tilelens_mutation_list", HERE / "mutate.py")
+    spec = importlib.util.spec_from_file_location("tilelens_mutation_list", MUTATE)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

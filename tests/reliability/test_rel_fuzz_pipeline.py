@@ -1,6 +1,6 @@
 """Launch directives fuzzed through the whole pipeline (directives → import → bind → compile → graph).
 
-The parser alone is fuzzed in tests/unit/test_directives_fuzz.py; here hypothesis writes absurd but
+The parser alone is fuzzed in tests/unit/launches/test_scanner_fuzz.py; here hypothesis writes absurd but
 syntactically plausible launches into a real kernel file and `pipeline.analyze_path` analyses it in
 this process: huge and negative numbers, empty tensors, zero and enormous grids, block sizes Triton
 rejects. Every answer must be a FileResult with precise diagnostics, never an exception, in bounded

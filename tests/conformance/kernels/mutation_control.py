@@ -1,4 +1,4 @@
-"""Conformance-style kernels for survivors of tests/mutation/mutate.py: ragged_walk_kernel catches
+"""Conformance-style kernels for survivors of tools/mutation/mutate.py: ragged_walk_kernel catches
 for-blend-ignored, halo_start_kernel if-results-then-only, unmasked_grid_stride_kernel
 while-body-ignores-condition, flag_branch_kernel data-branch-exact; tail_data_mask_kernel gives two TL002
 under unknown-mask-bound-dropped (a unit test asserting no diagnostics catches it). All agree with the

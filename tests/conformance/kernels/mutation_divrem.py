@@ -1,4 +1,4 @@
-"""Conformance-style kernels for survivors of tests/mutation/mutate.py: half_pixel_kernel catches
+"""Conformance-style kernels for survivors of tools/mutation/mutate.py: half_pixel_kernel catches
 divsi-floor, phase_kernel catches remsi-python-sign. Both agree with the interpreter on the current product.
 """
 import triton

@@ -1,4 +1,4 @@
-"""Conformance-style kernels for survivors of tests/mutation/mutate.py: permute3d_kernel catches
+"""Conformance-style kernels for survivors of tools/mutation/mutate.py: permute3d_kernel catches
 trans-order-ignored, second_half_kernel make-range-start-ignored; repeat_rows_kernel makes
 broadcast-identity crash (a TL050 refusal, caught only once refusals are pinned). All agree with the
 interpreter on the current product.

@@ -1,4 +1,4 @@
-"""Conformance-style kernels for survivors of tests/mutation/mutate.py: window_kernel catches
+"""Conformance-style kernels for survivors of tools/mutation/mutate.py: window_kernel catches
 cmpi-unsigned-as-signed, ring_u8_kernel extui-as-extsi, ring_i8_kernel trunci-no-wrap, bucket_u32_kernel
 divui-signed and shrui-arithmetic, hash_subsample_kernel wraparound-removed; scalar_bias_kernel makes
 splat-not-materialized crash (a TL050 refusal, caught only once refusals are pinned); prev_clamped_kernel
