@@ -7,7 +7,7 @@ the helper is code we did not write): Liger-Kernel's `ops/fused_moe_kernels.py` 
 `@triton.jit` kernels, 969 lines, importing only Triton) when Liger is installed, else a generated
 helper of twenty. Run it with the interpreter the worker would use (the corpus venv has Liger):
 
-    PYTHONPATH=. .venv-corpus/bin/python tools/bench_kept_imports.py [--saves 15] [--kernel softmax]
+    PYTHONPATH=. .venv-corpus/bin/python tools/bench/kept_imports.py [--saves 15] [--kernel softmax]
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-KERNELS = REPO / "tests" / "bench" / "kernels"
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import workload  # noqa: E402 - the bench's kernels (tools/bench/workload.py), beside this script
 os.environ["TILELENS_CACHE_DIR"] = "off"          # every save computes its verdict
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 sys.dont_write_bytecode = True                      # as the worker (-B): no .pyc makes a re-import cheaper
@@ -46,7 +47,7 @@ def helpers(ws: Path) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--saves", type=int, default=15)
-    ap.add_argument("--kernel", default="softmax", help="a kernel of tests/bench/kernels")
+    ap.add_argument("--kernel", default="softmax", help="a bench kernel (tools/bench/workload.py)")
     args = ap.parse_args()
     from tilelens_lsp.pipeline import Imports, WarmState, analyze_path
 
@@ -55,7 +56,7 @@ def main() -> int:
         ws = tmp / "ws"
         ws.mkdir()
         names = helpers(ws)
-        text = "".join(f"import {n}  # noqa: F401\n" for n in names) + (KERNELS / f"{args.kernel}.py").read_text()
+        text = "".join(f"import {n}  # noqa: F401\n" for n in names) + workload.kernel_source(args.kernel)
         path = ws / f"{args.kernel}.py"
         kept, fresh = WarmState(imports=Imports(reuse=True)), WarmState(imports=Imports(reuse=False))
         times: dict[str, list[float]] = {"kept": [], "fresh": []}
