@@ -92,8 +92,8 @@ def _untested_reason() -> str | None:
 # .venv-corpus). `gpu`: tests that need a GPU, skipped on a host without one. The fast subset is
 # `pytest -m "not slow and not corpus"`; a plain `pytest` (and CI) runs everything.
 
-_SLOW_SUITES = ("lsp", "editors", "conformance", "reliability", "capture", "bench", "mutation")
-_CORPUS_SUITES = ("corpus",)
+SLOW_SUITES = ("lsp", "editors", "conformance", "reliability", "capture", "bench", "mutation")
+CORPUS_SUITES = ("corpus",)
 
 
 def _has_gpu() -> bool:
@@ -117,9 +117,9 @@ def pytest_collection_modifyitems(config, items):
         except ValueError:
             continue
         suite = rel.parts[0] if len(rel.parts) > 1 else ""
-        if suite in _SLOW_SUITES:
+        if suite in SLOW_SUITES:
             item.add_marker(pytest.mark.slow)
-        if suite in _CORPUS_SUITES:
+        if suite in CORPUS_SUITES:
             item.add_marker(pytest.mark.corpus)
         if no_gpu is not None and item.get_closest_marker("gpu"):
             item.add_marker(no_gpu)

@@ -21,7 +21,7 @@ _spec.loader.exec_module(conftest)
 def test_markers_are_registered_and_their_folders_exist():
     registered = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
     assert {m.split(":")[0] for m in registered} == {"slow", "corpus", "gpu"}
-    assert all((ROOT / "tests" / s).is_dir() for s in conftest._SLOW_SUITES + conftest._CORPUS_SUITES)
+    assert all((ROOT / "tests" / s).is_dir() for s in conftest.SLOW_SUITES + conftest.CORPUS_SUITES)
 
 
 @pytest.mark.slow     # a second pytest collecting in a subprocess

@@ -67,7 +67,7 @@ class Tally:
                 "examples": self.examples}
 
 
-def _bindings():
+def mlir_bindings():
     """An MLIR context with Triton's dialects (and the default backend's) loaded."""
     from triton._C.libtriton import ir
 
@@ -201,7 +201,7 @@ def run(ttir_paths: list[Path], corpus: list[Path], dump: Path | None, root: Pat
         root = root or _find_root(corpus[0])
         files += compile_corpus(corpus, dump, root.resolve(), target, tally, verbose)
     try:
-        ctx, parse = _bindings()
+        ctx, parse = mlir_bindings()
         for f in files:
             verdict = align_file(f, ctx, parse, tally, _label(f, dump))
             if verbose:

@@ -66,7 +66,7 @@ def test_misalignment_is_reported(bulk_align, tmp_path):
     if not goldens:
         pytest.skip("no vector-add golden for this release")
     text = goldens[0].read_text()
-    ctx, parse = bulk_align._bindings()
+    ctx, parse = bulk_align.mlir_bindings()
     mlir_module = parse(str(goldens[0]), ctx)
     module = ttir.parse_module(text)
     # drop the reader's last op of the entry function: the walk no longer lines up

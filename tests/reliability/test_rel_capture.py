@@ -345,13 +345,13 @@ def test_value_ranges_are_not_read_while_a_cuda_stream_captures_a_graph(monkeypa
     torch = pytypes.SimpleNamespace(cuda=pytypes.SimpleNamespace(is_current_stream_capturing=lambda: capturing[0]))
     monkeypatch.setitem(sys.modules, "torch", torch)
     log: list = []
-    spec = hook._tensor(_FakeCudaTensor(log))
+    spec = hook._tensor(_FakeCudaTensor(log))  # noqa: SLF001 - white-box test of the capture hook's record of a tensor
     assert log == [] and "values" not in spec and spec["values_skipped"]      # before: min() and max() called
     capturing[0] = False
-    spec = hook._tensor(_FakeCudaTensor(log))
+    spec = hook._tensor(_FakeCudaTensor(log))  # noqa: SLF001 - white-box test of the capture hook's record of a tensor
     assert log == ["min", "max"] and spec["values"] == [0, 8]
     monkeypatch.delitem(sys.modules, "torch")                                # no torch at all: values read
-    assert hook._tensor(_FakeCudaTensor(log))["values"] == [0, 8]
+    assert hook._tensor(_FakeCudaTensor(log))["values"] == [0, 8]  # noqa: SLF001 - white-box test of the capture hook's record of a tensor
     relfig.bump("capture", "tested")
 
 
@@ -404,9 +404,9 @@ def test_records_are_deduplicated_and_capped_as_they_are_made(tmp_path, monkeypa
     x.is_cuda = False
     for i in range(3000):
         hook.record(FAKE_KERNEL, (1,), (x, i % 50), {})
-    hook._OUT[0].close()
+    hook._OUT[0].close()  # noqa: SLF001 - white-box test of the capture hook's module state
     lines = (tmp_path / f"{os.getpid()}.jsonl").read_text().splitlines()
     assert len(lines) == 16, len(lines)
-    assert hook._COUNTS["duplicates"] + hook._COUNTS["capped"] == 3000 - 16 and hook._COUNTS["capped"] >= 50 - 16
-    assert len(hook._SEEN) == 16
+    assert hook._COUNTS["duplicates"] + hook._COUNTS["capped"] == 3000 - 16 and hook._COUNTS["capped"] >= 50 - 16  # noqa: SLF001 - white-box test of the capture hook's module state
+    assert len(hook._SEEN) == 16  # noqa: SLF001 - white-box test of the capture hook's module state
     relfig.record("capture", launches=3000, records=len(lines))

@@ -201,8 +201,8 @@ def _table(rec: dict, root: Path) -> tuple[str, dict]:
         table["file"] = Path(os.path.relpath(file, root)).as_posix() if file.anchor == root.anchor else str(file)
         where = table["file"]
     grid, let = _grid(rec["grid"], rec.get("wrapped", False))
-    args = [_spec(a) for a in rec["args"]]
-    args += [f"{name}={_spec(a)}" for name, a in rec["kwargs"].items()]
+    args = [spec_text(a) for a in rec["args"]]
+    args += [f"{name}={spec_text(a)}" for name, a in rec["kwargs"].items()]
     if let:
         table["let"] = "; ".join(f"{k} = {v}" for k, v in sorted(let.items()))
     table["launch"] = f"{rec['kernel']}[{grid}]({', '.join(args)})"
@@ -219,7 +219,7 @@ def _grid(grid: dict, wrapped: bool) -> tuple[str, dict]:
     raise ValueError("its grid is neither dims nor a lambda the directive grammar can read")
 
 
-def _spec(arg: dict) -> str:
+def spec_text(arg: dict) -> str:
     if "tensor" in arg:
         return _tensor(arg["tensor"])
     if "dtype" in arg:       # a dtype-valued constexpr, written as the directive's dtype name
@@ -230,7 +230,7 @@ def _spec(arg: dict) -> str:
         padding = "" if d.get("padding", "zero") == "zero" else f", padding={json.dumps(d['padding'])}"
         return f"descriptor({_tensor(d['tensor'])}, block=({block}){padding})"
     if "tuple" in arg:
-        items = [_spec(a) for a in arg["tuple"]]
+        items = [spec_text(a) for a in arg["tuple"]]
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     value = arg["scalar"]
     if isinstance(value, float) and not math.isfinite(value):

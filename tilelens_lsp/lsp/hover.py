@@ -60,7 +60,7 @@ def hover_after_edits(result: FileResult, rel: str, analysed_text: str, line_map
         text = lines[copy] if copy < len(lines) else ""
         markdown = hover_markdown(result, rel, copy + 1, text, shown_line=line)
         if markdown is not None and copy + 1 != line:
-            markdown += (f"\n\n*From the analysis of {_md(analysed_as)}, where this was line {copy + 1}; "
+            markdown += (f"\n\n*From the analysis of {escape_markdown(analysed_as)}, where this was line {copy + 1}; "
                          "unsaved edits since moved it.*")
         return markdown
     stale = sorted(o + 1 for o in edited
@@ -68,7 +68,7 @@ def hover_after_edits(result: FileResult, rel: str, analysed_text: str, line_map
     if not stale:
         return None
     where = ("lines " if len(stale) > 1 else "line ") + ", ".join(map(str, stale))
-    return (f"**tilelens** · this line changed after the analysis of {_md(analysed_as)} "
+    return (f"**tilelens** · this line changed after the analysis of {escape_markdown(analysed_as)} "
             f"({where} there): its footprint is stale and not shown. Save to analyse it again.")
 
 
@@ -95,7 +95,7 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
             f"{_bytes(access.touched * access.element_size) if access.element_size else '? B'}, {_layout(access)}",
             f"  - bounds: {_bounds(access, launch, several_accesses)}",
         ]
-        out += [f"  - {_md(text)}" for text in _access_findings(access, launch)]
+        out += [f"  - {escape_markdown(text)}" for text in _access_findings(access, launch)]
     maps = 0
     seen: set[tuple] = set()
     several_launches = len(shown) > 1
@@ -127,7 +127,7 @@ def _refusal_hover(refused: list[tuple[str, Diagnostic]], line: int) -> str:
     """A line whose access was not analysed: why, and what would decide it (the refusal's fix), per launch."""
     out = [f"**tilelens** · not analysed on line {line}"]
     for message, labels in _grouped(refused).items():
-        out += ["", f"- {', '.join(f'`{x}`' for x in labels)}: {_md(message.removeprefix('not analyzed: '))}"]
+        out += ["", f"- {', '.join(f'`{x}`' for x in labels)}: {escape_markdown(message.removeprefix('not analyzed: '))}"]
     return "\n".join(out)
 
 
@@ -148,7 +148,7 @@ def _launch_line(label: str, launch: LaunchResult) -> str:
     where = re.search(r" \(([^()]*)\)$", label)
     return (f"`{launch.kernel}{f'[{config}]' if config else ''}` · grid ({grid})"
             + (f" · engine {launch.engine}" if launch.engine else "")
-            + (f" · declared at {_md(where.group(1))}" if where else ""))
+            + (f" · declared at {escape_markdown(where.group(1))}" if where else ""))
 
 
 def _access_findings(access: Access, launch: LaunchResult) -> list[str]:
@@ -171,7 +171,7 @@ def _launch_notes(launch: LaunchResult) -> list[str]:
         ranges = ", ".join(f"`{name}` ∈ {format_values(_tuples(v))}" for name, v in sorted(launch.value_ranges.items()))
         out += ["", f"declared value ranges: {ranges} (footprints built from them are bounds)"]
     for note in launch.notes:
-        out += ["", f"*not decided*: {_md(note)}"]
+        out += ["", f"*not decided*: {escape_markdown(note)}"]
     return out
 
 
@@ -183,7 +183,7 @@ def _op_name(op: str) -> str:
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 
-def _md(text: str) -> str:
+def escape_markdown(text: str) -> str:
     """Text shown as itself in Markdown: brackets (`kernel[BLOCK=256]` is no link), pipes, emphasis."""
     return _MD_SPECIAL.sub(r"\\\1", text)
 

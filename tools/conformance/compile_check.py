@@ -38,7 +38,7 @@ def compile_launch(kernel, launch, config, target=None):
     names = list(fn.arg_names)
     bound = {}
     for name, spec in list(zip(names, launch.args)) + list(launch.kwargs):
-        bound[name] = oracle.FakeTensor(name, spec, rng) if isinstance(spec, TensorSpec) else oracle._scalar_value(spec)
+        bound[name] = oracle.FakeTensor(name, spec, rng) if isinstance(spec, TensorSpec) else oracle.scalar_value(spec)
     meta = dict(bound)
     meta.update(config)
     for layer in heuristics:
@@ -47,7 +47,7 @@ def compile_launch(kernel, launch, config, target=None):
     kwargs = {k: v for k, v in meta.items() if k in names}
     binder = create_function_from_signature(fn.signature, fn.params, backend)
     bound_args, specialization, options = binder(**kwargs)
-    options, signature, constexprs, attrs = fn._pack_args(backend, {}, bound_args, specialization, options)
+    options, signature, constexprs, attrs = fn._pack_args(backend, {}, bound_args, specialization, options)  # noqa: SLF001 - Triton's binder: the arguments as Triton packs them
     src = ASTSource(fn, signature, constexprs, attrs)
     ctx = ir.context()
     ir.load_dialects(ctx)

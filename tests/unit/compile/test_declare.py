@@ -309,7 +309,7 @@ def test_captured_dtypes_descriptors_and_tuples_read_back_as_the_launch_values()
     rows = _Tensor((64, 128), (128, 1), 128 * 16, 128 * 128)          # x[16:80] of a 128 x 128 tensor
     desc = TensorDescriptor(rows, [64, 128], [128, 1], [32, 64])
     pair = (_Tensor((8,), (1,), 0, 8), _Tensor((8,), (1,), 0, 8))
-    written = [runner._spec(hook._arg(v)) for v in (tl.bfloat16, desc, pair)]
+    written = [runner.spec_text(hook._arg(v)) for v in (tl.bfloat16, desc, pair)]  # noqa: SLF001 - white-box test of the capture hook's record of an argument
     launch = launch_of(f"k[(1,)]({', '.join(written)})", "k")
     view = TensorSpec("fp16", (64, 128), (128, 1), 128 * 16, 128 * 128)
     assert launch.args == (ScalarSpec("dtype", "bf16"), DescriptorSpec(view, (32, 64)),

@@ -70,7 +70,7 @@ def test_a_race_is_listed_with_both_programs_and_the_element(analysed):
     [race] = [d for r in analysed.launches for d in r.diagnostics if d.code == "TL005"]
     markdown = _hover(analysed, RACE_STORE)
     [line] = [x for x in markdown.split("\n") if x.strip().startswith("- TL005:")]
-    assert line.strip() == "- " + hover._md(f"TL005: {race.message}")
+    assert line.strip() == "- " + hover.escape_markdown(f"TL005: {race.message}")
     assert "program (0, 0, 0)" in race.message and "program (1, 0, 0)" in race.message
     assert "element" in race.message
 
@@ -86,8 +86,8 @@ def test_plain_text_keeps_the_facts_and_drops_the_markup(analysed):
 
 
 def test_markdown_escapes_brackets_so_a_launch_name_is_never_a_link():
-    assert hover._md("kernel[BLOCK=256]") == "kernel\\[BLOCK=256\\]"
-    assert hover.plaintext(hover._md("kernel[BLOCK=256] | a_b *c*")) == "kernel[BLOCK=256] | a_b *c*"
+    assert hover.escape_markdown("kernel[BLOCK=256]") == "kernel\\[BLOCK=256\\]"
+    assert hover.plaintext(hover.escape_markdown("kernel[BLOCK=256] | a_b *c*")) == "kernel[BLOCK=256] | a_b *c*"
 
 
 def test_a_plain_bar_marks_reads_past_a_one_dimensional_view_and_past_its_storage():
