@@ -294,7 +294,7 @@ MUTATIONS: list[Mutation] = [
       "return line, body[:end]",
       "the trailing `loc(...)` stays in the op text (types and attributes are read through it)"),
     M("for-bindings-as-operands", "ttir/reader.py",
-      "operands = [o for o in operands if not self._is_binding(header, o)]",
+      "operands = [o for o in operands if o not in bound]",
       "operands = operands",
       "scf.for/while: the induction variable and iter_args names are read as operands"),
     M("alignment-check-disabled", "ttir/reader.py",
