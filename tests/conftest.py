@@ -30,8 +30,12 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 _IR_SUITES = ("unit", "golden", "conformance", "release")
 _GATE_TESTS = ("test_gate.py",)
 _PURE_UNIT_STAGES = ("launches", "records")
-_PURE_UNIT_FILES = ("engines/test_ranges.py", "pipeline/test_installed_roots.py", "lsp/test_linemap.py",
-                    "lsp/test_directive_help.py")
+_PURE_UNIT_FILES = (
+    "engines/test_ranges.py",
+    "pipeline/test_installed_roots.py",
+    "lsp/test_linemap.py",
+    "lsp/test_directive_help.py",
+)
 
 
 def needs_triton(rel) -> bool:
@@ -81,8 +85,10 @@ def _untested_reason() -> str | None:
         return "Triton is not installed"
     if releases.is_tested(installed) or releases.untested_allowed():
         return None
-    return (f"Triton {installed} is not a tested release ({', '.join(releases.TESTED_RELEASES)}); "
-            f"set {releases.ALLOW_ENV}=1 to run the IR tests anyway")
+    return (
+        f"Triton {installed} is not a tested release ({', '.join(releases.TESTED_RELEASES)}); "
+        f"set {releases.ALLOW_ENV}=1 to run the IR tests anyway"
+    )
 
 
 # ---------------------------------------------------------------- markers (registered in pyproject.toml)

@@ -13,8 +13,20 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tilelens_lsp"
 
 # bottom to top; a module may import its own layer and those below it
 LAYERS = [
-    {"model", "diagnostics", "dtypes", "settings", "releases", "refusal", "paths", "cache", "suppress",
-     "textlines", "_warmup", "__init__"},
+    {
+        "model",
+        "diagnostics",
+        "dtypes",
+        "settings",
+        "releases",
+        "refusal",
+        "paths",
+        "cache",
+        "suppress",
+        "textlines",
+        "_warmup",
+        "__init__",
+    },
     {"launches"},
     {"compile"},
     {"ttir"},
@@ -98,16 +110,20 @@ def test_no_private_name_crosses_a_package():
             for sub in names:
                 if sub.startswith("_") and not sub.startswith("__") and _unit(target) != _unit(name):
                     crossing.append(f"{name} imports {target}.{sub}")
-                if sub.startswith("_") and target == "tilelens_lsp" and sub not in ("__version__",) \
-                        and _unit(name) != sub:
+                if sub.startswith("_") and target == "tilelens_lsp" and sub not in ("__version__",) and _unit(name) != sub:
                     crossing.append(f"{name} imports tilelens_lsp.{sub}")
-    allowed = {"tilelens_lsp.worker.main imports tilelens_lsp._warmup"}   # the worker's warm-up kernel
+    allowed = {"tilelens_lsp.worker.main imports tilelens_lsp._warmup"}  # the worker's warm-up kernel
     assert set(crossing) <= allowed, sorted(set(crossing) - allowed)
 
 
 def test_only_the_lsp_package_imports_pygls_and_lsprotocol():
-    outside = [f"{name} imports {target}" for name, _, tree in _modules() if _unit(name) != "lsp"
-               for target, _ in _imports(name, tree) if target.split(".")[0] in ("pygls", "lsprotocol")]
+    outside = [
+        f"{name} imports {target}"
+        for name, _, tree in _modules()
+        if _unit(name) != "lsp"
+        for target, _ in _imports(name, tree)
+        if target.split(".")[0] in ("pygls", "lsprotocol")
+    ]
     assert not outside, outside
 
 
@@ -135,11 +151,20 @@ def _own_private_attributes(tree: ast.AST) -> set[str]:
             for stmt in node.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     owned.add(stmt.name)
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else \
-                    [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+                targets = (
+                    stmt.targets
+                    if isinstance(stmt, ast.Assign)
+                    else [stmt.target]
+                    if isinstance(stmt, ast.AnnAssign)
+                    else []
+                )
                 owned.update(t.id for t in targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
-                and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
             owned.add(node.attr)
     return {name for name in owned if _private(name)}
 
@@ -172,8 +197,11 @@ def private_attribute_uses() -> set[str]:
             if isinstance(receiver, ast.Name) and receiver.id in aliases:
                 uses.add(f"{name} uses {aliases[receiver.id]}.{node.attr}")
             elif node.attr not in owned[name]:
-                uses.update(f"{name} uses {node.attr} of {other}" for other, attrs in owned.items()
-                            if other != name and node.attr in attrs)
+                uses.update(
+                    f"{name} uses {node.attr} of {other}"
+                    for other, attrs in owned.items()
+                    if other != name and node.attr in attrs
+                )
     return uses
 
 
@@ -184,12 +212,15 @@ def test_no_private_attribute_is_used_across_modules():
 
 
 def test_the_private_attribute_rule_sees_what_it_should():
-    tree = ast.parse("class A:\n    _k = 1\n    def __init__(self):\n        self._x = 0\n"
-                     "    def _f(self):\n        return self._x\n")
+    tree = ast.parse(
+        "class A:\n    _k = 1\n    def __init__(self):\n        self._x = 0\n    def _f(self):\n        return self._x\n"
+    )
     assert _own_private_attributes(tree) == {"_k", "_x", "_f"}
     tree = ast.parse("from tilelens_lsp import pipeline\nimport tilelens_lsp.model as m\n")
     assert _module_aliases("tilelens_lsp.x", tree, {"tilelens_lsp.pipeline", "tilelens_lsp.model"}) == {
-        "pipeline": "tilelens_lsp.pipeline", "m": "tilelens_lsp.model"}
+        "pipeline": "tilelens_lsp.pipeline",
+        "m": "tilelens_lsp.model",
+    }
 
 
 # ---------------------------------------------------------------- import cycles inside lsp/
@@ -206,8 +237,9 @@ def _module_level_imports(stmts: list[ast.stmt]):
         elif isinstance(stmt, ast.If):
             yield from _module_level_imports(stmt.body + stmt.orelse)
         elif isinstance(stmt, ast.Try):
-            yield from _module_level_imports(stmt.body + stmt.orelse + stmt.finalbody
-                                             + [s for h in stmt.handlers for s in h.body])
+            yield from _module_level_imports(
+                stmt.body + stmt.orelse + stmt.finalbody + [s for h in stmt.handlers for s in h.body]
+            )
 
 
 def lsp_import_graph() -> dict[str, set[str]]:
@@ -238,7 +270,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for dep in sorted(graph.get(node, ())):
             if state.get(dep) == 1:
-                return stack[stack.index(dep):] + [dep]
+                return stack[stack.index(dep) :] + [dep]
             if dep not in state and (found := visit(dep)):
                 return found
         stack.pop()
@@ -261,11 +293,13 @@ def test_the_cycle_finder_finds_cycles():
 
 
 def test_type_checking_imports_are_edges_of_the_graph():
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                     "    from tilelens_lsp.lsp.session import Session\n"
-                     "def f():\n    from tilelens_lsp.lsp import editor\n")
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from tilelens_lsp.lsp.session import Session\n"
+        "def f():\n    from tilelens_lsp.lsp import editor\n"
+    )
     found = [(t, n) for stmt in _module_level_imports(tree.body) for t, n in _imports("tilelens_lsp.lsp.x", stmt)]
     assert ("tilelens_lsp.lsp.session", ["Session"]) in found
-    assert all(t != "tilelens_lsp.lsp" for t, _ in found)     # a function's import is not module-level
+    assert all(t != "tilelens_lsp.lsp" for t, _ in found)  # a function's import is not module-level
     graph = lsp_import_graph()
-    assert "tilelens_lsp.lsp.session" in graph["tilelens_lsp.lsp.sync"]   # sync names Session only for typing
+    assert "tilelens_lsp.lsp.session" in graph["tilelens_lsp.lsp.sync"]  # sync names Session only for typing

@@ -31,7 +31,7 @@ def test_records_take_severity_and_title_from_the_table():
     assert model.SEVERITY == {c.code: c.severity for c in CODES.values()}
     assert model.CODE_TITLES == {c.code: c.title for c in CODES.values()}
     assert all(c.severity in diagnostics.SEVERITIES for c in CODES.values())
-    assert model.Diagnostic("TL006", "m", 3).severity == "warning"   # the data-dependent race: a warning
+    assert model.Diagnostic("TL006", "m", 3).severity == "warning"  # the data-dependent race: a warning
 
 
 def test_sarif_rules_are_the_table():
@@ -49,12 +49,17 @@ def test_lsp_severities_are_the_protocols_numbers():
     from lsprotocol import types
 
     assert {name: types.DiagnosticSeverity(n).name for name, n in diagnostics.LSP_SEVERITY.items()} == {
-        "error": "Error", "warning": "Warning", "information": "Information", "hint": "Hint"}
+        "error": "Error",
+        "warning": "Warning",
+        "information": "Information",
+        "hint": "Hint",
+    }
 
 
 def test_the_docs_codes_section_is_generated_from_the_table():
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_diagnostics_docs.py"), "--check"],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_diagnostics_docs.py"), "--check"], capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stderr
     text = DOC.read_text(encoding="utf-8")
     for c in CODES.values():
@@ -63,23 +68,34 @@ def test_the_docs_codes_section_is_generated_from_the_table():
 
 def test_every_code_link_lands_on_a_heading_of_the_docs():
     anchors = {_github_anchor(m) for m in re.findall(r"^#{1,6} (.+)$", DOC.read_text(encoding="utf-8"), re.M)}
-    assert diagnostics.DOCS_URL.endswith("/blob/main/docs/diagnostics.md")   # the file of this repository
+    assert diagnostics.DOCS_URL.endswith("/blob/main/docs/diagnostics.md")  # the file of this repository
     assert [c.code for c in CODES.values() if c.anchor not in anchors] == []
 
 
 def test_no_document_or_module_names_a_code_the_table_lacks():
-    files = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "editors" / "vscode" / "package.json",
-             *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "tilelens_lsp").rglob("*.py"))]
-    unknown = {(f.relative_to(ROOT).as_posix(), code) for f in files if f.exists()
-               for code in CODE_RE.findall(f.read_text(encoding="utf-8")) if code not in CODES}
+    files = [
+        ROOT / "README.md",
+        ROOT / "ARCHITECTURE.md",
+        ROOT / "editors" / "vscode" / "package.json",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "tilelens_lsp").rglob("*.py")),
+    ]
+    unknown = {
+        (f.relative_to(ROOT).as_posix(), code)
+        for f in files
+        if f.exists()
+        for code in CODE_RE.findall(f.read_text(encoding="utf-8"))
+        if code not in CODES
+    }
     assert unknown == set()
 
 
 def test_vscode_offers_exactly_the_registered_clients():
     from tilelens_lsp.clients import CLIENTS
 
-    prop = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())[
-        "contributes"]["configuration"]["properties"]["tilelens.clients"]
+    prop = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text())["contributes"]["configuration"][
+        "properties"
+    ]["tilelens.clients"]
     assert tuple(CLIENTS) == settings.ALL_CLIENTS
     assert prop["items"]["enum"] == list(CLIENTS) == prop["default"]
 
@@ -110,13 +126,13 @@ def test_rule_of_an_unknown_code_exits_2_with_a_did_you_mean(capsys, typed, sugg
 
 
 def test_rule_through_the_installed_command():
-    run = subprocess.run([sys.executable, "-m", "tilelens_lsp", "rule", "TL005"], capture_output=True, text=True,
-                         cwd=ROOT)
+    run = subprocess.run([sys.executable, "-m", "tilelens_lsp", "rule", "TL005"], capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("# TL005: race between programs (error)")
 
 
 def test_the_readme_lists_every_code_with_its_severity():
-    rows = re.findall(r"^\| (TL\d{3}) \| (\w+) \| (.+?) \| (.+?) \|$", (ROOT / "README.md").read_text(encoding="utf-8"),
-                      re.M)
+    rows = re.findall(
+        r"^\| (TL\d{3}) \| (\w+) \| (.+?) \| (.+?) \|$", (ROOT / "README.md").read_text(encoding="utf-8"), re.M
+    )
     assert rows == [(c.code, c.severity, c.title, c.summary) for c in CODES.values()]

@@ -16,8 +16,8 @@ def _anchors(path: Path) -> set[str]:
 
 
 def _links(text: str) -> list[str]:
-    text = re.sub(r"```.*?```", "", text, flags=re.S)     # code blocks hold no links
-    text = re.sub(r"`[^`\n]*`", "", text)                  # nor do code spans (`KERNEL[GRID](ARGS)`)
+    text = re.sub(r"```.*?```", "", text, flags=re.S)  # code blocks hold no links
+    text = re.sub(r"`[^`\n]*`", "", text)  # nor do code spans (`KERNEL[GRID](ARGS)`)
     return re.findall(r"\]\(([^)\s]+)\)", text)
 
 
@@ -37,8 +37,16 @@ def test_every_relative_link_resolves():
 
 
 def test_nothing_cites_a_design_file_the_repository_does_not_have():
-    files = [*DOCS, *(ROOT / "tilelens_lsp").rglob("*.py"), *(ROOT / "tests").rglob("*.py"),
-             *(ROOT / "tools").rglob("*.py"), *(ROOT / "editors").rglob("*.md")]
-    citing = [f.relative_to(ROOT).as_posix() for f in files if "node_modules" not in f.parts
-              and re.search(r"DESIGN(\.md| §)", f.read_text(encoding="utf-8", errors="replace"))]
+    files = [
+        *DOCS,
+        *(ROOT / "tilelens_lsp").rglob("*.py"),
+        *(ROOT / "tests").rglob("*.py"),
+        *(ROOT / "tools").rglob("*.py"),
+        *(ROOT / "editors").rglob("*.md"),
+    ]
+    citing = [
+        f.relative_to(ROOT).as_posix()
+        for f in files
+        if "node_modules" not in f.parts and re.search(r"DESIGN(\.md| §)", f.read_text(encoding="utf-8", errors="replace"))
+    ]
     assert citing == []

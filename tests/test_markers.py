@@ -24,14 +24,31 @@ def test_markers_are_registered_and_their_folders_exist():
     assert all((ROOT / "tests" / s).is_dir() for s in conftest.SLOW_SUITES + conftest.CORPUS_SUITES)
 
 
-@pytest.mark.slow     # a second pytest collecting in a subprocess
+@pytest.mark.slow  # a second pytest collecting in a subprocess
 def test_the_fast_subset_leaves_out_slow_and_corpus_tests():
-    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                          "-m", "not slow and not corpus", "tests/lsp/test_runs.py", "tests/corpus",
-                          "tests/unit/engines/test_ranges.py", "tests/test_paths.py"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not slow and not corpus",
+            "tests/lsp/test_runs.py",
+            "tests/corpus",
+            "tests/unit/engines/test_ranges.py",
+            "tests/test_paths.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     selected = [line for line in run.stdout.splitlines() if "::" in line]
     fast = ("tests/unit/engines/test_ranges.py", "tests/test_paths.py")
     assert selected and all(line.startswith(fast) for line in selected)
-    assert not any("test_interval_arithmetic_covers_every_value" in line for line in selected)   # marked slow
+    assert not any("test_interval_arithmetic_covers_every_value" in line for line in selected)  # marked slow
     assert "deselected" in run.stdout

@@ -32,7 +32,7 @@ def test_fails_only_when_the_count_rises(monkeypatch, tmp_path, capsys, found, b
     assert ratchet.main([]) == code
     assert f"mypy: {found} errors in tilelens_lsp (baseline {baseline})" in capsys.readouterr().out
     assert ratchet.main(["--update"]) == code
-    assert ratchet.BASELINE.read_text() == f"{min(found, baseline)}\n"     # lowered, never raised
+    assert ratchet.BASELINE.read_text() == f"{min(found, baseline)}\n"  # lowered, never raised
 
 
 def test_the_baseline_is_a_count():

@@ -13,7 +13,7 @@ def test_inside_outside_and_the_root_itself(tmp_path):
     ws = tmp_path / "ws"
     assert relative_posix(ws / "pkg" / "k.py", ws) == "pkg/k.py"
     assert relative_posix(ws, ws) == "."
-    assert relative_posix(tmp_path / "wsx" / "k.py", ws) is None      # a sibling sharing the prefix
+    assert relative_posix(tmp_path / "wsx" / "k.py", ws) is None  # a sibling sharing the prefix
     assert relative_posix(tmp_path / "k.py", ws) is None
 
 

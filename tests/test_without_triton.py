@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # loaded with -p before any conftest, so tests/conftest.py sees the host without Triton
-HIDE_TRITON = '''
+HIDE_TRITON = """
 import importlib.metadata
 import sys
 
@@ -38,17 +38,28 @@ def _no_triton_version(name):
 
 
 importlib.metadata.version = _no_triton_version
-'''
-PURE = ["tests/unit/launches", "tests/unit/records/test_suppress.py", "tests/unit/engines/test_ranges.py",
-        "tests/unit/lsp/test_linemap.py", "tests/unit/lsp/test_directive_help.py"]
+"""
+PURE = [
+    "tests/unit/launches",
+    "tests/unit/records/test_suppress.py",
+    "tests/unit/engines/test_ranges.py",
+    "tests/unit/lsp/test_linemap.py",
+    "tests/unit/lsp/test_directive_help.py",
+]
 
 
 def _pytest(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
-@pytest.mark.slow     # a second pytest over tests/unit
+@pytest.mark.slow  # a second pytest over tests/unit
 def test_the_pure_unit_tests_pass_without_triton_and_the_rest_skip_naming_it(tmp_path):
     (tmp_path / "hide_triton.py").write_text(HIDE_TRITON)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}

@@ -13,6 +13,7 @@ def __getattr__(name: str):
     """`tilelens_lsp.check_launch`, imported on first use: the package itself stays cheap to import
     (the worker and the pytest plugin import it in every process)."""
     if name == "check_launch":
-        from tilelens_lsp.api import check_launch   # the public API, one layer up: see tests/test_architecture.py
+        from tilelens_lsp.api import check_launch  # the public API, one layer up: see tests/test_architecture.py
+
         return check_launch
     raise AttributeError(f"module 'tilelens_lsp' has no attribute {name!r}")

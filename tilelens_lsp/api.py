@@ -10,8 +10,8 @@ imports torch or analyses in this process.
 
 from __future__ import annotations
 
-import atexit
 import ast
+import atexit
 import importlib.util
 import itertools
 import json
@@ -34,7 +34,7 @@ from tilelens_lsp.settings import Settings, check_target, from_environment, merg
 from tilelens_lsp.worker.process import Worker
 
 HOOK_SOURCE = Path(runner.__file__).with_name("hook.py")
-CAPTURE_DIR_VARIABLE = "TILELENS_CAPTURE_DIR"   # where the hook writes; it reads the variable when loaded
+CAPTURE_DIR_VARIABLE = "TILELENS_CAPTURE_DIR"  # where the hook writes; it reads the variable when loaded
 _loads = itertools.count()
 
 
@@ -49,8 +49,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="tilelens-record-"))
-        spec = importlib.util.spec_from_file_location(f"tilelens_lsp_hook_{os.getpid()}_{next(_loads)}",
-                                                      HOOK_SOURCE)
+        spec = importlib.util.spec_from_file_location(f"tilelens_lsp_hook_{os.getpid()}_{next(_loads)}", HOOK_SOURCE)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load the capture hook from {HOOK_SOURCE}")
         self.hook = importlib.util.module_from_spec(spec)
@@ -58,12 +57,12 @@ class Recorder:
         os.environ[CAPTURE_DIR_VARIABLE] = str(self.folder)
         try:
             spec.loader.exec_module(self.hook)
-        finally:      # the copy has read it; the tests' own child processes must not see it
+        finally:  # the copy has read it; the tests' own child processes must not see it
             if saved is None:
                 os.environ.pop(CAPTURE_DIR_VARIABLE, None)
             else:
                 os.environ[CAPTURE_DIR_VARIABLE] = saved
-        self.hook.keep_all()   # this process dedupes; each launch must reach its test
+        self.hook.keep_all()  # this process dedupes; each launch must reach its test
 
     @property
     def own_file(self) -> Path:
@@ -149,8 +148,10 @@ def write_check_toml(path: Path, tables: list[dict], kernel_files: list[str]) ->
                 longest = max(longest, sum(1 for _ in f))
         except OSError:
             pass
-    path.write_text("# launches recorded by tilelens-lsp, checked as `tilelens-lsp check --config` does\n"
-                    + "#\n" * (longest + 1), encoding="utf-8")
+    path.write_text(
+        "# launches recorded by tilelens-lsp, checked as `tilelens-lsp check --config` does\n" + "#\n" * (longest + 1),
+        encoding="utf-8",
+    )
     runner.write(path, tables, merge=True)
     lines = path.read_text(encoding="utf-8").splitlines()
     return [i + 1 for i, line in enumerate(lines) if line.startswith("launch = ")]
@@ -169,8 +170,8 @@ class LaunchCheck:
     was not analysed is never clean, so `assert not result.findings` holds only for a clean verdict."""
 
     kernel: str
-    path: str                         # the kernel's file, as `check` prints it
-    launch: str                       # the launch as capture writes it (`kernel[grid](args)`)
+    path: str  # the kernel's file, as `check` prints it
+    launch: str  # the launch as capture writes it (`kernel[grid](args)`)
     results: tuple[LaunchResult, ...]
     file_diagnostics: tuple[Diagnostic, ...] = ()
 
@@ -217,11 +218,16 @@ class LaunchCheck:
         return self.status == "analyzed" and not self.findings
 
     def to_json(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "path": self.path, "launch": self.launch, "status": self.status,
-                "accesses": [a.to_json() for a in self.accesses],
-                "diagnostics": [d.to_json() for d in self.diagnostics],
-                "findings": [d.to_json() for d in self.findings],
-                "launches": [r.to_json() for r in self.results]}
+        return {
+            "kernel": self.kernel,
+            "path": self.path,
+            "launch": self.launch,
+            "status": self.status,
+            "accesses": [a.to_json() for a in self.accesses],
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "findings": [d.to_json() for d in self.findings],
+            "launches": [r.to_json() for r in self.results],
+        }
 
     def __str__(self) -> str:
         lines = [f"{self.launch}: {self.status}"]
@@ -235,10 +241,23 @@ def _where(path: str, d: Diagnostic) -> str:
 
 
 # torch's dtype names for the directive dtypes the hook knows (it reads `dtype.name`)
-_HOOK_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i8": "int8",
-                "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
-                "u32": "uint32", "u64": "uint64", "i1": "bool", "fp8e4nv": "float8_e4m3fn",
-                "fp8e5": "float8_e5m2"}
+_HOOK_DTYPES = {
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "i1": "bool",
+    "fp8e4nv": "float8_e4m3fn",
+    "fp8e5": "float8_e5m2",
+}
 
 
 class _Named:
@@ -260,8 +279,7 @@ class SpecTensor:
 
     def __init__(self, spec: TensorSpec) -> None:
         if spec.dtype not in _HOOK_DTYPES:
-            raise ValueError(f"check_launch cannot pass a {spec.dtype} tensor spec (it can: "
-                             f"{', '.join(_HOOK_DTYPES)})")
+            raise ValueError(f"check_launch cannot pass a {spec.dtype} tensor spec (it can: {', '.join(_HOOK_DTYPES)})")
         self.spec = spec
         self.dtype = _Named(_HOOK_DTYPES[spec.dtype])
         self.shape = tuple(spec.shape)
@@ -348,11 +366,14 @@ class Checker:
     def _check(self, kernel, grid, args: tuple, kwargs: dict) -> LaunchCheck:
         if self._recorder is None:
             self._recorder = Recorder()
-        record = self._recorder.record(kernel, grid, tuple(as_recordable(a) for a in args),
-                                       {k: as_recordable(v) for k, v in kwargs.items()})
+        record = self._recorder.record(
+            kernel, grid, tuple(as_recordable(a) for a in args), {k: as_recordable(v) for k, v in kwargs.items()}
+        )
         if record is None:
-            raise TypeError(f"{getattr(kernel, '__name__', kernel)!r} is not a Triton kernel "
-                            "(a @triton.jit function, or an autotuner or heuristics around one)")
+            raise TypeError(
+                f"{getattr(kernel, '__name__', kernel)!r} is not a Triton kernel "
+                "(a @triton.jit function, or an autotuner or heuristics around one)"
+            )
         root = find_root(Path(record["file"]).parent)
         table, why = table_of(record, root)
         if table is None:
@@ -380,8 +401,9 @@ def _pick(result: FileResult, kernel: str, line: int, toml_name: str, launch: st
     """The launch results of the table at `line` of the check toml, and the file-level diagnostics
     that are about it: the toml's own (TL020 at its table), and an import failure or crash of the file."""
     mine = tuple(r for r in result.launches if r.kernel == kernel and r.line == line)
-    about = tuple(d for d in result.diagnostics
-                  if (d.stack and d.stack[0].path.endswith(toml_name)) or d.code in ("TL010", "TL050"))
+    about = tuple(
+        d for d in result.diagnostics if (d.stack and d.stack[0].path.endswith(toml_name)) or d.code in ("TL010", "TL050")
+    )
     return LaunchCheck(kernel, result.path, launch, mine, about)
 
 

@@ -20,6 +20,7 @@ SCHEMA = "v1"
 def _code_hash() -> str:
     """A hash of this package's sources: results of another analysis version are never reused."""
     import hashlib
+
     h = hashlib.sha256()
     for path in sorted(Path(__file__).parent.rglob("*.py")):
         h.update(path.name.encode())

@@ -123,7 +123,7 @@ class DescriptorSpec(Record):
 
     tensor: TensorSpec
     block: tuple[int, ...]
-    padding: str = "zero"          # what a load reads outside the shape: zero | nan
+    padding: str = "zero"  # what a load reads outside the shape: zero | nan
     _nested = {"tensor": TensorSpec}
     _tuples = frozenset({"block"})
 
@@ -167,36 +167,40 @@ class LaunchSpec:
     """
 
     kernel: str
-    line: int                      # 1-based line of the directive (or of the toml table)
+    line: int  # 1-based line of the directive (or of the toml table)
     args: tuple[ArgSpec, ...]
     kwargs: tuple[tuple[str, ArgSpec], ...]
     grid: tuple[int, ...] | None = None
-    grid_expr: str | None = None   # body of `lambda meta: ...`
+    grid_expr: str | None = None  # body of `lambda meta: ...`
     grid_env: tuple[tuple[str, Any], ...] = ()  # names visible to grid_expr
-    source: str = ""               # the directive text, for messages
-    origin: str = "comment"        # comment | pyproject | tilelens.toml | config
+    source: str = ""  # the directive text, for messages
+    origin: str = "comment"  # comment | pyproject | tilelens.toml | config
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kernel": self.kernel, "line": self.line,
+            "kernel": self.kernel,
+            "line": self.line,
             "args": [arg_to_json(a) for a in self.args],
             "kwargs": [[k, arg_to_json(a)] for k, a in self.kwargs],
             "grid": list(self.grid) if self.grid is not None else None,
             "grid_expr": self.grid_expr,
             "grid_env": [[k, v] for k, v in self.grid_env],
-            "source": self.source, "origin": self.origin,
+            "source": self.source,
+            "origin": self.origin,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "LaunchSpec":
         return cls(
-            kernel=data["kernel"], line=data["line"],
+            kernel=data["kernel"],
+            line=data["line"],
             args=tuple(arg_from_json(a) for a in data["args"]),
             kwargs=tuple((k, arg_from_json(a)) for k, a in data["kwargs"]),
             grid=tuple(data["grid"]) if data.get("grid") is not None else None,
             grid_expr=data.get("grid_expr"),
             grid_env=tuple((k, v) for k, v in data.get("grid_env", [])),
-            source=data.get("source", ""), origin=data.get("origin", "comment"),
+            source=data.get("source", ""),
+            origin=data.get("origin", "comment"),
         )
 
 
@@ -244,7 +248,7 @@ class Witness(Record):
     lane: tuple[int, ...]
     iteration: tuple[int, ...] | None
     element: int | None = None
-    value: int | None = None       # the overflowing value (TL003), or the declared index value (TL002)
+    value: int | None = None  # the overflowing value (TL003), or the declared index value (TL002)
     _tuples = frozenset({"pid", "lane", "iteration"})
 
     def to_json(self) -> dict[str, Any]:
@@ -272,7 +276,7 @@ class Diagnostic(Record):
     severity: str = ""
     stack: tuple[Frame, ...] = ()
     witness: Witness | None = None
-    kind: str | None = None        # refusal kind for TL030, client name for TL050
+    kind: str | None = None  # refusal kind for TL030, client name for TL050
     end_line: int | None = None
     end_column: int | None = None
     _nested = {"stack": Frame, "witness": Witness}
@@ -286,21 +290,21 @@ class Diagnostic(Record):
 class Access(Record):
     """The footprint of one memory access (merged per op, line and pointer) for one launch."""
 
-    op: str                        # load | store | atomic
+    op: str  # load | store | atomic
     line: int
     column: int
-    pointer: str                   # kernel parameter the address derives from
+    pointer: str  # kernel parameter the address derives from
     dtype: str
     exact: bool
     elements: tuple[tuple[int, int], ...]  # sorted disjoint half-open intervals
     in_bounds: bool
-    path: str = ""                 # portable path of the innermost frame
-    view_numel: int = 0            # elements of the declared view (shape product)
-    storage: int = 0               # elements of the storage, from the view's start (offset removed)
+    path: str = ""  # portable path of the innermost frame
+    view_numel: int = 0  # elements of the declared view (shape product)
+    storage: int = 0  # elements of the storage, from the view's start (offset removed)
     view_offset: int = 0
     element_size: int = 0
-    touched: int = 0               # number of distinct elements touched
-    contiguous: bool = False       # elements form one interval
+    touched: int = 0  # number of distinct elements touched
+    contiguous: bool = False  # elements form one interval
     view_shape: tuple[int, ...] = ()
     view_strides: tuple[int, ...] = ()
     _tuples = frozenset({"elements", "view_shape", "view_strides"})
@@ -311,15 +315,15 @@ class LaunchResult(Record):
     kernel: str
     line: int
     config: dict[str, Any]
-    status: str                    # analyzed | refused | compile-error | directive-error | crashed
+    status: str  # analyzed | refused | compile-error | directive-error | crashed
     accesses: tuple[Access, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     grid: tuple[int, ...] = ()
     # declared ranges used, by pointer: [LO, HI], or [[LO, HI], ...] for a union
     value_ranges: dict[str, list] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()        # what was not decided (e.g. races), shown in the hover
-    engine: str = ""                   # enumerate | affine | grid: what answered it ("" when nothing ran)
-    origin: Frame | None = None        # where the launch is declared: the directive's or the toml table's line
+    notes: tuple[str, ...] = ()  # what was not decided (e.g. races), shown in the hover
+    engine: str = ""  # enumerate | affine | grid: what answered it ("" when nothing ran)
+    origin: Frame | None = None  # where the launch is declared: the directive's or the toml table's line
     _nested = {"accesses": Access, "diagnostics": Diagnostic, "origin": Frame}
     _tuples = frozenset({"grid", "notes"})
 

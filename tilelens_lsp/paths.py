@@ -34,7 +34,7 @@ def relative_posix(path: str | os.PathLike, root: str | os.PathLike, *, resolved
     base = base.rstrip(os.sep)
     if not real.startswith(base + os.sep):
         return None
-    return real[len(base) + 1:].replace(os.sep, "/")
+    return real[len(base) + 1 :].replace(os.sep, "/")
 
 
 def stdlib_end(entries: list[str]) -> int:

@@ -30,30 +30,55 @@ import pytest
 OUTSIDE = "(outside any test)"
 CHILD = "(a child process of the run)"
 FAIL_ON = ("error", "refused", "never")
-_STASH = "tilelens"        # the key of a worker's records in xdist's workeroutput
+_STASH = "tilelens"  # the key of a worker's records in xdist's workeroutput
 
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("tilelens", "static checks of the Triton launches the tests make (tilelens-lsp)")
-    group.addoption("--tilelens", action="store_true", default=False,
-                    help="record every Triton launch the tests make and check each distinct one after the session")
-    group.addoption("--tilelens-jobs", type=int, default=1, metavar="N",
-                    help="check in N parallel worker processes (default 1)")
-    group.addoption("--tilelens-fail-on", choices=FAIL_ON, default="error",
-                    help="error (default): fail the session on error-severity findings or a failed analysis "
-                         "(TL050), as `check` exits 1; refused: also on any launch not analysed (TL030); "
-                         "never: report only")
-    group.addoption("--tilelens-save", type=Path, metavar="FILE",
-                    help="add the recorded launches to FILE as [[launch]] tables (capture's writer; "
-                         "launches it holds are not written again)")
-    group.addoption("--tilelens-json", type=Path, metavar="FILE",
-                    help="write the `check --format json` document, each launch with its tests, to FILE")
-    group.addoption("--tilelens-timeout", type=float, metavar="SECONDS",
-                    help="seconds per launch (and per import) before the check's worker is replaced (check --timeout)")
-    group.addoption("--tilelens-python", metavar="PYTHON",
-                    help="interpreter of the check's workers (default: this one)")
-    group.addoption("--tilelens-per-kernel", type=int, default=0, metavar="N",
-                    help="check at most N distinct launches per kernel, the first recorded (default: all)")
+    group.addoption(
+        "--tilelens",
+        action="store_true",
+        default=False,
+        help="record every Triton launch the tests make and check each distinct one after the session",
+    )
+    group.addoption(
+        "--tilelens-jobs", type=int, default=1, metavar="N", help="check in N parallel worker processes (default 1)"
+    )
+    group.addoption(
+        "--tilelens-fail-on",
+        choices=FAIL_ON,
+        default="error",
+        help="error (default): fail the session on error-severity findings or a failed analysis "
+        "(TL050), as `check` exits 1; refused: also on any launch not analysed (TL030); "
+        "never: report only",
+    )
+    group.addoption(
+        "--tilelens-save",
+        type=Path,
+        metavar="FILE",
+        help="add the recorded launches to FILE as [[launch]] tables (capture's writer; "
+        "launches it holds are not written again)",
+    )
+    group.addoption(
+        "--tilelens-json",
+        type=Path,
+        metavar="FILE",
+        help="write the `check --format json` document, each launch with its tests, to FILE",
+    )
+    group.addoption(
+        "--tilelens-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds per launch (and per import) before the check's worker is replaced (check --timeout)",
+    )
+    group.addoption("--tilelens-python", metavar="PYTHON", help="interpreter of the check's workers (default: this one)")
+    group.addoption(
+        "--tilelens-per-kernel",
+        type=int,
+        default=0,
+        metavar="N",
+        help="check at most N distinct launches per kernel, the first recorded (default: all)",
+    )
 
 
 def pytest_configure(config) -> None:
@@ -69,7 +94,7 @@ class Launches:
     """Distinct records (the hook's JSON line, as text) and the tests that made each, in first-seen order."""
 
     tests: dict[str, list[str]] = field(default_factory=dict)
-    unrecorded: int = 0        # launches the hook could not record
+    unrecorded: int = 0  # launches the hook could not record
 
     def add(self, record: str, nodeids) -> None:
         known = self.tests.setdefault(record, [])
@@ -89,12 +114,12 @@ class Session:
     """One process's plugin state: the recorder and which bytes of its record file each test wrote."""
 
     def __init__(self, config) -> None:
-        from tilelens_lsp.api import Recorder   # lazy: only a run with --tilelens pays for it
+        from tilelens_lsp.api import Recorder  # lazy: only a run with --tilelens pays for it
 
         self.config = config
         self.recorder = Recorder()
         self.recorder.install()
-        self.spans: list[tuple[int, int, str]] = []     # (first byte, end byte, nodeid)
+        self.spans: list[tuple[int, int, str]] = []  # (first byte, end byte, nodeid)
         self.launches = Launches()
         self.outcome: Outcome | None = None
 
@@ -131,7 +156,7 @@ class Session:
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         self.collect_own()
         self.recorder.close()
-        if hasattr(self.config, "workerinput"):     # an xdist worker: the controller checks
+        if hasattr(self.config, "workerinput"):  # an xdist worker: the controller checks
             self.config.workeroutput[_STASH] = self.launches.to_json()
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -158,19 +183,19 @@ class Checked:
     table: dict
     tests: list[str]
     record: dict
-    results: list = field(default_factory=list)   # its LaunchResults, once checked
+    results: list = field(default_factory=list)  # its LaunchResults, once checked
 
 
 @dataclass
 class Outcome:
     launches: list[Checked] = field(default_factory=list)
-    recorded: int = 0                                    # distinct records (before tables merge alike ones)
-    unrecorded: int = 0                                  # launches the hook could not record
+    recorded: int = 0  # distinct records (before tables merge alike ones)
+    unrecorded: int = 0  # launches the hook could not record
     not_written: list[str] = field(default_factory=list)
     capped: int = 0
-    findings: list = field(default_factory=list)         # (FileResult, Diagnostic, [Checked]) of every verdict
-    exit_code: int = 0                                   # `check`'s
-    problem: str = ""                                    # why `check` could not run (its exit 2)
+    findings: list = field(default_factory=list)  # (FileResult, Diagnostic, [Checked]) of every verdict
+    exit_code: int = 0  # `check`'s
+    problem: str = ""  # why `check` could not run (its exit 2)
     seconds: float = 0.0
     saved: str = ""
 
@@ -187,7 +212,7 @@ class Outcome:
 def check(launches: Launches, config) -> Outcome:
     """Write the distinct launches as tables, check them as `tilelens-lsp check --config` does, and
     attach each result to its launch and tests."""
-    from tilelens_lsp.api import anywhere, table_key, table_of   # lazy, as in Session
+    from tilelens_lsp.api import anywhere, table_key, table_of  # lazy, as in Session
 
     started = time.monotonic()
     root = Path(str(config.rootpath)).resolve()
@@ -238,8 +263,17 @@ def _save(path: Path, records: list[dict]) -> str:
 
 
 def _check_argv(toml: Path, root: Path, config) -> list[str]:
-    argv = ["check", "--config", str(toml), "--root", str(root), "--format", "json",
-            "--jobs", str(max(1, config.getoption("tilelens_jobs")))]
+    argv = [
+        "check",
+        "--config",
+        str(toml),
+        "--root",
+        str(root),
+        "--format",
+        "json",
+        "--jobs",
+        str(max(1, config.getoption("tilelens_jobs"))),
+    ]
     if config.getoption("tilelens_timeout"):
         argv += ["--timeout", str(config.getoption("tilelens_timeout"))]
     if config.getoption("tilelens_python"):
@@ -260,8 +294,7 @@ def _run_check(out: Outcome, root: Path, config) -> None:
     stdout, stderr = io.StringIO(), io.StringIO()
     try:
         toml = folder / "tilelens-pytest.toml"
-        lines = write_check_toml(toml, [c.table for c in out.launches],
-                                 sorted({c.record["file"] for c in out.launches}))
+        lines = write_check_toml(toml, [c.table for c in out.launches], sorted({c.record["file"] for c in out.launches}))
         python = config.getoption("tilelens_python") or sys.executable
         try:
             files = [os.path.realpath(f) for f in files_in_config(toml, python)]
@@ -278,14 +311,14 @@ def _run_check(out: Outcome, root: Path, config) -> None:
     by_line = dict(zip(lines, out.launches))
     data_files = document.get("files", [])
     if len(files) != len(data_files):
-        files = [""] * len(data_files)    # check analysed other files than the toml names: no file-level match
+        files = [""] * len(data_files)  # check analysed other files than the toml names: no file-level match
     for real, data in zip(files, data_files):
         result = FileResult.from_json(data)
         in_file = [c for c in out.launches if os.path.realpath(c.record["file"]) == real]
         for launch, launch_data in zip(result.launches, data.get("launches", [])):
             c = by_line.get(launch.line)
             if c is None or c.record["kernel"] != launch.kernel:
-                c = None           # a launch the file declares itself (`# tilelens:`): no test made it
+                c = None  # a launch the file declares itself (`# tilelens:`): no test made it
             else:
                 c.results.append(launch)
                 launch_data["tests"] = c.tests
@@ -293,12 +326,17 @@ def _run_check(out: Outcome, root: Path, config) -> None:
             out.findings.extend((result, d, [c] if c else []) for d in launch.diagnostics)
         for d in result.diagnostics:
             if d.severity == "hint":
-                continue       # TL100: a kernel of the file that no test launched
+                continue  # TL100: a kernel of the file that no test launched
             at = d.stack[0].line if d.stack and d.stack[0].path.endswith(toml.name) else None
             about = [by_line[at]] if at in by_line else in_file if d.code in ("TL010", "TL050") else []
             out.findings.append((result, d, about))
-    document["pytest"] = {"records": out.recorded, "launches": len(out.launches), "unrecorded": out.unrecorded,
-                          "not_written": out.not_written, "capped": out.capped}
+    document["pytest"] = {
+        "records": out.recorded,
+        "launches": len(out.launches),
+        "unrecorded": out.unrecorded,
+        "not_written": out.not_written,
+        "capped": out.capped,
+    }
     target = config.getoption("tilelens_json")
     if target is not None:
         Path(target).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
@@ -333,18 +371,22 @@ def summary(out: Outcome, fail_on: str) -> list[str]:
     for why in out.not_written[:10]:
         lines.append(f"tilelens: not checked: {why}")
     if out.unrecorded:
-        lines.append(f"tilelens: {out.unrecorded} launch(es) could not be recorded (an argument that is neither "
-                     "a tensor nor a number the launch grammar can write): not checked")
+        lines.append(
+            f"tilelens: {out.unrecorded} launch(es) could not be recorded (an argument that is neither "
+            "a tensor nor a number the launch grammar can write): not checked"
+        )
     if out.saved:
         lines.append(f"tilelens: {out.saved}")
     severities = [d.severity for _, d, _ in out.findings]
     verdict = "FAILED" if out.fails(fail_on) else "passed"
-    lines.append(f"tilelens: {out.recorded} distinct record(s), {len(out.launches)} launch(es) checked"
-                 + (f", {out.capped} past the per-kernel cap" if out.capped else "")
-                 + f" in {out.seconds:.1f} s: {severities.count('error')} error(s), "
-                 f"{severities.count('warning')} warning(s), "
-                 f"{sum(1 for _, d, _ in out.findings if d.code == 'TL030')} refusal(s); "
-                 f"check exit {out.exit_code if not out.problem else 2}; {verdict} (--tilelens-fail-on {fail_on})")
+    lines.append(
+        f"tilelens: {out.recorded} distinct record(s), {len(out.launches)} launch(es) checked"
+        + (f", {out.capped} past the per-kernel cap" if out.capped else "")
+        + f" in {out.seconds:.1f} s: {severities.count('error')} error(s), "
+        f"{severities.count('warning')} warning(s), "
+        f"{sum(1 for _, d, _ in out.findings if d.code == 'TL030')} refusal(s); "
+        f"check exit {out.exit_code if not out.problem else 2}; {verdict} (--tilelens-fail-on {fail_on})"
+    )
     return lines
 
 
@@ -356,5 +398,5 @@ def _order(item) -> tuple:
     return (_RANK.get(severity, 4), where, code, message)
 
 
-if __name__ == "__main__":    # pragma: no cover - a plugin, not a program
+if __name__ == "__main__":  # pragma: no cover - a plugin, not a program
     sys.exit("tilelens-lsp's pytest plugin: run `pytest --tilelens`")

@@ -26,21 +26,27 @@ def fix_for(kind: str, message: str, unranged: list[tuple[str, str, tuple[int, .
     Empty when the message already says what to do."""
     if kind in ("indirect-address", "data-dependent-bound"):
         if "without `other`" in message:
-            return ""          # the index tensor has a range; the message names the missing `other=`
-        if not unranged:     # every integer tensor declares its range: declaring cannot decide it
-            return ("No declaration decides this: the launch's integer tensors all declare value ranges "
-                    "and the model does not follow this use of loaded values")
+            return ""  # the index tensor has a range; the message names the missing `other=`
+        if not unranged:  # every integer tensor declares its range: declaring cannot decide it
+            return (
+                "No declaration decides this: the launch's integer tensors all declare value ranges "
+                "and the model does not follow this use of loaded values"
+            )
         forms = [f"`{name}={dtype}[{', '.join(map(str, shape))}].values(LO, HI)`" for name, dtype, shape in unranged]
         which = "the integer tensor it loads" if len(forms) == 1 else "the integer tensor it loads, one of"
         return f"Fix: declare the value range of {which} in the launch: {' or '.join(forms)} (every element in [LO, HI))"
     if kind == "launch-too-large":
         if "budget" in message:
-            return ("Fix: declare a smaller launch (fewer programs or smaller sizes), or raise the budget: "
-                    "TILELENS_ENUMERATION_BUDGET=N for the CLI, the enumerationBudget setting in the editor")
+            return (
+                "Fix: declare a smaller launch (fewer programs or smaller sizes), or raise the budget: "
+                "TILELENS_ENUMERATION_BUDGET=N for the CLI, the enumerationBudget setting in the editor"
+            )
         return "Fix: declare a launch with fewer programs (a smaller grid) to check it"
     if kind in ("control-flow", "call", "inline-asm", "out-of-vocabulary", "pointer-provenance", "unvisited"):
-        return ("No declaration decides this: the model does not follow it; the rest of the launch was "
-                "examined as far as it could be (`# tilelens: ignore[TL030]` on this line accepts it)")
+        return (
+            "No declaration decides this: the model does not follow it; the rest of the launch was "
+            "examined as far as it could be (`# tilelens: ignore[TL030]` on this line accepts it)"
+        )
     if kind == "reader-misalignment":
         return "No declaration decides this: it is a tilelens bug on this Triton version; please report it"
     return ""

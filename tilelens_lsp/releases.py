@@ -30,8 +30,7 @@ def untested_allowed() -> bool:
 
 def gate_message(version: str) -> str:
     tested = ", ".join(TESTED_RELEASES)
-    return (f"Triton {version} is not a tested release (tested: {tested}); "
-            f"set {ALLOW_ENV}=1 to analyse anyway")
+    return f"Triton {version} is not a tested release (tested: {tested}); set {ALLOW_ENV}=1 to analyse anyway"
 
 
 def gate(version: str) -> Diagnostic | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 DEFAULT_TARGET = "cuda:89"
-MAX_FILE_BYTES = 8 * 1024 * 1024   # a larger file is not analysed, by `check` or the server: a TL010 says so
+MAX_FILE_BYTES = 8 * 1024 * 1024  # a larger file is not analysed, by `check` or the server: a TL010 says so
 # every IR client, in the order they run; clients/__init__.py refuses to import unless its registry
 # (`clients.CLIENTS`, keyed by each client class's `name`) has exactly these names
 ALL_CLIENTS = ("footprint", "sanitizer", "overflow", "view", "race")
@@ -23,14 +23,14 @@ _TARGET_RE = re.compile(r"^(cuda|hip):(\w+)$")
 @dataclass(frozen=True)
 class Settings:
     target: str = DEFAULT_TARGET
-    timeout: float = 30.0                 # seconds per launch (and per import) in the worker
+    timeout: float = 30.0  # seconds per launch (and per import) in the worker
     interpreter: str = field(default_factory=lambda: sys.executable)
     clients: tuple[str, ...] = ALL_CLIENTS
-    memory_limit_mb: int = 4096           # address-space limit of a worker
+    memory_limit_mb: int = 4096  # address-space limit of a worker
     allow_outside_workspace: bool = False  # import documents outside the workspace folders
     # elements evaluated (values computed, rows or lanes recorded) before a launch is refused as too large
     enumeration_budget: int = 1 << 28
-    target_pinned: bool = False            # the caller decided the target: a toml's `target` no longer applies
+    target_pinned: bool = False  # the caller decided the target: a toml's `target` no longer applies
 
 
 _CAMEL = {

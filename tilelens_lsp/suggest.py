@@ -25,22 +25,31 @@ from tilelens_lsp.compile.compiler import compile_launch
 from tilelens_lsp.compile.synth import GRID, SIZE, compile_check, index_pointers, pointer_params, synthesize
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import LaunchResult, Suggestion
-from tilelens_lsp.pipeline import (ImportFailure, WarmState, analyze_launch, declared_launches, file_scope,
-                                   import_roots, load_module, unlaunched)
+from tilelens_lsp.pipeline import (
+    ImportFailure,
+    WarmState,
+    analyze_launch,
+    declared_launches,
+    file_scope,
+    import_roots,
+    load_module,
+    unlaunched,
+)
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir.locs import PathMapper, default_mapper
 
-WIDTH = 100          # wrap a directive's arguments over continuation lines past this many characters
+WIDTH = 100  # wrap a directive's arguments over continuation lines past this many characters
 # (row-major strides?, integer scalars) in the order tried: sizes of 128 first; all strides alike next
 # (a stride of 1 specializes differently, and names may group strides of different tensors); small
 # sizes last, for kernels that loop over the product of several sizes (128**4 elements is past any
 # placeholder tensor)
 VARIANTS = ((True, 128), (False, 128), (True, 8))
-MIN_SIZE = 16        # elements of a placeholder tensor no access reaches
-MAX_SCALAR_TRIALS = 12   # analyses spent fitting integer scalars to the grid and tile sizes, per kernel
+MIN_SIZE = 16  # elements of a placeholder tensor no access reaches
+MAX_SCALAR_TRIALS = 12  # analyses spent fitting integer scalars to the grid and tile sizes, per kernel
 FINDINGS = frozenset({"TL001", "TL002", "TL003", "TL004", "TL005", "TL006"})
-PLACEHOLDER_NOTE = ("# Example launch from tilelens: it compiles, but the sizes, values and grid are "
-                    "placeholders; use a real launch's.")
+PLACEHOLDER_NOTE = (
+    "# Example launch from tilelens: it compiles, but the sizes, values and grid are placeholders; use a real launch's."
+)
 
 
 def undeclared(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None) -> list[str]:
@@ -49,9 +58,14 @@ def undeclared(path: Path, text: str, workspace_root: Path | None, config_file: 
     return [k.name for k in unlaunched(kernels, list(launches) + list(toml.launches), list(errors) + list(toml.errors))]
 
 
-def suggest_launches(path: Path | str, workspace_root: Path | str | None = None, kernels: list[str] | None = None,
-                     settings: Settings | None = None, config_file: Path | None = None,
-                     state: WarmState | None = None) -> list[Suggestion]:
+def suggest_launches(
+    path: Path | str,
+    workspace_root: Path | str | None = None,
+    kernels: list[str] | None = None,
+    settings: Settings | None = None,
+    config_file: Path | None = None,
+    state: WarmState | None = None,
+) -> list[Suggestion]:
     """A compile-verified example launch for each of `kernels` (default: every kernel TL100 names);
     `state`: the worker's memory (a fresh one when None)."""
     state = state if state is not None else WarmState()
@@ -70,8 +84,9 @@ def suggest_launches(path: Path | str, workspace_root: Path | str | None = None,
         try:
             module = load_module(path, roots, state.imports)
         except ImportFailure as failure:
-            return [Suggestion(k, error=f"{path.name} does not import (line {failure.line}): {failure.message}")
-                    for k in names]
+            return [
+                Suggestion(k, error=f"{path.name} does not import (line {failure.line}): {failure.message}") for k in names
+            ]
         context = _Context(module, settings, default_mapper(root), hashlib.sha256(text.encode()).hexdigest(), state)
         return [_one(context, name) for name in names]
 
@@ -119,7 +134,7 @@ def _one(context: _Context, name: str) -> Suggestion:
             if compile_as_written(module, name, lines, target)[1]:
                 continue
             results = _analyse(context, name, lines)
-            if _refused_on_data(results):    # an index the source reading missed: range every integer tensor
+            if _refused_on_data(results):  # an index the source reading missed: range every integer tensor
                 ranged = with_index_ranges(launch, set(re.findall(rf"\b(\w+)=[iu]\d+\[{SIZE}\]", launch)), ints)
                 again = (PLACEHOLDER_NOTE,) + directive_lines(ranged)
                 if ranged != launch and not compile_as_written(module, name, again, target)[1]:
@@ -129,8 +144,9 @@ def _one(context: _Context, name: str) -> Suggestion:
                 small = _fitted(launch, results)
                 if small is not None:
                     fitted = (PLACEHOLDER_NOTE,) + directive_lines(small)
-                    if not compile_as_written(module, name, fitted, target)[1] and \
-                            not _findings(_analyse(context, name, fitted)):
+                    if not compile_as_written(module, name, fitted, target)[1] and not _findings(
+                        _analyse(context, name, fitted)
+                    ):
                         return Suggestion(name, fitted, tried=tried)
                 return Suggestion(name, lines, tried=tried)
             compiled.append(lines)
@@ -154,17 +170,22 @@ def with_index_ranges(launch: str, indices: set[str], rows: int) -> str:
     """`launch` with `.values(0, rows)` on each integer placeholder tensor in `indices`: every index
     names one of `rows` rows (or elements) of the tensor it indexes, which the placeholder sizes then
     fit (`_fitted`)."""
+
     def ranged(m: re.Match) -> str:
         if m.group(1) not in indices or not m.group(2).startswith(("i", "u")):
             return m.group(0)
         return f"{m.group(0)}.values(0, {rows})"
+
     return re.sub(rf"\b(\w+)=(\w+)\[{SIZE}\](?!\.values)", ranged, launch)
 
 
 def _refused_on_data(results: list[LaunchResult] | None) -> bool:
     """Some config was refused because an address or a bound depends on loaded data."""
-    return any(d.code == "TL030" and d.kind in ("indirect-address", "data-dependent-bound")
-               for r in results or () for d in r.diagnostics)
+    return any(
+        d.code == "TL030" and d.kind in ("indirect-address", "data-dependent-bound")
+        for r in results or ()
+        for d in r.diagnostics
+    )
 
 
 def _touched(results: list[LaunchResult]) -> dict[str, int]:
@@ -179,8 +200,9 @@ def _touched(results: list[LaunchResult]) -> dict[str, int]:
     return out
 
 
-def _fit_scalars(context: _Context, name: str, launch: str, results: list[LaunchResult] | None,
-                 value: int) -> tuple[str, list[LaunchResult] | None]:
+def _fit_scalars(
+    context: _Context, name: str, launch: str, results: list[LaunchResult] | None, value: int
+) -> tuple[str, list[LaunchResult] | None]:
     """`launch` with each integer scalar that is still the placeholder `value` (strides excepted) lowered
     to the smallest grid extent, tile size or tile size times program count that leaves every pointer's
     touched elements as they were and the analysis clean: a row count the grid does not reach becomes
@@ -190,7 +212,7 @@ def _fit_scalars(context: _Context, name: str, launch: str, results: list[Launch
     if not results or any(r.status != "analyzed" for r in results):
         return launch, results
     head, args = _split_call(launch)
-    grid = [int(x) for x in re.findall(r"\d+", head[head.index("["):])]
+    grid = [int(x) for x in re.findall(r"\d+", head[head.index("[") :])]
     tiles = [int(v) for a in args if (v := a.partition("=")[2]).isdigit() and re.match(r"[A-Z_0-9]+=", a)]
     programs = 1
     for g in grid:
@@ -205,7 +227,7 @@ def _fit_scalars(context: _Context, name: str, launch: str, results: list[Launch
             if budget <= 0:
                 return launch, results
             budget -= 1
-            candidate_args = args[:i] + [f"{key}={trial}"] + args[i + 1:]
+            candidate_args = args[:i] + [f"{key}={trial}"] + args[i + 1 :]
             candidate = f"{head}({', '.join(candidate_args)})"
             got = _analyse(context, name, directive_lines(candidate))
             if got and not _findings(got) and all(r.status == "analyzed" for r in got) and _touched(got) == before:
@@ -247,7 +269,7 @@ def _split_call(launch: str) -> tuple[str, list[str]]:
     call = ast.parse(launch, mode="eval").body
     assert isinstance(call, ast.Call)
     head = ast.get_source_segment(launch, call.func)
-    if head is None:        # never for a call parsed from `launch` itself
+    if head is None:  # never for a call parsed from `launch` itself
         raise ValueError(f"no source text for the kernel of {launch!r}")
     parts = [ast.get_source_segment(launch, a) for a in call.args]
     parts += [f"{k.arg}={ast.get_source_segment(launch, k.value)}" for k in call.keywords]
@@ -260,8 +282,9 @@ def _analyse(context: _Context, name: str, lines: tuple[str, ...]) -> list[Launc
     file still get their suggestions."""
     launches, _ = parse_directives("\n".join(lines) + "\n", {name})
     try:
-        return analyze_launch(launches[0], getattr(context.module, name), context.settings, context.mapper,
-                              context.source_hash, context.state)
+        return analyze_launch(
+            launches[0], getattr(context.module, name), context.settings, context.mapper, context.source_hash, context.state
+        )
     except Exception:  # noqa: BLE001 - MemoryError included: its arrays are gone once it unwinds
         return None
 
@@ -278,7 +301,7 @@ def _fitted(launch: str, results: list[LaunchResult] | None) -> str | None:
     """`launch` with each placeholder tensor as small as its footprint allows (the next power of two at
     or above the last element any config touches; MIN_SIZE for one nothing touches): sizes a reader can
     take in. None when some config was not analysed to the end (no footprint to fit)."""
-    if not results or any(r.status != "analyzed" for r in results):   # (None: the analysis failed)
+    if not results or any(r.status != "analyzed" for r in results):  # (None: the analysis failed)
         return None
     reach: dict[str, int] = {}
     for r in results:
@@ -289,6 +312,7 @@ def _fitted(launch: str, results: list[LaunchResult] | None) -> str | None:
     def size(m: re.Match) -> str:
         n = reach.get(m.group(1)) or MIN_SIZE
         return f"{m.group(1)}={m.group(2)}[{1 << (n - 1).bit_length()}]"
+
     return re.sub(rf"\b(\w+)=(\w+)\[{SIZE}\]", size, launch)
 
 

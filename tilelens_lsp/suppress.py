@@ -25,10 +25,10 @@ _INCOMPLETE = frozenset({"TL010", "TL040", "TL050"})
 
 @dataclass(frozen=True)
 class Suppression:
-    line: int                      # 1-based line of the comment
-    column: int                    # 1-based UTF-8 byte column of its `#`
-    end_column: int                # 1-based byte column just past the directive
-    targets: frozenset[int]        # 1-based lines it silences
+    line: int  # 1-based line of the comment
+    column: int  # 1-based UTF-8 byte column of its `#`
+    end_column: int  # 1-based byte column just past the directive
+    targets: frozenset[int]  # 1-based lines it silences
     codes: tuple[str, ...] | None  # None: every code
 
 
@@ -63,10 +63,10 @@ def find(text: str) -> list[Suppression]:
         codes = None
         if m.group("bracket") is not None:
             codes = tuple(c.strip().upper() for c in m.group("codes").split(",") if c.strip())
-        own_line = not lines[line - 1][:col].strip()   # nothing before it on its line
+        own_line = not lines[line - 1][:col].strip()  # nothing before it on its line
         targets = _targets_below(line, lines, logical) if own_line else logical.get(line, frozenset({line}))
         prefix = len(lines[line - 1][:col].encode("utf-8"))
-        end = prefix + len(comment[:m.start("rest")].rstrip().encode("utf-8"))
+        end = prefix + len(comment[: m.start("rest")].rstrip().encode("utf-8"))
         out.append(Suppression(line, prefix + 1, end + 1, targets, codes))
     return out
 
@@ -88,8 +88,10 @@ def _comments(text: str, lines: list[str]) -> tuple[list[tuple[int, int, str]], 
                     for n in span:
                         logical[n] = span
                 start = None
-            elif tok.type not in (tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
-                                  tokenize.ENDMARKER) and start is None:
+            elif (
+                tok.type not in (tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER)
+                and start is None
+            ):
                 start = tok.start[0]
     except (tokenize.TokenError, SyntaxError, IndentationError):
         # A file that does not tokenize (being edited): past the failure, trust a plain search.
@@ -147,12 +149,14 @@ def apply(result: FileResult, text: str, rel: str | None = None) -> FileResult:
                 silenced = True
         return not silenced
 
-    launches = tuple(replace(launch, diagnostics=tuple(d for d in launch.diagnostics if keep(d)))
-                     for launch in result.launches)
+    launches = tuple(
+        replace(launch, diagnostics=tuple(d for d in launch.diagnostics if keep(d))) for launch in result.launches
+    )
     file_level = [d for d in result.diagnostics if keep(d)]
     everything = list(result.diagnostics) + [d for launch in result.launches for d in launch.diagnostics]
-    complete = (all(launch.status == "analyzed" for launch in result.launches)
-                and not any(d.code in _INCOMPLETE for d in everything))
+    complete = all(launch.status == "analyzed" for launch in result.launches) and not any(
+        d.code in _INCOMPLETE for d in everything
+    )
     if complete:
         file_level.extend(_unused(sups, used))
     return replace(result, launches=launches, diagnostics=tuple(file_level))
@@ -161,7 +165,7 @@ def apply(result: FileResult, text: str, rel: str | None = None) -> FileResult:
 def _unused(sups: list[Suppression], used: list[set[str]]) -> list[Diagnostic]:
     out = []
     for s, hit in zip(sups, used):
-        where = (f"line {min(s.targets)}" if s.targets else "the end of the file")
+        where = f"line {min(s.targets)}" if s.targets else "the end of the file"
         if s.codes is None:
             message = None if hit else f"unused suppression: nothing to silence on {where}"
         else:
@@ -169,8 +173,10 @@ def _unused(sups: list[Suppression], used: list[set[str]]) -> list[Diagnostic]:
             idle = [c for c in s.codes if c not in hit and c not in unknown]
             parts = []
             if unknown:
-                parts.append(f"unknown code{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                             f"(tilelens codes: {', '.join(sorted(SEVERITY))})")
+                parts.append(
+                    f"unknown code{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                    f"(tilelens codes: {', '.join(sorted(SEVERITY))})"
+                )
             if idle:
                 parts.append(f"no {', '.join(idle)} on {where}")
             message = "unused suppression: " + "; ".join(parts) if parts else None
@@ -203,19 +209,25 @@ def parse_codes(values: list[str] | None) -> tuple[str, ...] | None:
 
 def selected(code: str, select: tuple[str, ...] | None, ignore: tuple[str, ...] | None) -> bool:
     """As ruff: the most specific matching selector wins; on a tie, `ignore` wins."""
+
     def best(prefixes: tuple[str, ...] | None) -> int:
         return max((len(p) for p in prefixes or () if code.startswith(p)), default=-1)
+
     chosen = best(select) if select is not None else 0
     return chosen >= 0 and chosen > best(ignore)
 
 
-def select_codes(result: FileResult, select: tuple[str, ...] | None,
-                 ignore: tuple[str, ...] | None) -> FileResult:
+def select_codes(result: FileResult, select: tuple[str, ...] | None, ignore: tuple[str, ...] | None) -> FileResult:
     if select is None and not ignore:
         return result
 
     def ok(d: Diagnostic) -> bool:
         return selected(d.code, select, ignore)
-    return replace(result, diagnostics=tuple(d for d in result.diagnostics if ok(d)),
-                   launches=tuple(replace(launch, diagnostics=tuple(d for d in launch.diagnostics if ok(d)))
-                                  for launch in result.launches))
+
+    return replace(
+        result,
+        diagnostics=tuple(d for d in result.diagnostics if ok(d)),
+        launches=tuple(
+            replace(launch, diagnostics=tuple(d for d in launch.diagnostics if ok(d))) for launch in result.launches
+        ),
+    )

@@ -37,8 +37,9 @@ def _env() -> dict[str, str]:
 
 def _pytest(python: str, args: list[str], extra: list[str]) -> tuple[int, float, str]:
     started = time.monotonic()
-    run = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, *args],
-                         env=_env(), capture_output=True, text=True)
+    run = subprocess.run(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, *args], env=_env(), capture_output=True, text=True
+    )
     return run.returncode, time.monotonic() - started, run.stdout + run.stderr
 
 
@@ -59,8 +60,11 @@ def run_time(python: str, args: list[str], rounds: int) -> None:
             walls[mode].append(wall)
             tests[mode].append(_test_seconds(junit))
             summary = [line for line in out.splitlines() if line.startswith("tilelens")]
-            print(f"round {r + 1} {mode}: exit {code}, wall {wall:.1f} s, tests {tests[mode][-1]:.2f} s"
-                  + (f"\n    {summary[-1]}" if summary else ""), flush=True)
+            print(
+                f"round {r + 1} {mode}: exit {code}, wall {wall:.1f} s, tests {tests[mode][-1]:.2f} s"
+                + (f"\n    {summary[-1]}" if summary else ""),
+                flush=True,
+            )
     base_wall = statistics.median(walls["no plugin (-p no:tilelens)"])
     base_tests = statistics.median(tests["no plugin (-p no:tilelens)"])
     print(f"\n{'mode':<28} {'wall (median)':>14} {'ratio':>6} {'tests (median)':>15} {'ratio':>6}")
@@ -78,39 +82,94 @@ def _findings(document: dict) -> set[tuple]:
         for launch in f.get("launches", []):
             for d in launch["diagnostics"]:
                 found.add((d["code"], f["path"], d["line"], d["column"], d["message"]))
-    return {x for x in found if ".toml" not in x[4]}   # toml errors name each run's own toml file
+    return {x for x in found if ".toml" not in x[4]}  # toml errors name each run's own toml file
 
 
 def run_compare(python: str, args: list[str], jobs: int, timeout: float) -> int:
     folder = Path(tempfile.mkdtemp(prefix="tilelens-compare-"))
-    toml = Path.cwd() / "tilelens.toml"     # in the tests' root, as a user's capture would write it
+    toml = Path.cwd() / "tilelens.toml"  # in the tests' root, as a user's capture would write it
     if toml.exists():
         sys.exit(f"{toml} exists; run from a folder without one")
     started = time.monotonic()
-    cap = subprocess.run([python, "-m", "tilelens_lsp", "capture", "--out", str(toml), "--per-kernel", "100000",
-                          "--", python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:tilelens", *args],
-                         env=_env(), capture_output=True, text=True)
+    cap = subprocess.run(
+        [
+            python,
+            "-m",
+            "tilelens_lsp",
+            "capture",
+            "--out",
+            str(toml),
+            "--per-kernel",
+            "100000",
+            "--",
+            python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:tilelens",
+            *args,
+        ],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
     try:
-        chk = subprocess.run([python, "-m", "tilelens_lsp", "check", "--config", str(toml), "--root", str(Path.cwd()),
-                              "--format", "json", "--jobs", str(jobs), "--timeout", str(timeout)],
-                             capture_output=True, text=True)
+        chk = subprocess.run(
+            [
+                python,
+                "-m",
+                "tilelens_lsp",
+                "check",
+                "--config",
+                str(toml),
+                "--root",
+                str(Path.cwd()),
+                "--format",
+                "json",
+                "--jobs",
+                str(jobs),
+                "--timeout",
+                str(timeout),
+            ],
+            capture_output=True,
+            text=True,
+        )
     finally:
         toml.unlink(missing_ok=True)
-    print(f"capture + check: pytest exit {cap.returncode}, check exit {chk.returncode}, "
-          f"{time.monotonic() - started:.0f} s; {cap.stderr.strip().splitlines()[-1] if cap.stderr.strip() else ''}")
+    print(
+        f"capture + check: pytest exit {cap.returncode}, check exit {chk.returncode}, "
+        f"{time.monotonic() - started:.0f} s; {cap.stderr.strip().splitlines()[-1] if cap.stderr.strip() else ''}"
+    )
     reference = _findings(json.loads(chk.stdout)) if chk.stdout.strip() else set()
     agree = True
     for label, extra in (("pytest --tilelens", []), ("pytest --tilelens -n 2", ["-n", "2"])):
         report = folder / f"{len(extra)}.json"
-        code, wall, out = _pytest(python, args, extra + ["--tilelens", "--tilelens-json", str(report),
-                                                         "--tilelens-jobs", str(jobs), "--tilelens-timeout", str(timeout)])
+        code, wall, out = _pytest(
+            python,
+            args,
+            extra
+            + [
+                "--tilelens",
+                "--tilelens-json",
+                str(report),
+                "--tilelens-jobs",
+                str(jobs),
+                "--tilelens-timeout",
+                str(timeout),
+            ],
+        )
         found = _findings(json.loads(report.read_text())) if report.exists() else set()
         tail = [line for line in out.splitlines() if line.startswith("tilelens:")]
         print(f"{label}: exit {code}, {wall:.0f} s; {tail[-1] if tail else 'no tilelens summary'}")
         same = found == reference
         expected = cap.returncode if cap.returncode else chk.returncode
-        print(f"  findings: {len(found)}, same as capture + check: {same}; exit as capture + check say "
-              f"({expected}): {code == expected}")
+        print(
+            f"  findings: {len(found)}, same as capture + check: {same}; exit as capture + check say "
+            f"({expected}): {code == expected}"
+        )
         agree &= same and code == expected
     for code, path, line, column, message in sorted(reference):
         print(f"  {path}:{line}:{column}: {code}: {message[:140]}")
@@ -126,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0)
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)
-    args, rest = parser.parse_args(argv[:cut]), argv[cut + 1:]
+    args, rest = parser.parse_args(argv[:cut]), argv[cut + 1 :]
     if args.what == "time":
         run_time(args.python, rest, args.rounds)
         return 0

@@ -48,8 +48,8 @@ class Tally:
     unparseable: Counter = field(default_factory=Counter)
     compile_failed: Counter = field(default_factory=Counter)
     compiled: int = 0
-    skipped: int = 0          # corpus files marked for other releases only
-    examples: dict[str, list[str]] = field(default_factory=dict)   # kind -> a few file: message lines
+    skipped: int = 0  # corpus files marked for other releases only
+    examples: dict[str, list[str]] = field(default_factory=dict)  # kind -> a few file: message lines
 
     def note(self, bucket: str, kind: str, where: str, message: str) -> None:
         getattr(self, bucket)[kind] += 1
@@ -58,13 +58,21 @@ class Tally:
             shown.append(f"{where}: {message}")
 
     def to_json(self, triton: str) -> dict:
-        return {"triton": triton, "files": self.files, "aligned": self.aligned,
-                "misaligned": sum(self.misaligned.values()), "refused": sum(self.refused.values()),
-                "unparseable": sum(self.unparseable.values()), "compiled": self.compiled, "skipped_files": self.skipped,
-                "compile_failed": sum(self.compile_failed.values()),
-                "by_kind": {b: dict(sorted(getattr(self, b).items()))
-                            for b in ("misaligned", "refused", "unparseable", "compile_failed")},
-                "examples": self.examples}
+        return {
+            "triton": triton,
+            "files": self.files,
+            "aligned": self.aligned,
+            "misaligned": sum(self.misaligned.values()),
+            "refused": sum(self.refused.values()),
+            "unparseable": sum(self.unparseable.values()),
+            "compiled": self.compiled,
+            "skipped_files": self.skipped,
+            "compile_failed": sum(self.compile_failed.values()),
+            "by_kind": {
+                b: dict(sorted(getattr(self, b).items())) for b in ("misaligned", "refused", "unparseable", "compile_failed")
+            },
+            "examples": self.examples,
+        }
 
 
 def mlir_bindings():
@@ -74,8 +82,9 @@ def mlir_bindings():
     ctx = ir.context()
     ir.load_dialects(ctx)
     try:
-        from tilelens_lsp.compile.driver import parse_target
         from triton.compiler.compiler import make_backend
+
+        from tilelens_lsp.compile.driver import parse_target
 
         make_backend(parse_target("cuda:89")).load_dialects(ctx)
     except Exception:  # noqa: BLE001 - plain TTIR needs only Triton's own dialects
@@ -102,8 +111,8 @@ def _refusal_kind(message: str) -> str:
 
 
 def align_file(path: Path, ctx, parse, tally: Tally, label: str) -> str:
-    from tilelens_lsp.ttir import reader as ttir
     from tilelens_lsp.refusal import Refusal
+    from tilelens_lsp.ttir import reader as ttir
 
     tally.files += 1
     try:
@@ -152,8 +161,9 @@ def _find_root(start: Path) -> Path:
     return start
 
 
-def compile_corpus(folders: list[Path], dump: Path, root: Path, target: str, tally: Tally,
-                   verbose: bool = False) -> list[Path]:
+def compile_corpus(
+    folders: list[Path], dump: Path, root: Path, target: str, tally: Tally, verbose: bool = False
+) -> list[Path]:
     import triton
     from ttir_corpus import compile_file, file_releases, kernel_files
 
@@ -185,8 +195,14 @@ def compile_corpus(folders: list[Path], dump: Path, root: Path, target: str, tal
     return written
 
 
-def run(ttir_paths: list[Path], corpus: list[Path], dump: Path | None, root: Path | None,
-        target: str = "cuda:89", verbose: bool = False) -> Tally:
+def run(
+    ttir_paths: list[Path],
+    corpus: list[Path],
+    dump: Path | None,
+    root: Path | None,
+    target: str = "cuda:89",
+    verbose: bool = False,
+) -> Tally:
     import warnings
 
     warnings.filterwarnings("ignore", module="triton.*")
@@ -225,12 +241,17 @@ def summary_lines(tally: Tally, triton: str) -> list[str]:
     def kinds(c: Counter) -> str:
         return ", ".join(f"{k}: {n}" for k, n in sorted(c.items())) if c else ""
 
-    lines = [f"bulk-align (Triton {triton}): {tally.files} TTIR files, {tally.aligned} aligned, "
-             f"{sum(tally.misaligned.values())} misaligned, {sum(tally.refused.values())} refused, "
-             f"{sum(tally.unparseable.values())} unparseable"
-             + (f"; corpus: {tally.compiled} compiled, {sum(tally.compile_failed.values())} compile-failed, "
-                f"{tally.skipped} file(s) for other releases skipped"
-                if tally.compiled or tally.compile_failed or tally.skipped else "")]
+    lines = [
+        f"bulk-align (Triton {triton}): {tally.files} TTIR files, {tally.aligned} aligned, "
+        f"{sum(tally.misaligned.values())} misaligned, {sum(tally.refused.values())} refused, "
+        f"{sum(tally.unparseable.values())} unparseable"
+        + (
+            f"; corpus: {tally.compiled} compiled, {sum(tally.compile_failed.values())} compile-failed, "
+            f"{tally.skipped} file(s) for other releases skipped"
+            if tally.compiled or tally.compile_failed or tally.skipped
+            else ""
+        )
+    ]
     for bucket in ("misaligned", "refused", "unparseable", "compile_failed"):
         c = getattr(tally, bucket)
         if c:
@@ -244,8 +265,14 @@ def summary_lines(tally: Tally, triton: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bulk_align.py", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, help="folders of *.ttir files (recursive) or files")
-    parser.add_argument("--compile-corpus", nargs="+", type=Path, default=[], metavar="DIR",
-                        help="compile every declared launch of the kernel files below DIR first")
+    parser.add_argument(
+        "--compile-corpus",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="compile every declared launch of the kernel files below DIR first",
+    )
     parser.add_argument("--dump", type=Path, help="folder for the corpus's TTIR (default: temporary)")
     parser.add_argument("--root", type=Path, help="workspace root for imports and portable locs")
     parser.add_argument("--target", default="cuda:89")

@@ -42,27 +42,36 @@ ENV = {"GEMS_VENDOR": "nvidia", "FLAGGEMS_DB_URL": "sqlite://", "TILELENS_CACHE_
 
 @dataclass(frozen=True)
 class Package:
-    dist: str            # the PyPI name and pinned version (tools/corpus_env.sh installs it)
+    dist: str  # the PyPI name and pinned version (tools/corpus_env.sh installs it)
     version: str
-    roots: tuple[str, ...]                      # the packages whose modules hold its kernels
-    exclude: tuple[str, ...] = ()               # module name patterns of other hardware or DSLs
+    roots: tuple[str, ...]  # the packages whose modules hold its kernels
+    exclude: tuple[str, ...] = ()  # module name patterns of other hardware or DSLs
 
 
 PACKAGES = {
-    "liger-kernel": Package("liger-kernel", "0.8.5", ("liger_kernel.ops",),
-                            (r"\._ascend", r"cutedsl", r"cutile", r"\.cute\b")),
-    "flag-gems": Package("flag-gems", "5.0.2", ("flag_gems.ops", "flag_gems.fused",
-                                                 "flag_gems.runtime.backend._nvidia"),
-                         (r"\.(hopper|blackwell)\b",)),
-    "fla-core": Package("fla-core", "0.6.0", ("fla.ops", "fla.modules"),
-                        (r"triton_ascend", r"tilelang", r"\.backends\.(npu|ascend)")),
+    "liger-kernel": Package(
+        "liger-kernel", "0.8.5", ("liger_kernel.ops",), (r"\._ascend", r"cutedsl", r"cutile", r"\.cute\b")
+    ),
+    "flag-gems": Package(
+        "flag-gems",
+        "5.0.2",
+        ("flag_gems.ops", "flag_gems.fused", "flag_gems.runtime.backend._nvidia"),
+        (r"\.(hopper|blackwell)\b",),
+    ),
+    "fla-core": Package(
+        "fla-core", "0.6.0", ("fla.ops", "fla.modules"), (r"triton_ascend", r"tilelang", r"\.backends\.(npu|ascend)")
+    ),
 }
 
 # The fixed, representative subset the CI test sweeps (tests/corpus/test_corpus.py): modules of each
 # package with plain kernels, autotuned ones, heuristics, LibEntry wrappers and a known compile error.
 SUBSET = {
-    "liger-kernel": ("liger_kernel.ops.softmax", "liger_kernel.ops.rms_norm", "liger_kernel.ops.cross_entropy",
-                     "liger_kernel.ops.swiglu"),
+    "liger-kernel": (
+        "liger_kernel.ops.softmax",
+        "liger_kernel.ops.rms_norm",
+        "liger_kernel.ops.cross_entropy",
+        "liger_kernel.ops.swiglu",
+    ),
     "flag-gems": ("flag_gems.ops.mm", "flag_gems.ops.softmax", "flag_gems.ops.layernorm", "flag_gems.ops.argmax"),
     "fla-core": ("fla.ops.utils.cumsum", "fla.ops.common.chunk_h", "fla.modules.norm.layernorm"),
 }
@@ -92,7 +101,9 @@ def _modules(pkg: Package) -> list[str]:
 def _launched_and_called(files: list[Path]) -> tuple[set[str], set[str]]:
     """Names launched somewhere (`name[grid](...)`) and names called inside @jit functions."""
     import ast
+
     from tilelens_lsp.launches.kernels import is_jit
+
     launched: set[str] = set()
     called: set[str] = set()
     for f in files:
@@ -105,7 +116,7 @@ def _launched_and_called(files: list[Path]) -> tuple[set[str], set[str]]:
                 v = n.func.value
                 launched.add(v.attr if isinstance(v, ast.Attribute) else getattr(v, "id", ""))
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_jit(n):
-                for c in ast.walk(n):   # called, or passed on (a combine_fn of tl.reduce / associative_scan)
+                for c in ast.walk(n):  # called, or passed on (a combine_fn of tl.reduce / associative_scan)
                     if isinstance(c, ast.Call) and not isinstance(c.func, ast.Subscript):
                         f_ = c.func
                         called.add(f_.attr if isinstance(f_, ast.Attribute) else getattr(f_, "id", ""))
@@ -121,6 +132,7 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int, i
     counted once however many names or wrappers lead to it. A @jit function that other @jit
     functions call and that nothing launches is a helper (it takes values, not pointers): skipped."""
     from triton.runtime.jit import JITFunction
+
     from tilelens_lsp.compile.binding import LaunchBindingError, unwrap
 
     kernels: dict[str, list[str]] = {}
@@ -155,12 +167,16 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int, i
             if getattr(jit, "__module__", None) != name or id(jit) in seen:
                 continue
             if type(jit).__module__.startswith("triton.experimental"):
-                gluon += 1   # a Gluon kernel (@gluon.jit): another language than Triton's tl, not ours
+                gluon += 1  # a Gluon kernel (@gluon.jit): another language than Triton's tl, not ours
                 continue
             seen.add(id(jit))
             plain = not chain.layers and obj is jit
-            if plain and (jit.__name__ in called or attr in called) and jit.__name__ not in launched \
-                    and attr not in launched:
+            if (
+                plain
+                and (jit.__name__ in called or attr in called)
+                and jit.__name__ not in launched
+                and attr not in launched
+            ):
                 helpers += 1
                 continue
             kernels.setdefault(name, []).append(attr)
@@ -168,8 +184,9 @@ def discover(pkg: Package) -> tuple[dict[str, list[str]], dict[str, str], int, i
 
 
 def synth(args) -> int:
-    from tilelens_lsp.compile import synth as synthesis
     import triton
+
+    from tilelens_lsp.compile import synth as synthesis
 
     SYNTH.mkdir(parents=True, exist_ok=True)
     manifest = json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
@@ -178,10 +195,13 @@ def synth(args) -> int:
             continue
         start = time.time()
         kernels, failed, helpers, gluon = discover(pkg)
-        lines = [f"# {dist}=={pkg.version}: synthesized launches, one per kernel, each verified by compiling it",
-                 "# (tools/corpus.py synth writes this file; do not edit: hand-written launches go in ../hand.toml)",
-                 f"# Triton {triton.__version__}; shapes are arbitrary: these launches check that every kernel",
-                 "# compiles and that the analysis reaches every access, not that a real launch is in bounds.", ""]
+        lines = [
+            f"# {dist}=={pkg.version}: synthesized launches, one per kernel, each verified by compiling it",
+            "# (tools/corpus.py synth writes this file; do not edit: hand-written launches go in ../hand.toml)",
+            f"# Triton {triton.__version__}; shapes are arbitrary: these launches check that every kernel",
+            "# compiles and that the analysis reaches every access, not that a real launch is in bounds.",
+            "",
+        ]
         unsynthesized: dict[str, str] = {}
         count = 0
         for module, names in sorted(kernels.items()):
@@ -197,14 +217,23 @@ def synth(args) -> int:
                 note = [f"# every candidate fails alike: {found.error[:150]}"] if found.fails_alike else []
                 lines += ["[[launch]]"] + note + [f'module = "{module}"', f"launch = {json.dumps(found.launch)}", ""]
         toml_path(dist).write_text("\n".join(lines))
-        manifest[dist] = {"version": pkg.version, "triton": triton.__version__, "kernels": count,
-                          "helpers_skipped": helpers, "gluon_skipped": gluon,
-                          "modules": {m: n for m, n in sorted(kernels.items())},
-                          "import_failures": failed, "unsynthesized": unsynthesized}
+        manifest[dist] = {
+            "version": pkg.version,
+            "triton": triton.__version__,
+            "kernels": count,
+            "helpers_skipped": helpers,
+            "gluon_skipped": gluon,
+            "modules": {m: n for m, n in sorted(kernels.items())},
+            "import_failures": failed,
+            "unsynthesized": unsynthesized,
+        }
         MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        print(f"synth: {dist}: {count} kernels in {len(kernels)} modules, {len(unsynthesized)} without a "
-              f"compiling launch, {helpers} helpers and {gluon} Gluon kernels skipped, {len(failed)} modules do not import "
-              f"({time.time() - start:.0f} s)", flush=True)
+        print(
+            f"synth: {dist}: {count} kernels in {len(kernels)} modules, {len(unsynthesized)} without a "
+            f"compiling launch, {helpers} helpers and {gluon} Gluon kernels skipped, {len(failed)} modules do not import "
+            f"({time.time() - start:.0f} s)",
+            flush=True,
+        )
     return 0
 
 
@@ -240,9 +269,24 @@ def _hand_for(dist: str, modules: set[str] | None, out: Path) -> Path | None:
 def _check(config: Path, jobs: int, timeout: float) -> dict:
     python = VENV / "bin" / "python"
     env = {**os.environ, **ENV}
-    cmd = [str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable,
-           "-m", "tilelens_lsp", "check", "--config", str(config), "--python", str(python), "--format", "json",
-           "--jobs", str(jobs), "--timeout", str(timeout), "--root", str(CORPUS)]
+    cmd = [
+        str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable,
+        "-m",
+        "tilelens_lsp",
+        "check",
+        "--config",
+        str(config),
+        "--python",
+        str(python),
+        "--format",
+        "json",
+        "--jobs",
+        str(jobs),
+        "--timeout",
+        str(timeout),
+        "--root",
+        str(CORPUS),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"check exited {proc.returncode}: {proc.stderr[-2000:]}")
@@ -250,7 +294,7 @@ def _check(config: Path, jobs: int, timeout: float) -> dict:
     # an installed file prints by its importable path; its absolute path says where it came from
     where = [f.get("absolute_path") or f["path"] for f in doc["files"]]
     strays = [w for w in where if "site-packages" not in w and "/" in w]
-    if strays:   # a `module =` that did not resolve would leave check to sweep the working folder
+    if strays:  # a `module =` that did not resolve would leave check to sweep the working folder
         raise RuntimeError(f"check of {config} reported files outside the corpus venv: {strays[:5]}")
     return doc
 
@@ -259,33 +303,43 @@ def _check(config: Path, jobs: int, timeout: float) -> dict:
 EXPLAIN = {
     "analyzed": "every access of every program examined (verdicts, if any, are in the JSON)",
     "refused:indirect-address": "named gap (by design): an address built from loaded data (gathers, labels, "
-                                "block tables, varlen offsets); value ranges of index tensors would bound it",
+    "block tables, varlen offsets); value ranges of index tensors would bound it",
     "refused:data-dependent-bound": "named gap (by design): a loop bound or mask read from memory (varlen "
-                                    "sequences, CSR rows)",
+    "sequences, CSR rows)",
     "refused:unvisited": "soundness guard: some memory op of the module was never examined",
     "refused:launch-too-large": "named gap: the enumeration budget (2^28 evaluations) ran out before the "
-                                "affine summary could answer; a smaller declared launch is checked",
+    "affine summary could answer; a smaller declared launch is checked",
     "refused:out-of-vocabulary": "named gap: an op the access model does not know feeds an address "
-                                 "(e.g. arith.fptosi: a float converted to an index)",
+    "(e.g. arith.fptosi: a float converted to an index)",
     "refused:pointer-provenance": "named gap: an address selects between pointers of different arguments "
-                                  "(tl.where over two tensors), so no single argument's bounds apply",
+    "(tl.where over two tensors), so no single argument's bounds apply",
     "refused:reader-misalignment": "gap (a reader bug, reported): the TTIR reader could not align an op; "
-                                   "refused rather than misread",
+    "refused rather than misread",
     "directive-error": "TL020: the launch does not fit the kernel (a synthesis gap of ours)",
     "crashed": "TL050: the worker crashed or timed out",
 }
 # Compile errors (TL010) by message: each a real Triton/kernel error, or a gap of our synthesis.
 COMPILE_ERRORS = [
-    (r"'dtype' object is not callable", "real: `tl.float32(x)` casts, which Triton 3.6-3.9 reject "
-     "(liger-kernel 0.8.5 softmax multi-block: documented example)"),
-    (r"Block pointers have been removed", "real: the kernel uses tl.make_block_ptr, removed in Triton 3.9 "
-     "(the package targets an older Triton)"),
+    (
+        r"'dtype' object is not callable",
+        "real: `tl.float32(x)` casts, which Triton 3.6-3.9 reject "
+        "(liger-kernel 0.8.5 softmax multi-block: documented example)",
+    ),
+    (
+        r"Block pointers have been removed",
+        "real: the kernel uses tl.make_block_ptr, removed in Triton 3.9 (the package targets an older Triton)",
+    ),
     (r"has no attribute 'cidv'", "real: a typo (`tl.cidv`) in the kernel, on a branch only some constexprs take"),
     (r"unsupported AST node type", "real: Python syntax Triton's code generator does not support"),
-    (r"'tensor' object has no attribute 'load'", "gap (synthesis): a tensor-descriptor (TMA) parameter "
-     "that synthesis did not recognise as one (declare it with descriptor(...))"),
-    (r"'NoneType' object has no attribute '(shard_id|distributed_barrier)'", "gap: the kernel needs a "
-     "runtime object (a distributed context) that a launch declaration cannot provide"),
+    (
+        r"'tensor' object has no attribute 'load'",
+        "gap (synthesis): a tensor-descriptor (TMA) parameter "
+        "that synthesis did not recognise as one (declare it with descriptor(...))",
+    ),
+    (
+        r"'NoneType' object has no attribute '(shard_id|distributed_barrier)'",
+        "gap: the kernel needs a runtime object (a distributed context) that a launch declaration cannot provide",
+    ),
     (r"Input shapes should have M >= 1, N >= 1 and K >= 8", "gap (synthesis): a tl.dot dimension we chose too small"),
     (r"static_assert", "gap (synthesis): constexprs we chose violate the kernel's own static_assert"),
     (r".", "unclassified: every synthesized candidate fails alike with this message (read it in the JSON)"),
@@ -309,7 +363,7 @@ def _compile_class(message: str) -> str:
     return next(why for pattern, why in COMPILE_ERRORS if re.search(pattern, message))
 
 
-RANK = {"analyzed": 0, "compile-error": 7, "directive-error": 8, "crashed": 9}   # refusals rank 1
+RANK = {"analyzed": 0, "compile-error": 7, "directive-error": 8, "crashed": 9}  # refusals rank 1
 
 
 def sweep(args) -> int:
@@ -372,55 +426,76 @@ def sweep(args) -> int:
                     old = kernel_best.get(key)
                     if old is None or RANK.get(kind, 1) < RANK.get(old, 1):
                         kernel_best[key] = kind
-        kernels = info["kernels"] if not args.subset else sum(
-            len(v) for m, v in info["modules"].items() if m in modules)
-        unsynth = {k: v for k, v in info["unsynthesized"].items()
-                   if not args.subset or k.rsplit(".", 1)[0] in modules}
+        kernels = info["kernels"] if not args.subset else sum(len(v) for m, v in info["modules"].items() if m in modules)
+        unsynth = {k: v for k, v in info["unsynthesized"].items() if not args.subset or k.rsplit(".", 1)[0] in modules}
         counts["kernels"] = kernels
         counts["k-no-launch"] = len(unsynth)
         outcomes = collections.Counter(kernel_best.values())
         counts["k-analyzed"] = outcomes["analyzed"]
         counts["k-refused"] = sum(v for k, v in outcomes.items() if k.startswith("refused:"))
         counts["k-compile-error"] = outcomes["compile-error"]
-        counts["k-compile-real"] = sum(1 for k, v in kernel_best.items() if v == "compile-error"
-                                       and _compile_class(compile_messages.get(k, "")).startswith("real:"))
+        counts["k-compile-real"] = sum(
+            1
+            for k, v in kernel_best.items()
+            if v == "compile-error" and _compile_class(compile_messages.get(k, "")).startswith("real:")
+        )
         counts["k-ours"] = outcomes["directive-error"] + outcomes["crashed"]
         counts["seconds"] = round(time.time() - start)
         per_kernel_report[dist] = kernel_best
         table.append((dist, counts, unsynth))
         totals.update(counts)
-        print(f"corpus: {dist}: {kernels} kernels, {counts['launches']} launches in {counts['seconds']} s",
-              file=sys.stderr, flush=True)
+        print(
+            f"corpus: {dist}: {kernels} kernels, {counts['launches']} launches in {counts['seconds']} s",
+            file=sys.stderr,
+            flush=True,
+        )
     _print_table(table, examples, compile_errors, compile_examples)
     if args.json:
-        Path(args.json).write_text(json.dumps({"totals": totals, "packages": {d: c for d, c, _ in table},
-                                               "kernels": per_kernel_report, "examples": examples,
-                                               "compile_errors": compile_errors,
-                                               "compile_messages": compile_messages}, indent=1, sort_keys=True))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "totals": totals,
+                    "packages": {d: c for d, c, _ in table},
+                    "kernels": per_kernel_report,
+                    "examples": examples,
+                    "compile_errors": compile_errors,
+                    "compile_messages": compile_messages,
+                },
+                indent=1,
+                sort_keys=True,
+            )
+        )
     refused = sum(v for k, v in totals.items() if k.startswith("refused:"))
-    print(f"corpus: {len(table)} packages, {totals['kernels']} kernels, {totals['launches']} launches, "
-          f"{totals['analyzed']} analyzed, {refused} refused, {totals['compile-error']} compile-errors, "
-          f"{totals['crashed']} crashed, {totals['unvisited']} unvisited")
+    print(
+        f"corpus: {len(table)} packages, {totals['kernels']} kernels, {totals['launches']} launches, "
+        f"{totals['analyzed']} analyzed, {refused} refused, {totals['compile-error']} compile-errors, "
+        f"{totals['crashed']} crashed, {totals['unvisited']} unvisited"
+    )
     return 0
 
 
 def _print_table(table, examples: dict[str, str], compile_errors, compile_examples) -> None:
     print("Kernels, by the best outcome among their launches (configs):\n")
-    print("| package | kernels | analysed | refused | compile error (TL010): real / other | TL020/TL050 (ours) | "
-          "no launch synthesized | analysed or refused | + real compile errors |")
+    print(
+        "| package | kernels | analysed | refused | compile error (TL010): real / other | TL020/TL050 (ours) | "
+        "no launch synthesized | analysed or refused | + real compile errors |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
-    rows = list(table) + ([("all", sum((c for _, c, _ in table), collections.Counter()), {})]
-                          if len(table) > 1 else [])
+    rows = list(table) + ([("all", sum((c for _, c, _ in table), collections.Counter()), {})] if len(table) > 1 else [])
     for dist, c, _ in rows:
         name = f"{dist}=={PACKAGES[dist].version}" if dist in PACKAGES else "**all**"
         reached = c["k-analyzed"] + c["k-refused"]
         honest = reached + c["k-compile-real"]
-        print(f"| {name} | {c['kernels']} | {c['k-analyzed']} | {c['k-refused']} | {c['k-compile-real']} / "
-              f"{c['k-compile-error'] - c['k-compile-real']} | {c['k-ours']} | {c['k-no-launch']} | "
-              f"{reached} ({100 * reached / max(1, c['kernels']):.1f}%) | "
-              f"{honest} ({100 * honest / max(1, c['kernels']):.1f}%) |")
-    kinds = sorted({k for _, c, _ in table for k in c if k.startswith("refused:")} |
-                   {"analyzed", "compile-error", "directive-error", "crashed"})
+        print(
+            f"| {name} | {c['kernels']} | {c['k-analyzed']} | {c['k-refused']} | {c['k-compile-real']} / "
+            f"{c['k-compile-error'] - c['k-compile-real']} | {c['k-ours']} | {c['k-no-launch']} | "
+            f"{reached} ({100 * reached / max(1, c['kernels']):.1f}%) | "
+            f"{honest} ({100 * honest / max(1, c['kernels']):.1f}%) |"
+        )
+    kinds = sorted(
+        {k for _, c, _ in table for k in c if k.startswith("refused:")}
+        | {"analyzed", "compile-error", "directive-error", "crashed"}
+    )
     print("\nLaunches (one per autotune config that compiles to a distinct specialization), by outcome:\n")
     print("| package | launches | " + " | ".join(kinds) + " |")
     print("|---" * (2 + len(kinds)) + "|")
@@ -491,8 +566,7 @@ def conform(args) -> int:
                 run = oracle.run_launch(kernel, launch, config)
             except Exception as exc:  # noqa: BLE001 - a limit of the oracle, not of the product
                 counts["interpreter cannot run"] += 1
-                print(f"conform: {module}.{launch.kernel} {config}: interpreter: {type(exc).__name__}: "
-                      f"{str(exc)[:120]}")
+                print(f"conform: {module}.{launch.kernel} {config}: interpreter: {type(exc).__name__}: {str(exc)[:120]}")
                 continue
             if result["status"] != "analyzed":
                 counts[f"not compared ({result['status']})"] += 1
@@ -503,12 +577,17 @@ def conform(args) -> int:
                 key = (a["op"], a["line"], a["pointer"])
                 mine_acc[key] = (a["exact"], _merge(mine_acc.get(key, (True, []))[1] + a["elements"]))
             same = set(theirs) == set(mine_acc) and all(
-                mine_acc[k][1] == theirs[k] if mine_acc[k][0] else all(
-                    any(lo <= a and b <= hi for lo, hi in mine_acc[k][1]) for a, b in theirs[k]) for k in theirs)
+                mine_acc[k][1] == theirs[k]
+                if mine_acc[k][0]
+                else all(any(lo <= a and b <= hi for lo, hi in mine_acc[k][1]) for a, b in theirs[k])
+                for k in theirs
+            )
             counts["conforming" if same else "differing"] += 1
             counts["compared"] += 1
-            print(f"conform: {module}.{launch.kernel} {config}: {'conforming' if same else 'DIFFERS'} "
-                  f"({len(theirs)} accesses, {run.seconds:.1f} s in the interpreter)")
+            print(
+                f"conform: {module}.{launch.kernel} {config}: {'conforming' if same else 'DIFFERS'} "
+                f"({len(theirs)} accesses, {run.seconds:.1f} s in the interpreter)"
+            )
     print("conform: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
     return 1 if counts["differing"] else 0
 
@@ -548,7 +627,7 @@ def suggest_sweep(args) -> int:
                         counts["no-suggestion"] += 1
                         failures[re.sub(r"\(\d+ tried\)", "", s.error.split(": ", 1)[-1])[:90]] += 1
                         continue
-                    directive = " ".join(x[len("# tilelens:"):].strip() for x in s.lines if x.startswith("# tilelens:"))
+                    directive = " ".join(x[len("# tilelens:") :].strip() for x in s.lines if x.startswith("# tilelens:"))
                     tables.append(f'[[launch]]\nmodule = "{module}"\nlaunch = {json.dumps(directive)}\n')
             config = tmp / f"{dist}.toml"
             config.write_text("\n".join(tables))
@@ -556,15 +635,22 @@ def suggest_sweep(args) -> int:
             for f in doc["files"]:
                 for launch in f["launches"]:
                     kind = _kind(launch)
-                    codes = sorted({d["code"] for d in launch.get("diagnostics", [])
-                                    if d.get("severity") == "error" and d["code"] not in ("TL030", "TL050")})
+                    codes = sorted(
+                        {
+                            d["code"]
+                            for d in launch.get("diagnostics", [])
+                            if d.get("severity") == "error" and d["code"] not in ("TL030", "TL050")
+                        }
+                    )
                     counts["launches"] += 1
                     if kind == "analyzed":
                         kind = "analyzed-" + ("+".join(codes) if codes else "clean")
                     counts[kind] += 1
                     if codes or kind == "crashed":
-                        first = next((d["message"] for d in launch.get("diagnostics", [])
-                                      if d["code"] in codes or kind == "crashed"), "")
+                        first = next(
+                            (d["message"] for d in launch.get("diagnostics", []) if d["code"] in codes or kind == "crashed"),
+                            "",
+                        )
                         print(f"suggest: {dist}:   {kind}: {f['path']}: {launch['kernel']}: {first[:200]}", flush=True)
             counts["seconds"] = round(time.time() - start)
             print(f"suggest: {dist}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), flush=True)
@@ -579,11 +665,18 @@ def suggest_sweep(args) -> int:
 
 def _origins(modules: list[str]) -> dict[str, str]:
     """The file each module would load from in the corpus venv (found, not imported: parents are)."""
-    code = ("import importlib.util, json, sys\nout = {}\nfor m in sys.argv[1:]:\n    try:\n"
-            "        spec = importlib.util.find_spec(m)\n        out[m] = spec.origin if spec else None\n"
-            "    except Exception:\n        pass\nprint(json.dumps(out))")
-    proc = subprocess.run([str(VENV / "bin" / "python"), "-c", code, *modules], capture_output=True, text=True,
-                          env={**os.environ, **ENV}, cwd="/")
+    code = (
+        "import importlib.util, json, sys\nout = {}\nfor m in sys.argv[1:]:\n    try:\n"
+        "        spec = importlib.util.find_spec(m)\n        out[m] = spec.origin if spec else None\n"
+        "    except Exception:\n        pass\nprint(json.dumps(out))"
+    )
+    proc = subprocess.run(
+        [str(VENV / "bin" / "python"), "-c", code, *modules],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+        cwd="/",
+    )
     return {m: o for m, o in json.loads(proc.stdout.strip().splitlines()[-1]).items() if o}
 
 

@@ -19,10 +19,10 @@ from pathlib import Path
 os.environ.setdefault("TILELENS_CACHE_DIR", "off")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tilelens_lsp import pipeline  # noqa: E402
 from tilelens_lsp.engines import select  # noqa: E402
 from tilelens_lsp.engines.affine import AffineGraph, NotAffine  # noqa: E402
 from tilelens_lsp.engines.enumerate import AccessGraph  # noqa: E402
-from tilelens_lsp import pipeline  # noqa: E402
 
 
 def main() -> int:
@@ -81,7 +81,10 @@ def main() -> int:
                         print("  affine:", str(a.get(k))[:300])
                         print("  enum:  ", str(b.get(k))[:300])
             elif args.v:
-                print(f"{f.name} grid={model.grid}: summarized in {1e3*(t1-t0):.1f} ms, enumerated in {1e3*(t2-t1):.1f} ms")
+                print(
+                    f"{f.name} grid={model.grid}: summarized in {1e3 * (t1 - t0):.1f} ms, "
+                    f"enumerated in {1e3 * (t2 - t1):.1f} ms"
+                )
     print(dict(counts), f"mismatches: {bad}")
     for w, n in why.most_common():
         print(f"  {n:4d}  {w}")

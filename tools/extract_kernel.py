@@ -28,12 +28,16 @@ def extract(wheel: Path, member: str, names: list[str]) -> str:
     missing = [n for n in names if n not in found]
     if missing:
         raise SystemExit(f"extract_kernel: {member} has no top-level function {', '.join(missing)}")
-    parts = [f'"""Kernels extracted verbatim from {wheel.name}:{member} by tools/extract_kernel.py."""',
-             "import triton", "import triton.language as tl", ""]
+    parts = [
+        f'"""Kernels extracted verbatim from {wheel.name}:{member} by tools/extract_kernel.py."""',
+        "import triton",
+        "import triton.language as tl",
+        "",
+    ]
     for name in names:
         node = found[name]
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-        parts += ["", *lines[first - 1:node.end_lineno], ""]
+        parts += ["", *lines[first - 1 : node.end_lineno], ""]
     return "\n".join(parts) + "\n"
 
 

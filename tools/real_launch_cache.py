@@ -22,11 +22,23 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
 
 _TORCH_DTYPES = {
-    "i1": "bool", "bool": "bool", "int1": "bool",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
-    "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2",
+    "i1": "bool",
+    "bool": "bool",
+    "int1": "bool",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "fp8e4nv": "float8_e4m3fn",
+    "fp8e5": "float8_e5m2",
 }
 
 
@@ -71,8 +83,10 @@ def run_file(path: Path) -> int:
                 grid = tuple(launch.grid)
             else:
                 expr, env = launch.grid_expr or "", dict(launch.grid_env)
+
                 def grid(meta, expr=expr, env=env):
                     return eval_grid(expr, env, meta)
+
             getattr(module, launch.kernel)[grid](*args, **kwargs)
             torch.cuda.synchronize()
             print(f"ok     {label}", flush=True)
@@ -87,9 +101,8 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "--one":
         return run_file(Path(argv[1]))
     sys.path.insert(0, str(HERE))
-    from ttir_corpus import file_releases, kernel_files
-
     import triton
+    from ttir_corpus import file_releases, kernel_files
 
     from tilelens_lsp.releases import release_of
 
@@ -100,8 +113,13 @@ def main(argv: list[str]) -> int:
         if allowed is not None and release not in allowed:
             continue
         try:
-            proc = subprocess.run([sys.executable, __file__, "--one", str(f)], capture_output=True, text=True,
-                                  timeout=float(os.environ.get("REAL_LAUNCH_TIMEOUT", "120")), cwd=REPO_ROOT)
+            proc = subprocess.run(
+                [sys.executable, __file__, "--one", str(f)],
+                capture_output=True,
+                text=True,
+                timeout=float(os.environ.get("REAL_LAUNCH_TIMEOUT", "120")),
+                cwd=REPO_ROOT,
+            )
             sys.stdout.write(proc.stdout)
             if proc.returncode:
                 status = 1

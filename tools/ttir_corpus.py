@@ -17,10 +17,10 @@ DEFAULT_TARGET = "cuda:89"
 
 @dataclass
 class CompiledLaunch:
-    name: str            # `<kernel>__l<n>` (n: 1-based index among that kernel's launches in the file),
-                         # `-c<k>` appended for the k-th config when the kernel has several
-    text: str | None     # portable TTIR, or None when compiling failed
-    error: str = ""      # why compiling failed (directive, binding or compile error)
+    name: str  # `<kernel>__l<n>` (n: 1-based index among that kernel's launches in the file),
+    # `-c<k>` appended for the k-th config when the kernel has several
+    text: str | None  # portable TTIR, or None when compiling failed
+    error: str = ""  # why compiling failed (directive, binding or compile error)
 
 
 def file_releases(text: str) -> set[str] | None:
@@ -28,7 +28,7 @@ def file_releases(text: str) -> set[str] | None:
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith("# golden:"):
-            words = stripped[len("# golden:"):].split()
+            words = stripped[len("# golden:") :].split()
             if words and words[0] == "releases":
                 return set(words[1:])
     return None
@@ -39,16 +39,17 @@ def compile_file(path: Path, root: Path, target: str = DEFAULT_TARGET) -> list[C
     from tilelens_lsp.compile.compiler import compile_launch
     from tilelens_lsp.launches.kernels import find_kernels
     from tilelens_lsp.launches.scanner import parse_directives
-    from tilelens_lsp.ttir.locs import default_mapper, portable_ttir
     from tilelens_lsp.pipeline import ImportFailure, import_module
+    from tilelens_lsp.ttir.locs import default_mapper, portable_ttir
 
     path = Path(path).resolve()
     root = Path(root).resolve()
     text = path.read_text(encoding="utf-8")
     known = {k.name for k in find_kernels(text)}
     launches, errors = parse_directives(text, known or None)
-    out: list[CompiledLaunch] = [CompiledLaunch(f"{e.kernel or 'directive'}__line{e.line}", None,
-                                                f"directive error: {e.message}") for e in errors]
+    out: list[CompiledLaunch] = [
+        CompiledLaunch(f"{e.kernel or 'directive'}__line{e.line}", None, f"directive error: {e.message}") for e in errors
+    ]
     if not launches:
         return out
     try:
@@ -74,7 +75,7 @@ def compile_file(path: Path, root: Path, target: str = DEFAULT_TARGET) -> list[C
             compiled.append((None, c.error) if c.error is not None else (portable_ttir(c.module.str(), mapper), None))
         for k, (ttir_text, error) in enumerate(compiled):
             name = label if len(compiled) == 1 else f"{label}-c{k}"
-            if error is not None:   # a binding or compile error is an entry, not a crash
+            if error is not None:  # a binding or compile error is an entry, not a crash
                 message = str(error).strip().splitlines()[-1] if str(error).strip() else ""
                 out.append(CompiledLaunch(name, None, f"compile failed: {type(error).__name__}: {message}"))
                 continue

@@ -22,15 +22,24 @@ def test_bench_quick_subset(tmp_path: Path) -> None:
     sources = [REPO / "samples" / "__pycache__", REPO / "tests" / "conformance" / "kernels" / "__pycache__"]
     absent = [p for p in sources if not p.exists()]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, str(BENCH / "bench.py"), "--quick", "--only", "check,memory",
-                           "--out", str(out)], capture_output=True, text=True, cwd=str(REPO), env=env,
-                          timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench.py"), "--quick", "--only", "check,memory", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env=env,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = out.read_text()
     assert "| metric | measured | goal | met? |" in report
     assert "ERROR" not in report
-    for metric in ("c. check time, matmul 16384³ / 256³", "c. identical verdicts", "c. footprints exact",
-                   "e. server worker peak RSS"):
+    for metric in (
+        "c. check time, matmul 16384³ / 256³",
+        "c. identical verdicts",
+        "c. footprints exact",
+        "e. server worker peak RSS",
+    ):
         assert metric in report, report
     assert "worker not found" not in report, report
     assert not any(p.exists() for p in absent), absent

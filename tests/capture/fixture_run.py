@@ -1,6 +1,8 @@
 """A user's script: launches three kernels under the interpreter on numpy-backed tensors."""
+
 import os
 import sys
+
 os.environ["TRITON_INTERPRET"] = "1"
 import numpy as np
 import triton
@@ -31,7 +33,7 @@ class Tensor:
         self.guard = 1024
         self.buf = np.zeros(self.storage + 2 * self.guard, np_t)
         if fill is not None:
-            self.buf[self.guard:self.guard + self.storage] = fill
+            self.buf[self.guard : self.guard + self.storage] = fill
         self.itemsize = self.buf.itemsize
 
     def data_ptr(self):
@@ -47,8 +49,10 @@ class Tensor:
         return self.itemsize
 
     def _view(self):
-        idx = self.offset + sum(np.arange(n).reshape([-1 if i == d else 1 for i in range(len(self.shape))]) * s
-                                for d, (n, s) in enumerate(zip(self.shape, self.strides)))
+        idx = self.offset + sum(
+            np.arange(n).reshape([-1 if i == d else 1 for i in range(len(self.shape))]) * s
+            for d, (n, s) in enumerate(zip(self.shape, self.strides))
+        )
         return self.buf[self.guard + idx]
 
     def min(self):
@@ -61,7 +65,7 @@ class Tensor:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fixture_kernels import gather_kernel, row_copy_kernel, scale_kernel  # noqa: E402
 
-x = Tensor("fp32", (4, 48), strides=(64, 1), storage=256)         # a slice x[:, :48] of a (4, 64) tensor
+x = Tensor("fp32", (4, 48), strides=(64, 1), storage=256)  # a slice x[:, :48] of a (4, 64) tensor
 y = Tensor("fp32", (4, 48))
 row_copy_kernel[(4,)](x, y, 64, 48, BLOCK=64)
 v = Tensor("fp32", (1000,))

@@ -19,8 +19,14 @@ from tilelens_lsp.settings import Settings
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
-FOLDERS = [TESTS / "conformance" / "kernels", TESTS / "conformance" / "bugs", TESTS / "golden" / "kernels",
-           TESTS / "bench" / "kernels", TESTS / "unit" / "fixtures", ROOT / "samples"]
+FOLDERS = [
+    TESTS / "conformance" / "kernels",
+    TESTS / "conformance" / "bugs",
+    TESTS / "golden" / "kernels",
+    TESTS / "bench" / "kernels",
+    TESTS / "unit" / "fixtures",
+    ROOT / "samples",
+]
 
 
 def _kernel_files() -> list[Path]:
@@ -37,7 +43,7 @@ def _unvisited(result) -> list[str]:
 
 
 def test_every_memory_op_of_every_tested_launch_is_accounted_for(monkeypatch):
-    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")   # each analysis has a fresh WarmState: nothing cached
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")  # each analysis has a fresh WarmState: nothing cached
     before = dict(accounting.COUNTS)
     problems = []
     analyzed = 0
@@ -46,8 +52,10 @@ def test_every_memory_op_of_every_tested_launch_is_accounted_for(monkeypatch):
         problems += [f"{path.name}: {m}" for m in _unvisited(result)]
         analyzed += sum(1 for launch in result.launches if launch.status == "analyzed")
     counts = {k: accounting.COUNTS[k] - before.get(k, 0) for k in ("launches", "memory-ops", "accounted")}
-    print(f"accounting: {counts['launches']} launches checked, {counts['memory-ops']} memory ops "
-          f"(in their call contexts), {counts['accounted']} accounted, {analyzed} launches analyzed")
+    print(
+        f"accounting: {counts['launches']} launches checked, {counts['memory-ops']} memory ops "
+        f"(in their call contexts), {counts['accounted']} accounted, {analyzed} launches analyzed"
+    )
     assert not problems, problems[:5]
     assert counts["launches"] >= 150 and counts["memory-ops"] >= 300
     assert counts["accounted"] == counts["memory-ops"]
@@ -60,7 +68,7 @@ VECTOR_ADD = ROOT / "samples" / "vector_add.py"
 def test_an_engine_that_skips_a_store_makes_the_launch_refused_as_unvisited(monkeypatch, engine, handlers):
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
     monkeypatch.setenv(select.ENGINE_ENV, engine)
-    monkeypatch.setitem(handlers, "tt.store", lambda g, op, env, ctx: [])   # a bug: the store is dropped
+    monkeypatch.setitem(handlers, "tt.store", lambda g, op, env, ctx: [])  # a bug: the store is dropped
     result = pipeline.analyze_path(VECTOR_ADD, VECTOR_ADD.parent, Settings())
     assert result.launches and all(launch.status == "refused" for launch in result.launches)
     assert all(_unvisited(result) for _ in result.launches)

@@ -12,14 +12,13 @@ import random
 from pathlib import Path
 
 import pytest
-
-from tilelens_lsp.engines import select
-from tilelens_lsp.pipeline import analyze_path
-
 from test_conformance import FALSE_ALARMS, _config_matches, compare
 
 from tests.support.cfg_kernels import EXAMPLES, SEED, kernel_source
 from tests.support.oracle_runner import run_oracle_files
+from tilelens_lsp.engines import select
+from tilelens_lsp.pipeline import analyze_path
+
 
 @pytest.fixture(scope="module")
 def fuzz_files(tmp_path_factory) -> list[Path]:
@@ -61,7 +60,9 @@ def test_control_flow_footprints_match_the_interpreter(fuzz_files, monkeypatch):
             compared += 1
             if found:
                 problems.append(f"{path.name}: {found[:3]}\n{path.read_text()}")
-    print(f"cfg fuzz: {len(fuzz_files)} kernels, {compared} launches compared with the interpreter, "
-          f"{refused} refused (indirect-address)")
+    print(
+        f"cfg fuzz: {len(fuzz_files)} kernels, {compared} launches compared with the interpreter, "
+        f"{refused} refused (indirect-address)"
+    )
     assert not problems, problems[0]
     assert compared + refused == len(fuzz_files) and compared >= len(fuzz_files) * 2 // 3

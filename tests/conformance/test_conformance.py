@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.oracle_runner import REPO_ROOT, corpus_files
 from tilelens_lsp.engines import select
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.pipeline import analyze_path
-
-from tests.support.oracle_runner import REPO_ROOT, corpus_files
 
 HERE = Path(__file__).resolve().parent
 BUGS_DIR = HERE / "bugs"
@@ -83,7 +82,7 @@ def _launch_params():
     return params
 
 
-ENGINES_BY_FILE: dict[Path, Counter] = {}   # which engine answered each launch of a corpus file
+ENGINES_BY_FILE: dict[Path, Counter] = {}  # which engine answered each launch of a corpus file
 
 
 @lru_cache(maxsize=None)
@@ -154,14 +153,14 @@ def compare(oracle_run: dict, launch) -> list[str]:
     problems = []
     for key in sorted(set(want) | set(got), key=str):
         if key not in got:
-            problems.append(f"{_fmt_key(key)}: the interpreter touches {_show(want[key])}; "
-                            f"the product reports no such access")
+            problems.append(
+                f"{_fmt_key(key)}: the interpreter touches {_show(want[key])}; the product reports no such access"
+            )
             continue
         exact, elems = got[key]
         if key not in want:
             if exact:
-                problems.append(f"{_fmt_key(key)}: the product reports {_show(elems)}; "
-                                f"the interpreter never performs it")
+                problems.append(f"{_fmt_key(key)}: the product reports {_show(elems)}; the interpreter never performs it")
             continue
         missing = difference(want[key], elems)
         extra = difference(elems, want[key]) if exact else []
@@ -196,6 +195,7 @@ def test_directives_agree_with_an_independent_reading(path):
     """Oracle and product share the product's LaunchSpecs; a second, independent reading of the
     directives (the test-only parser) guards against both sides inheriting one misreading."""
     import ast
+
     from tests.support import directives_fallback as independent
 
     def norm(expr):
@@ -251,8 +251,10 @@ def test_footprint_matches_interpreter(path, line, oracle_results, conformance_s
             unexpected = sorted(set(kinds) - expected_refusals(path))
             crashes = [d.message for d in launch.diagnostics if d.code == "TL050"]
             if unexpected or crashes:
-                problems.append(f"{label}: unexpected refusal {unexpected or ''} {crashes[:1] or ''}: "
-                                f"{[d.message for d in launch.diagnostics][:2]}")
+                problems.append(
+                    f"{label}: unexpected refusal {unexpected or ''} {crashes[:1] or ''}: "
+                    f"{[d.message for d in launch.diagnostics][:2]}"
+                )
             continue
         bad = [product[i] for i in matches if product[i].status != "analyzed"]
         if bad:
@@ -311,17 +313,31 @@ def test_every_bug_kernel_declares_an_expectation():
 
 def _access(elements, exact=True, op="load", line=10, pointer="x_ptr"):
     from tilelens_lsp.model import Access
-    return Access(op=op, line=line, column=5, pointer=pointer, dtype="fp32", exact=exact,
-                  elements=tuple(elements), in_bounds=True, path="kernels/k.py")
+
+    return Access(
+        op=op,
+        line=line,
+        column=5,
+        pointer=pointer,
+        dtype="fp32",
+        exact=exact,
+        elements=tuple(elements),
+        in_bounds=True,
+        path="kernels/k.py",
+    )
 
 
 def _launch(*accesses):
     from tilelens_lsp.model import LaunchResult
+
     return LaunchResult(kernel="k", line=20, config={}, status="analyzed", accesses=tuple(accesses))
 
 
-_RUN = {"accesses": [{"op": "load", "path": "/abs/kernels/k.py", "line": 10, "pointer": "x_ptr",
-                      "elements": [[0, 10], [20, 30]]}]}
+_RUN = {
+    "accesses": [
+        {"op": "load", "path": "/abs/kernels/k.py", "line": 10, "pointer": "x_ptr", "elements": [[0, 10], [20, 30]]}
+    ]
+}
 
 
 def test_difference_of_interval_lists():

@@ -17,15 +17,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from tilelens_lsp.pipeline import analyze_path
+from test_conformance import _config_matches, _oracle_accesses, compare
 
 from tests.support.oracle_runner import run_oracle_files
-from test_conformance import _config_matches, _oracle_accesses, compare
+from tilelens_lsp.pipeline import analyze_path
 
 EXAMPLES = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "60"))
 SEED = 20261201
-T = 24          # table rows
+T = 24  # table rows
 
 CMP = ["<", "<=", ">", ">=", "!="]
 GUARDS = [
@@ -50,21 +49,31 @@ def kernel_source(rng: random.Random) -> str:
     if rng.random() < 0.3:
         point = rng.choice([-1, -100, T])
         values = f"[(0, {T}), {point}]"
-        if rng.random() < 0.6:          # the guard excludes the declared point (or, wrongly, another)
+        if rng.random() < 0.6:  # the guard excludes the declared point (or, wrongly, another)
             c1, a = "!=", rng.choice([point, point, 0, T - 1])
     else:
         values = f"{rng.randint(-4, 2)}, {rng.randint(T - 2, T + 4)}"
-    guard = rng.choice(GUARDS).format(c1=c1, c2=rng.choice(CMP), A=a, B=rng.randint(-3, T + 3),
-                                      C=rng.randint(0, T - 1), S=rng.choice([0, 0, 1, -1]))
+    guard = rng.choice(GUARDS).format(
+        c1=c1, c2=rng.choice(CMP), A=a, B=rng.randint(-3, T + 3), C=rng.randint(0, T - 1), S=rng.choice([0, 0, 1, -1])
+    )
     grid, block = rng.randint(1, 4), rng.choice([16, 32])
     n_idx = rng.randint(T + 8, max(T + 8, grid * block))
-    body = "\n".join(["pid = tl.program_id(0)", "offs = pid * BLOCK + tl.arange(0, BLOCK)", "m = offs < n_idx",
-                      "idx = tl.load(idx_ptr + offs, mask=m, other=0)", guard,
-                      "tl.store(out_ptr + offs, v + idx.to(tl.float32), mask=m)"])
-    return (f"import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-            f"def k(idx_ptr, t_ptr, out_ptr, n_idx, BLOCK: tl.constexpr):\n{textwrap.indent(body, '    ')}\n\n\n"
-            f"# tilelens: k[({grid},)](i32[{n_idx}].values({values}), fp32[{T}], fp32[{grid * block}], {n_idx}, "
-            f"BLOCK={block})\n")
+    body = "\n".join(
+        [
+            "pid = tl.program_id(0)",
+            "offs = pid * BLOCK + tl.arange(0, BLOCK)",
+            "m = offs < n_idx",
+            "idx = tl.load(idx_ptr + offs, mask=m, other=0)",
+            guard,
+            "tl.store(out_ptr + offs, v + idx.to(tl.float32), mask=m)",
+        ]
+    )
+    return (
+        f"import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        f"def k(idx_ptr, t_ptr, out_ptr, n_idx, BLOCK: tl.constexpr):\n{textwrap.indent(body, '    ')}\n\n\n"
+        f"# tilelens: k[({grid},)](i32[{n_idx}].values({values}), fp32[{T}], fp32[{grid * block}], {n_idx}, "
+        f"BLOCK={block})\n"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +89,7 @@ def fuzz_files(tmp_path_factory) -> list[Path]:
 
 
 def _reads_past_table(run: dict) -> bool:
-    return any(key[3] == "t_ptr" and any(a < 0 or b > T for a, b in ivs)
-               for key, ivs in _oracle_accesses(run).items())
+    return any(key[3] == "t_ptr" and any(a < 0 or b > T for a, b in ivs) for key, ivs in _oracle_accesses(run).items())
 
 
 def test_guarded_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
@@ -96,11 +104,12 @@ def test_guarded_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
         (launch,) = analyze_path(path, workspace_root=path.parent).launches
         if launch.status != "analyzed":
             kinds = {d.message.split(":")[1].strip() for d in launch.diagnostics if d.code == "TL030"}
-            if kinds <= {"indirect-address"}:        # an undefined lane's index: refused by name
+            if kinds <= {"indirect-address"}:  # an undefined lane's index: refused by name
                 refused += 1
                 continue
-            problems.append(f"{path.name}: {launch.status} {[d.message for d in launch.diagnostics][:2]}\n"
-                            f"{path.read_text()}")
+            problems.append(
+                f"{path.name}: {launch.status} {[d.message for d in launch.diagnostics][:2]}\n{path.read_text()}"
+            )
             continue
         run = next(r for r in runs if _config_matches(r["config"], launch.config))
         found = compare(run, launch)
@@ -115,8 +124,10 @@ def test_guarded_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
             clean += 1
         if found:
             problems.append(f"{path.name}: {found[:3]}\n{path.read_text()}")
-    print(f"guard fuzz: {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read past "
-          f"the table (all flagged: {flagged}), {clean} clean of the {compared - past} in bounds, "
-          f"{refused} refused (indirect-address)")
+    print(
+        f"guard fuzz: {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read past "
+        f"the table (all flagged: {flagged}), {clean} clean of the {compared - past} in bounds, "
+        f"{refused} refused (indirect-address)"
+    )
     assert not problems, problems[0]
     assert compared + refused == len(fuzz_files) and compared >= len(fuzz_files) * 2 // 3

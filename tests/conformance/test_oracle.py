@@ -19,8 +19,7 @@ def _runs(oracle_results, name: str, line: int) -> list[dict]:
 
 
 def _access(run: dict, op: str, pointer: str, line: int | None = None) -> dict:
-    found = [a for a in run["accesses"] if a["op"] == op and a["pointer"] == pointer
-             and (line is None or a["line"] == line)]
+    found = [a for a in run["accesses"] if a["op"] == op and a["pointer"] == pointer and (line is None or a["line"] == line)]
     assert len(found) == 1, (op, pointer, line, run["accesses"])
     return found[0]
 
@@ -64,9 +63,9 @@ def test_helper_accesses_carry_the_helper_file(oracle_results):
 
 def test_atomics_and_derived_pointers_are_attributed_to_their_argument(oracle_results):
     (run,) = _runs(oracle_results, "layernorm_bwd_dx.py", 52)  # Count = Lock + GROUP_SIZE_M
-    assert _access(run, "atomic", "Lock", 35)["elements"] == [[0, 4]]   # atomic_cas on Lock
-    assert _access(run, "atomic", "Lock", 39)["elements"] == [[4, 8]]   # atomic_xchg on Count
-    assert _access(run, "load", "Lock", 37)["elements"] == [[4, 8]]     # tl.load(Count)
+    assert _access(run, "atomic", "Lock", 35)["elements"] == [[0, 4]]  # atomic_cas on Lock
+    assert _access(run, "atomic", "Lock", 39)["elements"] == [[4, 8]]  # atomic_xchg on Count
+    assert _access(run, "load", "Lock", 37)["elements"] == [[4, 8]]  # tl.load(Count)
 
 
 def test_every_autotune_config_runs_with_its_own_grid(oracle_results):
@@ -75,8 +74,8 @@ def test_every_autotune_config_runs_with_its_own_grid(oracle_results):
 
 
 def test_heuristics_values_are_computed_from_the_arguments(oracle_results):
-    (even,) = _runs(oracle_results, "heuristics_even.py", 21)   # n = 128: EVEN branch, line 14
-    (tail,) = _runs(oracle_results, "heuristics_even.py", 20)   # n = 100: masked branch, line 17
+    (even,) = _runs(oracle_results, "heuristics_even.py", 21)  # n = 128: EVEN branch, line 14
+    (tail,) = _runs(oracle_results, "heuristics_even.py", 20)  # n = 100: masked branch, line 17
     assert {a["line"] for a in even["accesses"]} == {14}
     assert {a["line"] for a in tail["accesses"]} == {17}
 

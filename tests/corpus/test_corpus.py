@@ -16,22 +16,41 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("TILELENS_CORPUS_VENV", REPO / ".venv-corpus"))
-LINE = re.compile(r"^corpus: (\d+) packages, (\d+) kernels, (\d+) launches, (\d+) analyzed, (\d+) refused, "
-                  r"(\d+) compile-errors, (\d+) crashed, (\d+) unvisited$")
+LINE = re.compile(
+    r"^corpus: (\d+) packages, (\d+) kernels, (\d+) launches, (\d+) analyzed, (\d+) refused, "
+    r"(\d+) compile-errors, (\d+) crashed, (\d+) unvisited$"
+)
 
-pytestmark = pytest.mark.skipif(not (VENV / "bin" / "python").exists(),
-                                reason=f"the corpus venv {VENV} is absent: create it with `bash tools/corpus_env.sh`")
+pytestmark = pytest.mark.skipif(
+    not (VENV / "bin" / "python").exists(),
+    reason=f"the corpus venv {VENV} is absent: create it with `bash tools/corpus_env.sh`",
+)
 
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     out = tmp_path_factory.mktemp("corpus") / "sweep.json"
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "corpus.py"), "sweep", "--subset", "--jobs", "2",
-                           "--timeout", "300", "--json", str(out)], capture_output=True, text=True, cwd=REPO,
-                          timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "tools" / "corpus.py"),
+            "sweep",
+            "--subset",
+            "--jobs",
+            "2",
+            "--timeout",
+            "300",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     last = proc.stdout.strip().splitlines()[-1]
-    print(proc.stdout)   # the table and the line, in the test log
+    print(proc.stdout)  # the table and the line, in the test log
     m = LINE.match(last)
     assert m, f"the sweep's last line is not the corpus line: {last!r}"
     keys = ("packages", "kernels", "launches", "analyzed", "refused", "compile_errors", "crashed", "unvisited")
@@ -56,8 +75,7 @@ def test_every_module_imports_under_the_worker_as_it_does_plainly(sweep):
 
 
 def test_every_subset_kernel_with_a_launch_is_reached_or_fails_to_compile_for_real(sweep):
-    bad = {k: v for kernels in sweep["kernels"].values() for k, v in kernels.items()
-           if v in ("directive-error", "crashed")}
+    bad = {k: v for kernels in sweep["kernels"].values() for k, v in kernels.items() if v in ("directive-error", "crashed")}
     assert bad == {}
 
 
@@ -75,8 +93,13 @@ def test_liger_multi_block_softmax_is_the_documented_compile_error(sweep):
 def test_hand_written_launches_conform_to_the_interpreter_where_it_runs():
     # FlagGems cannot be imported under TRITON_INTERPRET=1, and some Liger kernels use float-scalar
     # .to(): those are not compared; every launch the interpreter runs must have our footprints
-    proc = subprocess.run([str(VENV / "bin" / "python"), str(REPO / "tools" / "corpus.py"), "conform"],
-                          capture_output=True, text=True, cwd=REPO, timeout=900)
+    proc = subprocess.run(
+        [str(VENV / "bin" / "python"), str(REPO / "tools" / "corpus.py"), "conform"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=900,
+    )
     print(proc.stdout)
     last = proc.stdout.strip().splitlines()[-1]
     counts = dict((k.strip(), int(v)) for k, v in (part.rsplit(":", 1) for part in last.split(": ", 1)[1].split(", ")))
@@ -88,10 +111,26 @@ def test_launches_captured_on_a_gpu_are_all_analysed_or_honestly_refused(tmp_pat
     """Launches `tilelens-lsp capture` recorded from Liger-Kernel's ops running on a real GPU
     (tests/corpus/captured_gpu.toml): every one compiles on this host and is examined, nothing crashes
     and no memory op is left unvisited."""
-    out = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", "--config",
-                          str(REPO / "tests" / "corpus" / "captured_gpu.toml"), "--python", str(VENV / "bin" / "python"),
-                          "--format", "json", "--timeout", "300"], capture_output=True, text=True, cwd=tmp_path,
-                         timeout=900)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tilelens_lsp",
+            "check",
+            "--config",
+            str(REPO / "tests" / "corpus" / "captured_gpu.toml"),
+            "--python",
+            str(VENV / "bin" / "python"),
+            "--format",
+            "json",
+            "--timeout",
+            "300",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
+    )
     assert out.returncode in (0, 1), out.stderr[-3000:]
     doc = json.loads(out.stdout)
     launches = [launch for f in doc["files"] for launch in f["launches"]]
@@ -101,5 +140,9 @@ def test_launches_captured_on_a_gpu_are_all_analysed_or_honestly_refused(tmp_pat
     assert all(s in ("analyzed", "refused") for s in statuses), statuses
     kinds = [d["kind"] for launch in launches for d in launch["diagnostics"] if d["code"] == "TL030"]
     assert "unvisited" not in kinds
-    assert not [d for f in doc["files"] for d in f["diagnostics"] + [x for l in f["launches"] for x in l["diagnostics"]]
-                if d["code"] in ("TL010", "TL020", "TL050")]
+    assert not [
+        d
+        for f in doc["files"]
+        for d in f["diagnostics"] + [x for l in f["launches"] for x in l["diagnostics"]]
+        if d["code"] in ("TL010", "TL020", "TL050")
+    ]

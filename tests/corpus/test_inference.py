@@ -22,8 +22,13 @@ def _importable(module: str) -> str | None:
     """None when `module` imports in the inference venv, else why not."""
     if not PYTHON.exists():
         return f"the inference venv {VENV} is absent: create it with `bash tools/infer_env.sh`"
-    proc = subprocess.run([str(PYTHON), "-c", f"import {module}; print({module}.__file__)"], capture_output=True,
-                          text=True, timeout=300, cwd="/")
+    proc = subprocess.run(
+        [str(PYTHON), "-c", f"import {module}; print({module}.__file__)"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd="/",
+    )
     if proc.returncode != 0:
         return f"{module} does not import in {PYTHON}: {proc.stderr.strip().splitlines()[-1:]}"
     return None
@@ -32,17 +37,44 @@ def _importable(module: str) -> str | None:
 def _check(tmp_path: Path, module: str, launch: str) -> dict:
     config = tmp_path / "tilelens.toml"
     config.write_text(f'[[launch]]\nmodule = "{module}"\nlaunch = {json.dumps(launch)}\n')
-    proc = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--python",
-                           str(PYTHON), "--format", "json", "--timeout", "600"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=900, env={**os.environ, "TILELENS_CACHE_DIR": "off"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tilelens_lsp",
+            "check",
+            "--config",
+            str(config),
+            "--python",
+            str(PYTHON),
+            "--format",
+            "json",
+            "--timeout",
+            "600",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
+        env={**os.environ, "TILELENS_CACHE_DIR": "off"},
+    )
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     [file] = json.loads(proc.stdout)["files"]
     return file
 
 
 def _source(module: str) -> Path:
-    out = subprocess.run([str(PYTHON), "-c", f"import {module}; print({module}.__file__)"], capture_output=True,
-                         text=True, timeout=300, cwd="/").stdout.strip().splitlines()[-1]
+    out = (
+        subprocess.run(
+            [str(PYTHON), "-c", f"import {module}; print({module}.__file__)"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd="/",
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     return Path(out)
 
 
@@ -53,8 +85,11 @@ def test_unsloth_findings_land_on_the_access_line(tmp_path):
         pytest.skip(why)
     lines = _source(module).read_text().splitlines()
     load = next(i for i, line in enumerate(lines, 1) if "e_row = tl.load(e + offsets" in line)
-    file = _check(tmp_path, module, "_fg_kernel[(cdiv(3000, 1024),)](fp16[2000], fp16[3000], fp16[3000], 3000, "
-                                    "BLOCK_SIZE=1024, LONG_INDEXING=0)")
+    file = _check(
+        tmp_path,
+        module,
+        "_fg_kernel[(cdiv(3000, 1024),)](fp16[2000], fp16[3000], fp16[3000], 3000, BLOCK_SIZE=1024, LONG_INDEXING=0)",
+    )
     [launch] = file["launches"]
     assert [(d["code"], d["line"]) for d in launch["diagnostics"]] == [("TL001", load)]
 
@@ -65,8 +100,12 @@ def test_sglang_moe_align_small_numel_is_analysed_without_a_crash(tmp_path):
     if why:
         pytest.skip(why)
     # 12 (token, slot) expert ids in [-1, 8): 9 buckets, block size 16, the buffers sized as its caller sizes them
-    file = _check(tmp_path, module, "_moe_align_small_numel_kernel[(1,)](i32[12].values(-1, 8), i32[12 + 9 * 15], "
-                                    "i32[cdiv(12 + 9 * 15, 16)], i32[1], 9, 16, 12, NP=16, NB=16)")
+    file = _check(
+        tmp_path,
+        module,
+        "_moe_align_small_numel_kernel[(1,)](i32[12].values(-1, 8), i32[12 + 9 * 15], "
+        "i32[cdiv(12 + 9 * 15, 16)], i32[1], 9, 16, 12, NP=16, NB=16)",
+    )
     [launch] = file["launches"]
     codes = [d["code"] for d in launch["diagnostics"]]
     assert "TL050" not in codes, launch["diagnostics"]
@@ -93,11 +132,17 @@ LET = "TOPK = 2; E = 8; N = 64; K = 64; BM = 16; BN = 64; BK = 32; NUMEL = M * T
 
 def _fused_moe(tmp_path: Path, kernel_file: Path, m: int, row_stride: int) -> dict:
     config = tmp_path / "tilelens.toml"
-    config.write_text(f'[[launch]]\nfile = "{kernel_file}"\nlet = "M = {m}; S = {row_stride}; {LET}"\n'
-                      f'launch = """{FUSED_MOE}"""\n')
-    proc = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--format", "json",
-                           "--timeout", "600"], capture_output=True, text=True, cwd=tmp_path, timeout=900,
-                          env={**os.environ, "TILELENS_CACHE_DIR": "off"})
+    config.write_text(
+        f'[[launch]]\nfile = "{kernel_file}"\nlet = "M = {m}; S = {row_stride}; {LET}"\nlaunch = """{FUSED_MOE}"""\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--format", "json", "--timeout", "600"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
+        env={**os.environ, "TILELENS_CACHE_DIR": "off"},
+    )
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     [file] = json.loads(proc.stdout)["files"]
     [launch] = file["launches"]
@@ -110,13 +155,13 @@ def test_vllm_fused_moe_with_a_declared_compute_type_is_analysed_and_its_int64_f
     small = _fused_moe(tmp_path, VLLM, 20, 64)
     assert small["status"] == "analyzed" and small["diagnostics"] == [], small["diagnostics"]
     assert small["config"]["compute_type"] == "fp16"
-    wide = _fused_moe(tmp_path, VLLM, 1028, 2 ** 21)      # vLLM 0.33 casts the token index to int64
+    wide = _fused_moe(tmp_path, VLLM, 1028, 2**21)  # vLLM 0.33 casts the token index to int64
     assert wide["status"] == "analyzed" and wide["diagnostics"] == [], wide["diagnostics"]
     # the kernel as it was before that cast (vllm#34507): the same launch overflows, with its witness
     source = VLLM.read_text()
     assert source.count("    offs_token = offs_token.to(tl.int64)\n") == 1
     before = tmp_path / "fused_moe_before_fix.py"
     before.write_text(source.replace("    offs_token = offs_token.to(tl.int64)\n", "    pass\n"))
-    overflow = [d for d in _fused_moe(tmp_path, before, 1028, 2 ** 21)["diagnostics"] if d["code"] == "TL003"]
-    assert overflow and overflow[0]["witness"]["value"] == 2055 * 2 ** 21
+    overflow = [d for d in _fused_moe(tmp_path, before, 1028, 2**21)["diagnostics"] if d["code"] == "TL003"]
+    assert overflow and overflow[0]["witness"]["value"] == 2055 * 2**21
     assert "stride_cm * offs_token" in before.read_text().splitlines()[overflow[0]["line"] - 1]

@@ -16,30 +16,53 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("TILELENS_CORPUS_VENV", REPO / ".venv-corpus"))
 
-pytestmark = pytest.mark.skipif(not (VENV / "bin" / "python").exists(),
-                                reason=f"the corpus venv {VENV} is absent: create it with `bash tools/corpus_env.sh`")
+pytestmark = pytest.mark.skipif(
+    not (VENV / "bin" / "python").exists(),
+    reason=f"the corpus venv {VENV} is absent: create it with `bash tools/corpus_env.sh`",
+)
 
-LAUNCH = ("liger_cross_entropy_kernel[(222,)](X_ptr=fp32[222, 1000], X_stride=1000, Y_ptr=i64[222].values({labels}), "
-          "Y_stride=1, weight_ptr={weight}, loss_ptr=fp32[222], z_loss_ptr={z}, loss_stride=1, "
-          "token_accuracy_ptr=None, token_accuracy_stride=0, predicted_tokens_ptr=None, predicted_tokens_stride=0, "
-          "n_cols=1000, n_non_ignore=190, sum_non_ignore_weight=190, ignore_index=-100, weight_sum={wsum}, "
-          "lse_square_scale={lse}, label_smoothing={smooth}, reduction='mean', softcap=None, RETURN_Z_LOSS={rz}, "
-          "RETURN_TOKEN_ACCURACY=False, RETURN_PREDICTED_TOKENS=False, BLOCK_SIZE=1024, HAS_WEIGHT={hw}, "
-          "HAS_SOFTCAPPING=False, HAS_GRADIENTS=True)")
+LAUNCH = (
+    "liger_cross_entropy_kernel[(222,)](X_ptr=fp32[222, 1000], X_stride=1000, Y_ptr=i64[222].values({labels}), "
+    "Y_stride=1, weight_ptr={weight}, loss_ptr=fp32[222], z_loss_ptr={z}, loss_stride=1, "
+    "token_accuracy_ptr=None, token_accuracy_stride=0, predicted_tokens_ptr=None, predicted_tokens_stride=0, "
+    "n_cols=1000, n_non_ignore=190, sum_non_ignore_weight=190, ignore_index=-100, weight_sum={wsum}, "
+    "lse_square_scale={lse}, label_smoothing={smooth}, reduction='mean', softcap=None, RETURN_Z_LOSS={rz}, "
+    "RETURN_TOKEN_ACCURACY=False, RETURN_PREDICTED_TOKENS=False, BLOCK_SIZE=1024, HAS_WEIGHT={hw}, "
+    "HAS_SOFTCAPPING=False, HAS_GRADIENTS=True)"
+)
 PLAIN = dict(weight="None", z="None", wsum="0.0", lse="0.0", smooth="0.0", rz="False", hw="False")
 WEIGHTED = dict(weight="fp32[1000]", z="fp32[222]", wsum="10.0", lse="0.1", smooth="0.1", rz="True", hw="True")
 
 
 def test_liger_cross_entropy_with_an_ignore_index_in_a_union_is_clean_and_its_wide_twin_is_not(tmp_path):
     cases = [("[(0, 1000), -100]", PLAIN), ("[(0, 1000), -100]", WEIGHTED), ("[(0, 1001), -100]", PLAIN)]
-    toml = "".join(f'[[launch]]\nmodule = "liger_kernel.ops.cross_entropy"\n'
-                   f'launch = "{LAUNCH.format(labels=labels, **kw)}"\n\n' for labels, kw in cases)
+    toml = "".join(
+        f'[[launch]]\nmodule = "liger_kernel.ops.cross_entropy"\nlaunch = "{LAUNCH.format(labels=labels, **kw)}"\n\n'
+        for labels, kw in cases
+    )
     config = tmp_path / "tilelens.toml"
     config.write_text(toml)
-    out = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--python",
-                          str(VENV / "bin" / "python"), "--format", "json", "--timeout", "300"],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=900,
-                         env={**os.environ, "TILELENS_CACHE_DIR": "off"})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tilelens_lsp",
+            "check",
+            "--config",
+            str(config),
+            "--python",
+            str(VENV / "bin" / "python"),
+            "--format",
+            "json",
+            "--timeout",
+            "300",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
+        env={**os.environ, "TILELENS_CACHE_DIR": "off"},
+    )
     assert out.returncode in (0, 1), out.stderr[-3000:]
     launches = [launch for f in json.loads(out.stdout)["files"] for launch in f["launches"]]
     assert [launch["status"] for launch in launches] == ["analyzed"] * 3

@@ -34,6 +34,7 @@ def installed_release() -> str:
     import triton
 
     from tilelens_lsp.releases import release_of
+
     return release_of(triton.__version__)
 
 
@@ -100,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         (folder / n).write_text(goldens[n], encoding="utf-8")
     for n in stale:
         (folder / n).unlink()
-    print(f"goldens {release}: {len(goldens)} written to {folder.relative_to(REPO_ROOT)} "
-          f"({len(changed)} changed, {len(stale)} removed)")
+    print(
+        f"goldens {release}: {len(goldens)} written to {folder.relative_to(REPO_ROOT)} "
+        f"({len(changed)} changed, {len(stale)} removed)"
+    )
     return 0
 
 

@@ -59,8 +59,15 @@ def test_golden_byte_for_byte(name, regenerated):
     assert actual is not None, f"the generator no longer produces {RELEASE}/{name}"
     actual_bytes = actual.encode("utf-8")
     if actual_bytes != expected:
-        diff = "".join(difflib.unified_diff(expected.decode("utf-8").splitlines(True), actual.splitlines(True),
-                                            f"golden/{RELEASE}/{name}", "regenerated", n=2))
+        diff = "".join(
+            difflib.unified_diff(
+                expected.decode("utf-8").splitlines(True),
+                actual.splitlines(True),
+                f"golden/{RELEASE}/{name}",
+                "regenerated",
+                n=2,
+            )
+        )
         pytest.fail(f"{RELEASE}/{name} differs from its golden:\n{diff[:6000]}")
 
 

@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cfg_kernels import EXAMPLES, SEED, kernel_source
 from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
-
-from tests.support.cfg_kernels import EXAMPLES, SEED, kernel_source
 
 KERNELS = Path(__file__).resolve().parent.parent / "conformance" / "kernels"
 DEFINITE = {"TL001", "TL003", "TL005"}
@@ -63,7 +62,7 @@ def differences(enum_launch, grid_launch) -> list[str]:
     mine = _accesses(grid_launch)
     for key, spans in _accesses(enum_launch).items():
         if not spans:
-            continue            # an access no program makes: nothing to contain
+            continue  # an access no program makes: nothing to contain
         if key not in mine:
             problems.append(f"{key}: the grid engine reports no footprint")
         elif not _inside(spans, mine[key]):
@@ -99,8 +98,10 @@ def _compare_files(paths: list[Path], monkeypatch, root: Path | None = None) -> 
                 for k in kinds:
                     counts[f"grid refused: {k}"] += 1
                 if any(d.code == "TL050" for d in g.diagnostics):
-                    problems.append(f"{path.name}:{g.line}: the grid engine crashed: "
-                                    f"{[d.message for d in g.diagnostics if d.code == 'TL050'][:1]}")
+                    problems.append(
+                        f"{path.name}:{g.line}: the grid engine crashed: "
+                        f"{[d.message for d in g.diagnostics if d.code == 'TL050'][:1]}"
+                    )
                 continue
             counts["compared"] += 1
             # a bound the grid engine cannot tighten is a TL002 the enumeration does not give: counted
@@ -118,7 +119,7 @@ def _report(name: str, counts: Counter) -> None:
     print(f"grid differential ({name}): " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
 
 
-@pytest.mark.slow     # every conformance kernel (or fuzz case) through two engines: tens of seconds
+@pytest.mark.slow  # every conformance kernel (or fuzz case) through two engines: tens of seconds
 def test_grid_footprints_contain_the_enumeration_on_conformance_kernels(monkeypatch):
     counts, problems = _compare_files(sorted(KERNELS.glob("*.py")), monkeypatch, KERNELS)
     _report("conformance", counts)
@@ -138,7 +139,7 @@ def fuzz_files(tmp_path_factory) -> list[Path]:
     return files
 
 
-@pytest.mark.slow     # every conformance kernel (or fuzz case) through two engines: tens of seconds
+@pytest.mark.slow  # every conformance kernel (or fuzz case) through two engines: tens of seconds
 def test_grid_footprints_contain_the_enumeration_on_control_flow_fuzz(fuzz_files, monkeypatch):
     counts, problems = _compare_files(fuzz_files, monkeypatch)
     _report("cfg fuzz", counts)

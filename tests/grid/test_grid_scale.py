@@ -44,7 +44,7 @@ def test_rotary_over_a_million_tokens_overflows_int32_with_a_concrete_witness():
     assert launch.engine == "grid" and launch.status == "analyzed"
     codes = _codes(launch)
     lines = {d.line for d in codes["TL003"]}
-    assert lines == {15, 20}            # pid * row_stride and b * batch_stride
+    assert lines == {15, 20}  # pid * row_stride and b * batch_stride
     for d in codes["TL003"]:
         pid = d.witness.pid[0]
         # recompute the witness's product here: it leaves int32
@@ -59,9 +59,9 @@ def test_rotary_int64_twin_is_clean_and_race_free():
     launch = _launch("rotary_i64.py")
     assert launch.engine == "grid" and launch.status == "analyzed"
     assert launch.diagnostics == ()
-    assert not [n for n in launch.notes if "races" in n]      # disjoint programs were proven
+    assert not [n for n in launch.notes if "races" in n]  # disjoint programs were proven
     loads = {a.line: a for a in launch.accesses if a.pointer == "x_ptr"}
-    assert loads[16].elements[-1][1] <= 10 ** 6 * 4096 and not loads[16].exact
+    assert loads[16].elements[-1][1] <= 10**6 * 4096 and not loads[16].exact
 
 
 def test_padded_copy_over_540000_programs():
@@ -84,7 +84,7 @@ def test_megablocks_style_copy_with_loaded_indices_is_analysed_not_refused():
     codes = _codes(launch)
     assert {d.line for d in codes["TL003"]} == {19, 20}
     assert "TL030" not in codes and "TL050" not in codes
-    assert "TL001" not in codes        # the wrapped addresses depend on loaded data: possible, not definite
+    assert "TL001" not in codes  # the wrapped addresses depend on loaded data: possible, not definite
     assert {d.line for d in codes["TL002"]} == {25, 26}
 
 
@@ -95,7 +95,7 @@ def test_a_loose_bound_is_a_possible_out_of_bounds_never_a_definite_one(monkeypa
     codes = _codes(launch)
     assert [d.line for d in codes.get("TL002", [])] == [12] and "TL001" not in codes
     monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
-    assert "TL002" not in _codes(_launch("loose_bound.py"))     # the enumeration: no program does it
+    assert "TL002" not in _codes(_launch("loose_bound.py"))  # the enumeration: no program does it
 
 
 def test_engine_choice_is_decided_by_size_before_computing():

@@ -20,6 +20,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 REPO = Path(__file__).resolve().parents[2]
 
+
 def make_client() -> LanguageClient:
     """pytest-lsp's client, plus what a real editor answers: dynamic registration."""
     client = pytest_lsp.make_test_lsp_client()
@@ -48,8 +49,10 @@ SERVER = ClientServerConfig(
     server_command=[sys.executable, "-m", "tilelens_lsp"],
     client_factory=make_client,
     # Without PYTHONDONTWRITEBYTECODE, like a user's shell: the server must keep the workspace clean itself.
-    server_env={**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-                "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))},
+    server_env={
+        **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    },
 )
 
 
@@ -71,7 +74,7 @@ ADD_BUGGY = kernel("""
         y = tl.load(y_ptr + offs, mask=mask)
         tl.store(out_ptr + offs, x + y, mask=mask)
 """)
-UNMASKED_LINE = 9   # 0-based line of `x = tl.load(x_ptr + offs)`
+UNMASKED_LINE = 9  # 0-based line of `x = tl.load(x_ptr + offs)`
 assert ADD_BUGGY.splitlines()[UNMASKED_LINE].strip() == "x = tl.load(x_ptr + offs)"
 
 ADD_FIXED = ADD_BUGGY.replace("tl.load(x_ptr + offs)", "tl.load(x_ptr + offs, mask=mask)")
@@ -127,8 +130,11 @@ class Workspace:
         body = (self.root / name).read_bytes().decode("utf-8", errors="replace")
         self.versions[uri] = 1
         self.client.diagnostics.pop(uri, None)
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=body)))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=body)
+            )
+        )
         return uri
 
     def save(self, name: str, text: str | None = None) -> str:
@@ -137,31 +143,44 @@ class Workspace:
         if text is not None:
             self.write(name, text)
             self.versions[uri] = self.versions.get(uri, 1) + 1
-            self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+            self.client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                )
+            )
         self.client.diagnostics.pop(uri, None)
-        self.client.text_document_did_save(types.DidSaveTextDocumentParams(
-            text_document=types.TextDocumentIdentifier(uri=uri)))
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
         return uri
 
     def edit(self, name: str, start: tuple[int, int], end: tuple[int, int], text: str) -> str:
         """An unsaved edit as an editor sends it: one incremental change of the range start..end."""
         uri = self.uri(name)
         self.versions[uri] = self.versions.get(uri, 1) + 1
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
-            content_changes=[types.TextDocumentContentChangePartial(
-                range=types.Range(start=types.Position(line=start[0], character=start[1]),
-                                  end=types.Position(line=end[0], character=end[1])),
-                text=text)]))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(
+                            start=types.Position(line=start[0], character=start[1]),
+                            end=types.Position(line=end[0], character=end[1]),
+                        ),
+                        text=text,
+                    )
+                ],
+            )
+        )
         return uri
 
     def close(self, name: str) -> str:
         uri = self.uri(name)
         self.client.diagnostics.pop(uri, None)
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
-            text_document=types.TextDocumentIdentifier(uri=uri)))
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
         return uri
 
     async def message(self, match: Callable[[str], bool], timeout: float = 60.0) -> str:
@@ -174,8 +193,9 @@ class Workspace:
             await asyncio.sleep(0.02)
         raise AssertionError(f"no such message within {timeout} s (have: {[m.message for m in self.client.messages]})")
 
-    async def diagnostics(self, uri: str, timeout: float = 60.0,
-                          until: Callable[[list[types.Diagnostic]], bool] | None = None) -> list[types.Diagnostic]:
+    async def diagnostics(
+        self, uri: str, timeout: float = 60.0, until: Callable[[list[types.Diagnostic]], bool] | None = None
+    ) -> list[types.Diagnostic]:
         """The next diagnostics published for `uri` (after the last open/save/close of it)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -184,20 +204,22 @@ class Workspace:
                 if until is None or until(found):
                     return found
             await asyncio.sleep(0.02)
-        raise AssertionError(f"no diagnostics for {uri} within {timeout} s "
-                             f"(have: {self.client.diagnostics.get(uri)})")
+        raise AssertionError(f"no diagnostics for {uri} within {timeout} s (have: {self.client.diagnostics.get(uri)})")
 
     async def hover(self, uri: str, line: int, character: int = 8) -> types.Hover | None:
-        return await self.client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            position=types.Position(line=line, character=character)))
+        return await self.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)
+            )
+        )
 
     async def stats(self) -> dict[str, Any]:
         return plain(await self.client.protocol.send_request_async("tilelens/stats", {}))
 
 
-def client_fixture(name: str | None = None, editors: Sequence[str] = ("visual-studio-code", "neovim"),
-                   options: dict[str, Any] | None = None):
+def client_fixture(
+    name: str | None = None, editors: Sequence[str] = ("visual-studio-code", "neovim"), options: dict[str, Any] | None = None
+):
     """The one client fixture of the LSP tests: a real server per module (and per editor snapshot, when
     more than one is given) in a workspace folder of its own, initialised with `options`.
 
@@ -219,16 +241,19 @@ def client_fixture(name: str | None = None, editors: Sequence[str] = ("visual-st
     return client
 
 
-async def start_session(client: LanguageClient, root: Path, capabilities: str = "visual-studio-code",
-                        options: dict[str, Any] | None = None) -> Workspace:
+async def start_session(
+    client: LanguageClient, root: Path, capabilities: str = "visual-studio-code", options: dict[str, Any] | None = None
+) -> Workspace:
     root.mkdir(parents=True, exist_ok=True)
     (root / "tilelens.toml").touch()
-    await client.initialize_session(types.InitializeParams(
-        capabilities=pytest_lsp.client_capabilities(capabilities),
-        root_uri=root.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-        initialization_options=options or {},
-    ))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=pytest_lsp.client_capabilities(capabilities),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            initialization_options=options or {},
+        )
+    )
     return Workspace(root, client)
 
 

@@ -21,7 +21,7 @@ async def test_unmasked_tail_load_is_out_of_bounds(ws: Workspace):
     d = diags[0]
     assert d.range.start == types.Position(line=UNMASKED_LINE, character=8)
     line = ADD_BUGGY.splitlines()[UNMASKED_LINE]
-    assert line[d.range.start.character:d.range.end.character] == "tl.load(x_ptr + offs)"
+    assert line[d.range.start.character : d.range.end.character] == "tl.load(x_ptr + offs)"
     assert d.severity == types.DiagnosticSeverity.Error
     assert d.source == "tilelens"
     assert d.code_description is not None and d.code_description.href.endswith("#tl001")
@@ -36,8 +36,8 @@ async def test_hover_on_the_load_shows_pointer_and_footprint(ws: Workspace):
     assert "`x_ptr`" in text
     assert "1,024 of 1,000" in text
     assert "4,096 B" in text
-    assert "element 1,000" in text          # the witness
-    assert "✗" in text                      # the map marks the elements past the storage
+    assert "element 1,000" in text  # the witness
+    assert "✗" in text  # the map marks the elements past the storage
 
 
 async def test_hover_on_a_masked_load_says_in_bounds(ws: Workspace):
@@ -96,7 +96,9 @@ async def test_compile_error_is_reported_at_its_line(ws: Workspace):
 
 
 async def test_helper_in_another_file_lands_on_the_call_site(ws: Workspace, client):
-    ws.write("helpers.py", kernel("""
+    ws.write(
+        "helpers.py",
+        kernel("""
         import triton
         import triton.language as tl
 
@@ -104,8 +106,11 @@ async def test_helper_in_another_file_lands_on_the_call_site(ws: Workspace, clie
         @triton.jit
         def load_all(ptr, offs):
             return tl.load(ptr + offs)
-    """))
-    uri = ws.open("copy.py", kernel("""
+    """),
+    )
+    uri = ws.open(
+        "copy.py",
+        kernel("""
         import triton
         import triton.language as tl
         from helpers import load_all
@@ -116,15 +121,16 @@ async def test_helper_in_another_file_lands_on_the_call_site(ws: Workspace, clie
             offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
             x = load_all(x_ptr, offs)
             tl.store(out_ptr + offs, x, mask=offs < n)
-    """))
+    """),
+    )
     diags = await ws.diagnostics(uri)
     assert codes(diags) == ["TL001"]
     d = diags[0]
-    assert d.range.start.line == 8                     # `x = load_all(x_ptr, offs)`
+    assert d.range.start.line == 8  # `x = load_all(x_ptr, offs)`
     assert d.related_information, "both snapshots declare relatedInformation support"
     helper = d.related_information[0].location
     assert helper.uri == ws.uri("helpers.py")
-    assert helper.range.start.line == 6                # `return tl.load(ptr + offs)`
+    assert helper.range.start.line == 6  # `return tl.load(ptr + offs)`
     assert not list(ws.root.rglob("__pycache__")), "importing the kernel wrote into the workspace"
 
 
@@ -132,7 +138,8 @@ async def test_several_configs_prefix_the_message_with_the_launch(ws: Workspace)
     text = ADD_BUGGY.replace(
         "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
         "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)\n"
-        "# tilelens: add_kernel[(8,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=128)")
+        "# tilelens: add_kernel[(8,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=128)",
+    )
     uri = ws.open("two_configs.py", text)
     diags = await ws.diagnostics(uri)
     messages = sorted(d.message for d in diags)
@@ -150,7 +157,9 @@ async def test_closing_a_document_clears_its_diagnostics(ws: Workspace):
 
 
 async def test_helper_in_the_same_file_flags_the_access_and_its_call_site(ws: Workspace):
-    uri = ws.open("same_file_helper.py", kernel("""
+    uri = ws.open(
+        "same_file_helper.py",
+        kernel("""
         import triton
         import triton.language as tl
 
@@ -166,11 +175,12 @@ async def test_helper_in_the_same_file_flags_the_access_and_its_call_site(ws: Wo
             offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
             x = load_all(x_ptr, offs)
             tl.store(out_ptr + offs, x, mask=offs < n)
-    """))
+    """),
+    )
     diags = await ws.diagnostics(uri)
     assert codes(diags) == ["TL001", "TL001"]
     by_line = {d.range.start.line: d for d in diags}
-    assert set(by_line) == {6, 13}                       # the load in the helper, and the call
+    assert set(by_line) == {6, 13}  # the load in the helper, and the call
     assert "through this call" in by_line[13].message
     assert by_line[6].related_information[0].location.range.start.line == 13
     assert by_line[13].related_information[0].location.range.start.line == 6

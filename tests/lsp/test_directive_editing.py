@@ -30,15 +30,21 @@ assert LINES[DEF].startswith("def add_kernel(")
 
 
 async def complete(ws: Workspace, uri: str, line: int, character: int) -> list[str]:
-    result = await ws.client.text_document_completion_async(types.CompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)))
+    result = await ws.client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)
+        )
+    )
     items = result.items if isinstance(result, types.CompletionList) else (result or [])
     return [item.label for item in items]
 
 
 async def signature(ws: Workspace, uri: str, line: int, character: int) -> types.SignatureHelp | None:
-    return await ws.client.text_document_signature_help_async(types.SignatureHelpParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)))
+    return await ws.client.text_document_signature_help_async(
+        types.SignatureHelpParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)
+        )
+    )
 
 
 # ---------------------------------------------------------------- completion
@@ -48,7 +54,7 @@ async def test_completion_in_a_launch_offers_the_parameters_not_yet_passed_as_ke
     uri = ws.open("typing.py", TYPING)
     labels = await complete(ws, uri, CONTINUATION, len(LINES[CONTINUATION]))
     assert {"out_ptr=", "n_elements=", "BLOCK_SIZE="} <= set(labels)
-    assert "x_ptr=" not in labels and "y_ptr=" not in labels     # passed by position on the line above
+    assert "x_ptr=" not in labels and "y_ptr=" not in labels  # passed by position on the line above
 
 
 async def test_completion_offers_dtypes_where_a_tensor_spec_starts_but_not_in_the_grid(ws: Workspace):
@@ -80,9 +86,9 @@ async def test_signature_help_shows_the_kernels_parameters_and_highlights_the_ac
     [sig] = help_.signatures
     assert sig.label == "add_kernel[grid](x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr)"
     start, end = sig.parameters[help_.active_parameter].label
-    assert sig.label[start:end] == "out_ptr"                 # two arguments given: the third is next
+    assert sig.label[start:end] == "out_ptr"  # two arguments given: the third is next
     block = sig.parameters[4]
-    assert sig.label[block.label[0]:block.label[1]] == "BLOCK_SIZE: tl.constexpr"
+    assert sig.label[block.label[0] : block.label[1]] == "BLOCK_SIZE: tl.constexpr"
     assert "constexpr" in str(block.documentation)
 
 
@@ -97,9 +103,12 @@ async def test_signature_help_follows_a_keyword_argument(ws: Workspace):
 
 async def test_go_to_definition_from_the_directive_kernel_name_lands_on_its_def(ws: Workspace):
     uri = ws.uri("typing.py")
-    found = await ws.client.text_document_definition_async(types.DefinitionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        position=types.Position(line=LAUNCH, character=LINES[LAUNCH].index("add_kernel") + 3)))
+    found = await ws.client.text_document_definition_async(
+        types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=LAUNCH, character=LINES[LAUNCH].index("add_kernel") + 3),
+        )
+    )
     location = found[0] if isinstance(found, list) else found
     assert location.uri == uri
     assert location.range.start == types.Position(line=DEF, character=4)
@@ -115,8 +124,8 @@ async def test_hover_follows_an_access_that_lines_inserted_above_moved(ws: Works
     ws.edit("moved.py", (6, 0), (6, 0), "    # first new line\n    # second new line\n")
     moved = await ws.hover(uri, UNMASKED_LINE + 2)
     assert moved is not None and "load `x_ptr`" in moved.contents.value
-    assert f"line {UNMASKED_LINE + 1}" in moved.contents.value    # where the analysis saw it
-    assert await ws.hover(uri, UNMASKED_LINE) is None                # now `offs = ...`: no footprint here
+    assert f"line {UNMASKED_LINE + 1}" in moved.contents.value  # where the analysis saw it
+    assert await ws.hover(uri, UNMASKED_LINE) is None  # now `offs = ...`: no footprint here
 
 
 async def test_hover_on_an_edited_access_line_says_the_result_is_stale_until_saved(ws: Workspace):

@@ -52,7 +52,8 @@ TILE_OFFSETS = kernel("""
 TWO_CONFIGS = ADD_BUGGY.replace(
     "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
     "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)\n"
-    "# tilelens: add_kernel[(8,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=128)")
+    "# tilelens: add_kernel[(8,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=128)",
+)
 
 NO_LAUNCH = kernel("""
     import triton
@@ -79,9 +80,13 @@ INDIRECT = kernel("""
 
 async def quick_fixes(ws: Workspace, uri: str, diags: list[types.Diagnostic]) -> list[types.CodeAction]:
     rng = diags[0].range
-    actions = await ws.client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=rng,
-        context=types.CodeActionContext(diagnostics=diags)))
+    actions = await ws.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=rng,
+            context=types.CodeActionContext(diagnostics=diags),
+        )
+    )
     return [a for a in actions or [] if isinstance(a, types.CodeAction)]
 
 
@@ -91,8 +96,7 @@ def apply(text: str, action: types.CodeAction, uri: str) -> str:
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    edits = sorted(action.edit.changes[uri], key=lambda e: (e.range.start.line, e.range.start.character),
-                   reverse=True)
+    edits = sorted(action.edit.changes[uri], key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)
     for e in edits:
         start = offsets[e.range.start.line] + e.range.start.character
         end = offsets[e.range.end.line] + e.range.end.character
@@ -146,9 +150,9 @@ async def _declare_and_reanalyse(ws: Workspace, name: str, text: str, kernel_nam
     uri = ws.open(name, text)
     diags = [d for d in await ws.diagnostics(uri) if d.code == "TL100"]
     assert [d.message.split(" ")[0] for d in diags] == [kernel_name]
-    assert "tilelens: " + kernel_name not in diags[0].message   # no unverified directive is offered
+    assert "tilelens: " + kernel_name not in diags[0].message  # no unverified directive is offered
     actions = [a for a in await quick_fixes(ws, uri, diags) if a.title.startswith("Declare an example launch")]
-    assert len(actions) == 1 and actions[0].is_preferred and actions[0].edit is None   # resolved on demand
+    assert len(actions) == 1 and actions[0].is_preferred and actions[0].edit is None  # resolved on demand
     resolved = await ws.client.code_action_resolve_async(actions[0])
     assert resolved.edit is not None, "the fix found no launch that compiles"
     fixed = apply(text, resolved, uri)
@@ -158,7 +162,7 @@ async def _declare_and_reanalyse(ws: Workspace, name: str, text: str, kernel_nam
 async def test_the_tl100_fix_inserts_a_launch_that_compiles_and_is_analysed(ws: Workspace):
     fixed, after = await _declare_and_reanalyse(ws, "lonely.py", NO_LAUNCH, "lonely_kernel")
     assert "# tilelens: lonely_kernel[(1,)](x_ptr=fp32[32], BLOCK=32)\n@triton.jit" in fixed
-    assert after == []   # no TL100, no TL010/TL020: the inserted launch compiled and analysed clean
+    assert after == []  # no TL100, no TL010/TL020: the inserted launch compiled and analysed clean
     [(_, title, _), _] = await lens_titles(ws, ws.uri("lonely.py"))
     assert title == "tilelens: 1 launch · 1 config · clean"
 
@@ -166,8 +170,8 @@ async def test_the_tl100_fix_inserts_a_launch_that_compiles_and_is_analysed(ws: 
 async def test_the_tl100_fix_gives_an_autotuned_matmul_a_launch_without_self_made_races(ws: Workspace):
     fixed, after = await _declare_and_reanalyse(ws, "tile_matmul.py", MATMUL_NO_LAUNCH, "tile_matmul")
     inserted = [line for line in fixed.splitlines() if line.startswith("# tilelens:")]
-    assert inserted[0] == "# tilelens: tile_matmul[(2, 2)]("   # the two axes the kernel reads
-    assert "stride_am=128, stride_ak=1" in fixed and "BLOCK_M=" not in fixed   # the autotuner supplies it
+    assert inserted[0] == "# tilelens: tile_matmul[(2, 2)]("  # the two axes the kernel reads
+    assert "stride_am=128, stride_ak=1" in fixed and "BLOCK_M=" not in fixed  # the autotuner supplies it
     assert after == [], [(d.code, d.message) for d in after]
     [(_, title, _), _] = await lens_titles(ws, ws.uri("tile_matmul.py"))
     assert title == "tilelens: 1 launch · 2 configs · clean"
@@ -177,18 +181,22 @@ async def test_the_declare_launch_command_applies_the_edit_for_clients_that_cann
     uri = ws.open("lonely_cmd.py", NO_LAUNCH)
     await ws.diagnostics(uri)
     ws.client.applied_edits.clear()
-    answer = plain(await ws.client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="tilelens.declareLaunch", arguments=[uri, "lonely_kernel"])))
+    answer = plain(
+        await ws.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="tilelens.declareLaunch", arguments=[uri, "lonely_kernel"])
+        )
+    )
     assert answer == {"applied": True}
     [applied] = ws.client.applied_edits
     [edit] = applied.edit.changes[uri]
-    assert edit.range.start == edit.range.end == types.Position(line=4, character=0)   # above @triton.jit
+    assert edit.range.start == edit.range.end == types.Position(line=4, character=0)  # above @triton.jit
     assert edit.new_text.splitlines()[-1] == "# tilelens: lonely_kernel[(1,)](x_ptr=fp32[32], BLOCK=32)"
 
 
 async def test_a_kernel_the_fix_cannot_launch_gets_a_message_not_a_broken_launch(ws: Workspace):
-    broken = NO_LAUNCH.replace("tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)",
-                               "tl.store(x_ptr + tl.arange(0, BLOCK), undefined_name)")
+    broken = NO_LAUNCH.replace(
+        "tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)", "tl.store(x_ptr + tl.arange(0, BLOCK), undefined_name)"
+    )
     uri = ws.open("unlaunchable.py", broken)
     diags = [d for d in await ws.diagnostics(uri) if d.code == "TL100"]
     [action] = [a for a in await quick_fixes(ws, uri, diags) if a.title.startswith("Declare")]
@@ -206,7 +214,7 @@ async def test_the_int64_fix_widens_the_program_id_and_the_overflow_is_gone(ws: 
     assert action.is_preferred and action.kind == types.CodeActionKind.QuickFix
     assert fixed.splitlines()[OVERFLOW_LINE].strip() == "row_start = row.to(tl.int64) * stride_row"
     assert "TL003" not in codes(after)
-    assert after == []    # the out-of-bounds load the wrapped offset caused is gone too
+    assert after == []  # the out-of-bounds load the wrapped offset caused is gone too
 
 
 async def test_the_int64_fix_widens_a_subscripted_tile_index(ws: Workspace):
@@ -226,8 +234,11 @@ async def test_the_did_you_mean_fix_replaces_a_misspelt_dtype(ws: Workspace):
 
 
 async def test_the_did_you_mean_fix_replaces_a_misspelt_kernel_name(ws: Workspace):
-    text = CLEAN.replace("# tilelens: k[", "# tilelens: kk[").replace("def k(", "def kernel_k(").replace(
-        "# tilelens: kk[", "# tilelens: kernel_c[")
+    text = (
+        CLEAN.replace("# tilelens: k[", "# tilelens: kk[")
+        .replace("def k(", "def kernel_k(")
+        .replace("# tilelens: kk[", "# tilelens: kernel_c[")
+    )
     action, fixed, after = await fix_and_reanalyse(ws, "kernel_typo.py", text, "TL020", "Replace 'kernel_c' with 'kernel_k'")
     assert "# tilelens: kernel_k[(1,)]" in fixed
     assert after == []
@@ -269,20 +280,22 @@ async def test_the_suppress_fix_silences_a_hint_on_the_def_line(ws: Workspace):
 
 
 async def test_a_suppression_on_the_line_above_silences_the_line_below(ws: Workspace):
-    text = ADD_BUGGY.replace("    x = tl.load(x_ptr + offs)\n",
-                             "    # tilelens: ignore[TL001]\n    x = tl.load(x_ptr + offs)\n")
+    text = ADD_BUGGY.replace(
+        "    x = tl.load(x_ptr + offs)\n", "    # tilelens: ignore[TL001]\n    x = tl.load(x_ptr + offs)\n"
+    )
     uri = ws.open("above.py", text)
     assert await ws.diagnostics(uri) == []
 
 
 async def test_an_unused_suppression_is_an_information_diagnostic_on_the_comment(ws: Workspace):
-    text = CLEAN.replace("tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)",
-                         "tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)  # tilelens: ignore[TL001]")
+    text = CLEAN.replace(
+        "tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)", "tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)  # tilelens: ignore[TL001]"
+    )
     uri = ws.open("unused.py", text)
     [d] = await ws.diagnostics(uri)
     line = text.splitlines()[d.range.start.line]
     assert (d.code, d.severity) == ("TL060", types.DiagnosticSeverity.Information)
-    assert line[d.range.start.character:d.range.end.character] == "# tilelens: ignore[TL001]"
+    assert line[d.range.start.character : d.range.end.character] == "# tilelens: ignore[TL001]"
 
 
 async def test_a_second_code_joins_the_existing_suppression(ws: Workspace):
@@ -297,8 +310,9 @@ async def test_a_second_code_joins_the_existing_suppression(ws: Workspace):
 
 
 async def lens_titles(ws: Workspace, uri: str) -> list[tuple[int, str, str]]:
-    lenses = await ws.client.text_document_code_lens_async(types.CodeLensParams(
-        text_document=types.TextDocumentIdentifier(uri=uri)))
+    lenses = await ws.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     return [(lens.range.start.line, lens.command.title, lens.command.command) for lens in lenses or []]
 
 
@@ -306,8 +320,7 @@ async def test_a_clean_file_says_so_above_its_kernel(ws: Workspace):
     uri = ws.open("clean.py", CLEAN)
     assert await ws.diagnostics(uri) == []
     titles = await lens_titles(ws, uri)
-    assert titles == [(4, "tilelens: 1 launch · 1 config · clean", "tilelens.showLaunches"),
-                      (4, "re-run", "tilelens.rerun")]
+    assert titles == [(4, "tilelens: 1 launch · 1 config · clean", "tilelens.showLaunches"), (4, "re-run", "tilelens.rerun")]
 
 
 async def test_the_lens_counts_errors_launches_and_configs(ws: Workspace):
@@ -332,8 +345,11 @@ async def test_a_kernel_without_a_launch_says_so_and_its_lens_declares_one(ws: W
     assert (line, title, declare) == (4, "tilelens: no launch declared", "declare an example launch")
     ws.client.applied_edits.clear()
     assert command == "tilelens.declareLaunch"
-    answer = plain(await ws.client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command=command, arguments=[uri, "lonely_kernel"])))
+    answer = plain(
+        await ws.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=[uri, "lonely_kernel"])
+        )
+    )
     assert answer == {"applied": True}
     [applied] = ws.client.applied_edits
     fixed = apply(NO_LAUNCH, applied, uri)
@@ -346,8 +362,11 @@ async def test_a_file_outside_the_workspace_says_why_it_was_not_analysed(ws: Wor
     outside = tmp_path_factory.mktemp("elsewhere") / "add.py"
     outside.write_text(CLEAN)
     uri = outside.as_uri()
-    ws.client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=CLEAN)))
+    ws.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=CLEAN)
+        )
+    )
     await ws.diagnostics(uri)
     [(_, title, _), _] = await lens_titles(ws, uri)
     assert "outside the workspace" in title and "allowOutsideWorkspace" in title
@@ -356,11 +375,16 @@ async def test_a_file_outside_the_workspace_says_why_it_was_not_analysed(ws: Wor
 async def test_the_lens_command_answers_the_per_launch_summary(ws: Workspace):
     uri = ws.open("summary.py", TWO_CONFIGS)
     await ws.diagnostics(uri)
-    answer = plain(await ws.client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="tilelens.showLaunches", arguments=[uri, "add_kernel"])))
+    answer = plain(
+        await ws.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="tilelens.showLaunches", arguments=[uri, "add_kernel"])
+        )
+    )
     rows = answer["launches"]
     assert [(r["config"]["BLOCK"], r["grid"], r["verdict"]) for r in rows] == [
-        (256, [4, 1, 1], "1 error"), (128, [8, 1, 1], "1 error")]
+        (256, [4, 1, 1], "1 error"),
+        (128, [8, 1, 1], "1 error"),
+    ]
     assert answer["text"].splitlines()[0] == "tilelens: add_kernel: 2 launches · 2 configs · 1 error"
 
 
@@ -369,8 +393,7 @@ async def test_the_rerun_command_analyses_the_file_again(ws: Workspace):
     await ws.diagnostics(uri)
     before = (await ws.stats())["runs"]
     ws.client.diagnostics.pop(uri, None)
-    await ws.client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="tilelens.rerun", arguments=[uri]))
+    await ws.client.workspace_execute_command_async(types.ExecuteCommandParams(command="tilelens.rerun", arguments=[uri]))
     assert await ws.diagnostics(uri) == []
     assert (await ws.stats())["runs"] == before + 1
 
@@ -381,7 +404,7 @@ async def test_publishing_asks_the_client_to_refresh_its_lenses(ws: Workspace, c
     before = ws.client.lens_refreshes
     uri = ws.open("refresh.py", CLEAN)
     await ws.diagnostics(uri)
-    for _ in range(250):      # the refresh request follows the publish: wait for it, not for a time
+    for _ in range(250):  # the refresh request follows the publish: wait for it, not for a time
         if ws.client.lens_refreshes > before:
             break
         await asyncio.sleep(0.02)

@@ -62,6 +62,7 @@ class FakeEditor:
 
 # ---------------------------------------------------------------- the scheduler
 
+
 class FakeRunner:
     """Records the runs the scheduler asks for, each with the (fake) time it was asked at."""
 
@@ -120,12 +121,12 @@ async def _drive(sched: Scheduler, done, limit: float = 5.0) -> None:
 def test_a_burst_of_saves_coalesces_into_one_run_after_a_quiet_moment():
     doc = Doc("file:///a.py", Path("/a.py"))
     sched, runner, clock = _scheduler({doc.uri: doc})
-    for step in (0.0, 0.05, 0.04):          # three saves, each within DEBOUNCE of the one before
+    for step in (0.0, 0.05, 0.04):  # three saves, each within DEBOUNCE of the one before
         clock.now += step
         sched.schedule(doc, "saved")
     last_save = clock.now
     asyncio.run(_drive(sched, lambda: runner.runs))
-    assert runner.runs == [(doc.uri, 3, pytest.approx(last_save + DEBOUNCE))]   # the newest generation, once
+    assert runner.runs == [(doc.uri, 3, pytest.approx(last_save + DEBOUNCE))]  # the newest generation, once
     assert clock.sleeps == [pytest.approx(DEBOUNCE)]
 
 
@@ -142,16 +143,16 @@ def test_a_document_saved_nonstop_still_gets_a_run_every_max_debounce():
     sched, runner, clock = _scheduler({doc.uri: doc})
     sched.schedule(doc, "saved")
     clock.now += 0.01
-    sched.schedule(doc, "saved")             # a burst from here on
+    sched.schedule(doc, "saved")  # a burst from here on
     first = doc.pending_since
 
     def save_again() -> None:
         if not runner.runs:
-            sched.schedule(doc, "saved")      # another save during every wait
+            sched.schedule(doc, "saved")  # another save during every wait
 
     clock.on_sleep = save_again
     asyncio.run(_drive(sched, lambda: runner.runs))
-    (_, generation, at), = runner.runs
+    ((_, generation, at),) = runner.runs
     assert at == pytest.approx(first + MAX_DEBOUNCE)
     assert generation == doc.generation > 10
 
@@ -165,13 +166,22 @@ def test_a_new_generation_cancels_an_old_run_in_flight_at_once_and_a_young_one_a
     async def scenario() -> None:
         sched.schedule(doc, "saved")
         assert runner.cancelled == [old]
-        young = Run(doc.uri, doc.generation, None, "", Path("/a.py"), Path("/"), "a.py", Settings(),
-                    started=clock.now - CANCEL_GRACE / 3)
+        young = Run(
+            doc.uri,
+            doc.generation,
+            None,
+            "",
+            Path("/a.py"),
+            Path("/"),
+            "a.py",
+            Settings(),
+            started=clock.now - CANCEL_GRACE / 3,
+        )
         runner.current = young
         sched.schedule(doc, "saved")
-        assert runner.cancelled == [old]                 # it may still finish first
-        await asyncio.sleep(CANCEL_GRACE)                # (real time: the grace is a timer on the loop)
-        assert runner.cancelled == [old, young]          # it did not: its generation is stale
+        assert runner.cancelled == [old]  # it may still finish first
+        await asyncio.sleep(CANCEL_GRACE)  # (real time: the grace is a timer on the loop)
+        assert runner.cancelled == [old, young]  # it did not: its generation is stale
 
     asyncio.run(scenario())
 
@@ -193,6 +203,7 @@ def test_a_closed_document_is_not_run_and_a_failing_run_does_not_stop_the_loop()
 
 # ---------------------------------------------------------------- the worker host and the runner
 
+
 class FakeWorker:
     """What the host and the runner use of worker/process.py's Worker, answering from a script."""
 
@@ -203,13 +214,15 @@ class FakeWorker:
         self.last_stats: dict[str, int] | None = None
         self.triton = triton
         self.analyzed: list[Path] = []
-        self.during = None              # called inside analyze (the run is in flight then)
+        self.during = None  # called inside analyze (the run is in flight then)
         self.release = threading.Event()
         self.release.set()
         self.cancels = self.stops = 0
         self.dead = False
-        self.result = FileResult("k.py", (LaunchResult("k", 4, {}, "analyzed", accesses=(
-            Access("load", 5, 4, "x", "fp32", True, ((0, 4),), True),)),))
+        self.result = FileResult(
+            "k.py",
+            (LaunchResult("k", 4, {}, "analyzed", accesses=(Access("load", 5, 4, "x", "fp32", True, ((0, 4),), True),)),),
+        )
 
     def start(self) -> Hello:
         self.hello = self.hello or Hello(self.triton, "Python 3.11")
@@ -252,8 +265,9 @@ class FakeSink:
     def publish(self, uri: str, diagnostics: list, version: int | None) -> None:
         self.published.append((uri, diagnostics, version))
 
-    def accept(self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str,
-               root: Path) -> None:
+    def accept(
+        self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str, root: Path
+    ) -> None:
         self.accepted.append((doc.uri, generation, result))
 
     async def publish_toml(self, toml: Path, version: int | None = None) -> None:
@@ -283,7 +297,7 @@ def _parts(tmp_path: Path, text: str = KERNEL, triton: str = "3.9.0"):
 
 async def _ready(host: WorkerHost) -> None:
     host.replace()
-    await host.lane.submit(lambda: None)          # the warm-up ran in the lane before this
+    await host.lane.submit(lambda: None)  # the warm-up ran in the lane before this
     await asyncio.sleep(0)
 
 
@@ -307,7 +321,7 @@ def test_a_result_of_a_stale_generation_is_dropped(tmp_path):
 
     async def scenario() -> None:
         await _ready(host)
-        made[0].during = lambda: setattr(doc, "generation", 2)    # saved again while it ran
+        made[0].during = lambda: setattr(doc, "generation", 2)  # saved again while it ran
         await runner.run(doc)
 
     asyncio.run(scenario())
@@ -319,7 +333,7 @@ def test_cancelling_the_run_in_flight_kills_the_worker_request_and_drops_the_res
 
     async def scenario() -> None:
         await _ready(host)
-        made[0].release.clear()                   # the analysis hangs until cancelled
+        made[0].release.clear()  # the analysis hangs until cancelled
         task = asyncio.ensure_future(runner.run(doc))
         while runner.in_flight() is None:
             await asyncio.sleep(0.001)
@@ -341,14 +355,14 @@ def test_an_untested_triton_gives_tl040_alone_and_nothing_is_analysed(tmp_path):
         await runner.run(doc)
 
     asyncio.run(scenario())
-    (_, _, result), = sink.accepted
+    ((_, _, result),) = sink.accepted
     assert [d.code for d in result.diagnostics] == ["TL040"] and result.launches == ()
     assert made[0].analyzed == []
 
 
 def test_what_needs_no_worker_never_reaches_it(tmp_path):
     doc, _, _, host, sink, runner, made = _parts(tmp_path, text="print('no kernel here')\n")
-    outside = Doc("file:///elsewhere/x.py", Path(__file__))        # a real file outside the root
+    outside = Doc("file:///elsewhere/x.py", Path(__file__))  # a real file outside the root
 
     async def scenario() -> None:
         await _ready(host)
@@ -369,15 +383,16 @@ def test_the_host_adopts_a_prestarted_worker_only_when_it_runs_what_the_settings
 
     async def scenario() -> None:
         for prestarted in (same, other):
-            host = WorkerHost(editor, Settings, prestarted=prestarted,
-                              new_worker=lambda s: made.append(FakeWorker(s)) or made[-1])
+            host = WorkerHost(
+                editor, Settings, prestarted=prestarted, new_worker=lambda s: made.append(FakeWorker(s)) or made[-1]
+            )
             await _ready(host)
             assert host.worker is (same if prestarted is same else made[-1])
 
     asyncio.run(scenario())
     assert len(made) == 1
     deadline = time.monotonic() + 5
-    while other.stops == 0 and time.monotonic() < deadline:   # stopped on a thread of its own
+    while other.stops == 0 and time.monotonic() < deadline:  # stopped on a thread of its own
         time.sleep(0.01)
     assert other.stops == 1 and same.stops == 0
 
@@ -389,10 +404,12 @@ def test_a_dead_current_worker_asks_for_a_warm_successor_and_suggest_goes_throug
         await _ready(host)
         made[0].dead = True
         host.after_analysis(made[0])
-        assert len(editor.from_thread) == 1      # the successor's warm-up, handed to the event loop
+        assert len(editor.from_thread) == 1  # the successor's warm-up, handed to the event loop
         made[0].dead = False
-        return (await host.lane.submit(host.suggest, doc.path, tmp_path, "k"),
-                await host.lane.submit(host.suggest, doc.path, tmp_path, "nope"))
+        return (
+            await host.lane.submit(host.suggest, doc.path, tmp_path, "k"),
+            await host.lane.submit(host.suggest, doc.path, tmp_path, "nope"),
+        )
 
     found, missing = asyncio.run(scenario())
     assert len(editor.from_thread) == 1
@@ -403,6 +420,7 @@ def test_a_dead_current_worker_asks_for_a_warm_successor_and_suggest_goes_throug
 
 
 # ---------------------------------------------------------------- progress, through the facade
+
 
 def test_a_slow_run_gets_a_progress_bar_and_cancelling_it_cancels_the_run(tmp_path, monkeypatch):
     monkeypatch.setattr(progress, "PROGRESS_AFTER", 0.0)
@@ -415,7 +433,7 @@ def test_a_slow_run_gets_a_progress_bar_and_cancelling_it_cancels_the_run(tmp_pa
 
     def new_worker(settings: Settings) -> FakeWorker:
         worker = FakeWorker(settings)
-        worker.release = hang            # the analysis hangs until its request is killed
+        worker.release = hang  # the analysis hangs until its request is killed
         return worker
 
     analysis = Analysis({doc.uri: doc}, editor, FakeSink(tmp_path), Settings, new_worker=new_worker)
@@ -430,7 +448,7 @@ def test_a_slow_run_gets_a_progress_bar_and_cancelling_it_cancels_the_run(tmp_pa
         analysis.start()
         analysis.schedule(doc, "opened")
         await until(lambda: any(kind == "begin" for kind, _, _ in editor.bars))
-        await until(lambda: analysis.busy_with(doc.uri))    # in flight once the lane has taken it
+        await until(lambda: analysis.busy_with(doc.uri))  # in flight once the lane has taken it
         assert analysis.busy_with(doc.uri)
         analysis.cancel_token(editor.bars[-1][1])
         await until(lambda: any(kind == "end" for kind, _, _ in editor.bars))
@@ -444,6 +462,7 @@ def test_a_slow_run_gets_a_progress_bar_and_cancelling_it_cancels_the_run(tmp_pa
 
 
 # ---------------------------------------------------------------- the session and a request answer
+
 
 class PublishingEditor(FakeEditor):
     def __init__(self, texts: dict[str, str]) -> None:
@@ -476,22 +495,41 @@ def test_the_session_publishes_a_result_and_hover_answers_from_it_without_a_serv
     session = Session(editor)
     doc = Doc(path.as_uri(), path, 3, generation=1)
     session.docs[doc.uri] = doc
-    launch = LaunchResult("k", 4, {}, "analyzed", accesses=(Access("load", 5, 4, "x", "fp32", True, ((0, 8),), False,
-                                                                   view_numel=4, storage=4),),
-                          diagnostics=(Diagnostic("TL001", "load of x reads past its end", 5, 4),))
+    launch = LaunchResult(
+        "k",
+        4,
+        {},
+        "analyzed",
+        accesses=(Access("load", 5, 4, "x", "fp32", True, ((0, 8),), False, view_numel=4, storage=4),),
+        diagnostics=(Diagnostic("TL001", "load of x reads past its end", 5, 4),),
+    )
     session.accept(doc, 1, 3, FileResult("k.py", (launch,)), KERNEL, "k.py", tmp_path)
-    (uri, diagnostics, version), = editor.sent
+    ((uri, diagnostics, version),) = editor.sent
     assert (uri, version, [d.code for d in diagnostics]) == (doc.uri, 3, ["TL001"])
     assert session.counters["published"] == 1 and doc.published is not None
-    answer = hovers.hover(session, editor, types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=doc.uri), position=types.Position(line=4, character=4)))
+    answer = hovers.hover(
+        session,
+        editor,
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri), position=types.Position(line=4, character=4)
+        ),
+    )
     assert answer is not None and "x" in answer.contents.value
-    assert hovers.hover(session, editor, types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri="file:///not/open.py"),
-        position=types.Position(line=0, character=0))) is None
+    assert (
+        hovers.hover(
+            session,
+            editor,
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri="file:///not/open.py"),
+                position=types.Position(line=0, character=0),
+            ),
+        )
+        is None
+    )
 
 
 # ---------------------------------------------------------------- a file's launches across a pool
+
 
 class PoolWorker(FakeWorker):
     """A fake worker that answers the pool's requests: a plan of three launches, and any part of them."""
@@ -512,14 +550,19 @@ class PoolWorker(FakeWorker):
         return super().start()
 
     launches = 3
-    meet: threading.Barrier | None = None     # set: each part waits until every worker has one
+    meet: threading.Barrier | None = None  # set: each part waits until every worker has one
 
     def plan(self, path: Path, root: Path, config_file: str | None, settings: Settings) -> dict:
-        return {"path": "k.py", "launches": [{"index": i, "kernel": "k", "line": 10 + i, "origin": "directive",
-                                              "weight": 1} for i in range(self.launches)]}
+        return {
+            "path": "k.py",
+            "launches": [
+                {"index": i, "kernel": "k", "line": 10 + i, "origin": "directive", "weight": 1} for i in range(self.launches)
+            ],
+        }
 
-    def analyze_parts(self, path: Path, root: Path, config_file: str | None, settings: Settings,
-                      select: list[int] | None, file_level: bool) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
+    def analyze_parts(
+        self, path: Path, root: Path, config_file: str | None, settings: Settings, select: list[int] | None, file_level: bool
+    ) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
         self.analyzed.append(path)
         if self.meet is not None:
             self.meet.wait(5)
@@ -549,34 +592,34 @@ def test_a_pool_shares_a_files_launches_and_a_cancel_stops_every_worker(tmp_path
     async def scenario() -> None:
         await _ready(host)
         deadline = time.monotonic() + 5
-        while made[1].hello is None and time.monotonic() < deadline:   # the helper starts in its own lane
+        while made[1].hello is None and time.monotonic() < deadline:  # the helper starts in its own lane
             await asyncio.sleep(0.01)
         meet = threading.Barrier(2)
         for w in made:
-            w.meet = meet                          # both take a part of the first run
+            w.meet = meet  # both take a part of the first run
         await runner.run(doc)
         compiles.append(host.total("compiles"))
         for w in made:
-            w.release.clear()                      # the next run hangs until cancelled
-            w.launches = 6                         # in three chunks: 3 and 2 at once, then 1
+            w.release.clear()  # the next run hangs until cancelled
+            w.launches = 6  # in three chunks: 3 and 2 at once, then 1
             w.meet = None
             w.analyzed.clear()
         doc.generation = 2
         task = asyncio.ensure_future(runner.run(doc))
         deadline = time.monotonic() + 5
-        while not all(w.analyzed for w in made) and time.monotonic() < deadline:   # both are on their part
+        while not all(w.analyzed for w in made) and time.monotonic() < deadline:  # both are on their part
             await asyncio.sleep(0.001)
         runner.cancel(runner.in_flight())
         await task
 
     asyncio.run(scenario())
-    assert len(made) == 2 and all(w.analyzed for w in made)           # both took launches of the file
-    (_, _, result), = sink.accepted
-    assert [launch.line for launch in result.launches] == [10, 11, 12]    # in declared order, each once
-    assert compiles == [3]                             # each worker's counters, summed
+    assert len(made) == 2 and all(w.analyzed for w in made)  # both took launches of the file
+    ((_, _, result),) = sink.accepted
+    assert [launch.line for launch in result.launches] == [10, 11, 12]  # in declared order, each once
+    assert compiles == [3]  # each worker's counters, summed
     assert [w.cancels for w in made] == [1, 1] and runner.counters["cancelled"] == 1
-    assert sum(len(w.analyzed) for w in made) == 2     # the chunk left after the cancel was never sent
-    assert all(name.startswith("tilelens-lane") for name in PoolWorker.started_in)   # never a passing thread
+    assert sum(len(w.analyzed) for w in made) == 2  # the chunk left after the cancel was never sent
+    assert all(name.startswith("tilelens-lane") for name in PoolWorker.started_in)  # never a passing thread
     host.stop()
     assert all(w.stops >= 1 for w in made)
 
@@ -588,10 +631,12 @@ def test_two_real_workers_give_the_file_the_result_one_worker_gives(tmp_path):
 
     from .lsphelp import ADD_BUGGY
 
-    two = ADD_BUGGY.replace("# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
-                            "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)\n"
-                            "# tilelens: add_kernel[(8,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=128)\n"
-                            "# tilelens: add_kernel[(2,)](fp32[1024], fp32[1024], fp32[1024], 1024, BLOCK=512)")
+    two = ADD_BUGGY.replace(
+        "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
+        "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)\n"
+        "# tilelens: add_kernel[(8,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=128)\n"
+        "# tilelens: add_kernel[(2,)](fp32[1024], fp32[1024], fp32[1024], 1024, BLOCK=512)",
+    )
     path = tmp_path / "add.py"
     path.write_text(two)
     doc = Doc(path.as_uri(), path, 1, generation=1)
@@ -618,10 +663,11 @@ def test_two_real_workers_give_the_file_the_result_one_worker_gives(tmp_path):
         alone = asyncio.run(scenario())
     finally:
         host.stop()
-    (_, _, shared), = sink.accepted
-    assert host.total("compiles") > 0 and len(host.stats) == 2          # both workers analysed launches
+    ((_, _, shared),) = sink.accepted
+    assert host.total("compiles") > 0 and len(host.stats) == 2  # both workers analysed launches
     key = [(launch.line, launch.grid, launch.status, [d.code for d in launch.diagnostics]) for launch in alone.launches]
-    assert [(launch.line, launch.grid, launch.status, [d.code for d in launch.diagnostics])
-            for launch in shared.launches] == key
+    assert [
+        (launch.line, launch.grid, launch.status, [d.code for d in launch.diagnostics]) for launch in shared.launches
+    ] == key
     # the unmasked load reads past 1000 elements at grid 4 and 8; at 1024 elements with 2 x 512 it fits
     assert [[d.code for d in launch.diagnostics] for launch in alone.launches] == [["TL001"], ["TL001"], []]

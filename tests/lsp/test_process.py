@@ -48,7 +48,7 @@ class RawClient:
                     if line.lower().startswith(b"content-length:"):
                         length = int(line.split(b":")[1])
                 body = json.loads(self.rfile.read(length))
-                if "method" in body and "id" in body:      # a request from the server
+                if "method" in body and "id" in body:  # a request from the server
                     self.send({"jsonrpc": "2.0", "id": body["id"], "result": None})
                 elif "method" in body:
                     self.notifications.append(body)
@@ -88,17 +88,29 @@ class RawClient:
                 return message
 
     def initialize(self, root: Path, options: dict | None = None) -> dict:
-        reply = self.request("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {},
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "initializationOptions": options or {}})
+        reply = self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "capabilities": {},
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "initializationOptions": options or {},
+            },
+        )
         self.notify("initialized", {})
         return reply
 
 
 def start_stdio() -> tuple[subprocess.Popen, RawClient]:
-    proc = subprocess.Popen([sys.executable, "-m", "tilelens_lsp"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV, cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tilelens_lsp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+        cwd=REPO,
+    )
     return proc, RawClient(proc.stdout, proc.stdin)
 
 
@@ -137,7 +149,7 @@ def test_capabilities_advertise_push_diagnostics_and_hover(workspace: Path):
         assert sync["openClose"] is True and sync["change"] == 2
         assert sync["save"] == {"includeText": False}
         assert caps["hoverProvider"] is True
-        assert "diagnosticProvider" not in caps      # push only: no client shows verdicts twice
+        assert "diagnosticProvider" not in caps  # push only: no client shows verdicts twice
         # help inside `# tilelens:` directives
         assert "(" in caps["completionProvider"]["triggerCharacters"]
         assert caps["signatureHelpProvider"]["triggerCharacters"] == ["(", ","]
@@ -152,7 +164,7 @@ def test_malformed_params_get_an_error_reply_and_the_server_lives(workspace: Pat
     try:
         client.initialize(workspace)
         reply = client.request("textDocument/hover", {"textDocument": 42}, timeout=10)
-        assert reply["error"]["code"] == -32602           # InvalidParams, not silence
+        assert reply["error"]["code"] == -32602  # InvalidParams, not silence
         client.notify("textDocument/didOpen", {"textDocument": "nonsense"})
         client.send({"jsonrpc": "2.0", "method": "textDocument/didSave"})
         assert "compiles" in stats(client)
@@ -176,15 +188,17 @@ def test_stdin_eof_ends_the_server_and_a_busy_worker(workspace: Path):
     proc, client = start_stdio()
     client.initialize(workspace, {"workerTimeout": 60})
     (workspace / "hung.py").write_text(HUNG)
-    client.notify("textDocument/didOpen", {"textDocument": {
-        "uri": (workspace / "hung.py").as_uri(), "languageId": "python", "version": 1, "text": HUNG}})
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": (workspace / "hung.py").as_uri(), "languageId": "python", "version": 1, "text": HUNG}},
+    )
     deadline = time.monotonic() + 20
     while stats(client)["in_flight"] != "hung.py":
         assert time.monotonic() < deadline
         time.sleep(0.05)
     pid = stats(client)["worker_pid"]
-    proc.stdin.close()                                  # the editor vanished
-    assert proc.wait(timeout=10) == 1                   # no shutdown request came first
+    proc.stdin.close()  # the editor vanished
+    assert proc.wait(timeout=10) == 1  # no shutdown request came first
     assert wait_gone(pid, 5), "the worker outlived the server"
 
 
@@ -193,10 +207,14 @@ def test_tcp_transport_serves_a_session(workspace: Path, tmp_path: Path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     token = tmp_path / "token"
-    proc = subprocess.Popen([sys.executable, "-m", "tilelens_lsp", "--tcp", f"127.0.0.1:{port}",
-                             "--token-file", str(token)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=ENV, cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tilelens_lsp", "--tcp", f"127.0.0.1:{port}", "--token-file", str(token)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+        cwd=REPO,
+    )
     try:
         deadline = time.monotonic() + 20
         while True:

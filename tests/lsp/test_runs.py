@@ -39,7 +39,7 @@ async def test_killed_worker_is_replaced_on_the_next_save(ws: Workspace):
     before = await ws.stats()
     os.kill(before["worker_pid"], signal.SIGKILL)
     uri = ws.save("clean.py")
-    assert await ws.diagnostics(uri) == []      # answered, and no crash blamed on the file
+    assert await ws.diagnostics(uri) == []  # answered, and no crash blamed on the file
     after = await ws.stats()
     assert after["worker_pid"] != before["worker_pid"]
     assert after["worker_restarts"] > before["worker_restarts"]
@@ -51,7 +51,7 @@ async def test_hung_import_times_out_while_hover_answers(ws: Workspace):
     assert codes(await ws.diagnostics(add)) == ["TL001"]
     start = time.monotonic()
     hung = ws.open("hung.py", HUNG)
-    await asyncio.sleep(1.0)                     # the import is now stuck in time.sleep(100)
+    await asyncio.sleep(1.0)  # the import is now stuck in time.sleep(100)
     t0 = time.monotonic()
     hover = await ws.hover(add, UNMASKED_LINE)
     assert time.monotonic() - t0 < 1.0
@@ -70,7 +70,7 @@ async def test_a_newer_save_cancels_the_hung_run_of_its_document(ws: Workspace):
     await asyncio.sleep(0.5)
     t0 = time.monotonic()
     uri = ws.save("stuck.py", CLEAN)
-    assert await ws.diagnostics(uri, timeout=20) == []   # the stale run published nothing (no TL050)
+    assert await ws.diagnostics(uri, timeout=20) == []  # the stale run published nothing (no TL050)
     after = await ws.stats()
     assert after["cancelled"] > before["cancelled"]
     assert time.monotonic() - t0 < 10
@@ -98,7 +98,7 @@ async def test_cancelling_the_progress_drops_the_run(ws: Workspace, client):
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     await _until(lambda: _ended(client, token), timeout=5)
     await asyncio.sleep(1.0)
-    assert uri not in client.diagnostics           # nothing new published for the cancelled run
+    assert uri not in client.diagnostics  # nothing new published for the cancelled run
     after = await ws.stats()
     assert after["cancelled"] > before["cancelled"]
     ws.close("slow.py")
@@ -117,7 +117,7 @@ async def test_a_burst_of_saves_publishes_once_after_the_first(ws: Workspace):
     for i in range(50):
         ws.save("burst.py", ADD_BUGGY if i % 2 == 0 else ADD_FIXED)
         await asyncio.sleep(0.02)
-    assert await ws.diagnostics(uri) == []         # the 50th save wrote the fixed kernel
+    assert await ws.diagnostics(uri) == []  # the 50th save wrote the fixed kernel
     await asyncio.sleep(1.0)
     after = await ws.stats()
     assert after["published"] - before["published"] <= 2
@@ -127,15 +127,22 @@ async def test_a_burst_of_saves_publishes_once_after_the_first(ws: Workspace):
 
 async def test_editing_the_toml_reruns_open_documents(ws: Workspace, client):
     assert any(r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in client.registrations)
-    plain = ADD_BUGGY.replace("# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
-                              "# launches come from tilelens.toml")
+    plain = ADD_BUGGY.replace(
+        "# tilelens: add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
+        "# launches come from tilelens.toml",
+    )
     uri = ws.open("plain.py", plain)
     assert codes(await ws.diagnostics(uri)) == ["TL100"]
-    ws.write("tilelens.toml", '[[launch]]\nfile = "plain.py"\n'
-                              'launch = "add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)"\n')
+    ws.write(
+        "tilelens.toml",
+        '[[launch]]\nfile = "plain.py"\nlaunch = "add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)"\n',
+    )
     client.diagnostics.pop(uri, None)
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
-        types.FileEvent(uri=ws.uri("tilelens.toml"), type=types.FileChangeType.Changed)]))
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=ws.uri("tilelens.toml"), type=types.FileChangeType.Changed)]
+        )
+    )
     diags = await ws.diagnostics(uri)
     assert codes(diags) == ["TL001"]
     assert diags[0].range.start.line == UNMASKED_LINE
@@ -145,23 +152,24 @@ async def test_editing_the_toml_reruns_open_documents(ws: Workspace, client):
 
 async def test_documents_never_opened_are_ignored(ws: Workspace, client):
     ghost = ws.write("ghost.py", ADD_BUGGY)
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=ghost, version=3),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text="x = 1\n")]))
-    client.text_document_did_save(types.DidSaveTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=ghost)))
-    client.text_document_did_close(types.DidCloseTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=ghost)))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=ghost, version=3),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="x = 1\n")],
+        )
+    )
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=ghost)))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=ghost)))
     assert await ws.hover(ghost, UNMASKED_LINE) is None
     await asyncio.sleep(0.3)
     assert ghost not in client.diagnostics
-    assert client.messages == []                   # no "Error in server" popped up
+    assert client.messages == []  # no "Error in server" popped up
 
 
 async def test_unknown_methods_get_method_not_found(ws: Workspace):
     with pytest.raises(JsonRpcException, match="Method Not Found"):
         await ws.client.protocol.send_request_async("tilelens/noSuchThing", {})
-    assert (await ws.stats())["open_documents"] >= 1   # still serving
+    assert (await ws.stats())["open_documents"] >= 1  # still serving
 
 
 async def test_undecodable_file_is_a_diagnostic_not_a_crash(ws: Workspace):
@@ -188,8 +196,11 @@ async def test_files_outside_the_workspace_are_not_imported(ws: Workspace, tmp_p
     outside = tmp_path_factory.mktemp("elsewhere") / "add.py"
     outside.write_text(ADD_BUGGY)
     uri = outside.as_uri()
-    ws.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=uri, language_id="python", version=1, text=ADD_BUGGY)))
+    ws.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=ADD_BUGGY)
+        )
+    )
     diags = await ws.diagnostics(uri)
     assert [d.severity for d in diags] == [types.DiagnosticSeverity.Information]
     assert "allowOutsideWorkspace" in diags[0].message
@@ -199,13 +210,15 @@ async def test_settings_change_reruns_and_restarts_the_worker(ws: Workspace, cli
     uri = ws.open("settings.py", ADD_BUGGY)
     assert codes(await ws.diagnostics(uri)) == ["TL001"]
     client.diagnostics.pop(uri, None)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"tilelens": {"clients": ["footprint", "overflow"], "workerTimeout": 3}}))
-    assert await ws.diagnostics(uri) == []          # the sanitizer is off: no TL001
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"tilelens": {"clients": ["footprint", "overflow"], "workerTimeout": 3}})
+    )
+    assert await ws.diagnostics(uri) == []  # the sanitizer is off: no TL001
     pid = (await ws.stats())["worker_pid"]
     client.diagnostics.pop(uri, None)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"tilelens": {"target": "cuda:90", "workerTimeout": 3}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"tilelens": {"target": "cuda:90", "workerTimeout": 3}})
+    )
     assert codes(await ws.diagnostics(uri)) == ["TL001"]
     stats = await ws.stats()
     assert stats["worker_pid"] != pid and stats["settings"]["target"] == "cuda:90"

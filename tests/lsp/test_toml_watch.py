@@ -32,8 +32,9 @@ def table(n: int) -> str:
 
 
 def changed(ws: Workspace, name: str) -> None:
-    ws.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
-        types.FileEvent(uri=ws.uri(name), type=types.FileChangeType.Changed)]))
+    ws.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=ws.uri(name), type=types.FileChangeType.Changed)])
+    )
 
 
 async def test_a_clean_toml_launch_gives_no_diagnostic(ws: Workspace):
@@ -51,15 +52,16 @@ async def test_a_toml_change_re_analyses_the_open_kernel(ws: Workspace):
 
 async def test_the_hover_names_the_toml_launch_by_file_and_line(ws: Workspace):
     hover = await ws.hover(ws.uri("fill.py"), STORE_LINE)
-    assert hover is not None and "tilelens.toml:5" in hover.contents.value   # its `launch =` line
+    assert hover is not None and "tilelens.toml:5" in hover.contents.value  # its `launch =` line
 
 
 async def test_a_toml_error_is_published_on_the_toml_at_its_line(ws: Workspace):
     ws.write("tilelens.toml", table(100) + '\n[[launch]]\nmodule = "no_such_pkg.ops"\nlaunch = "k[(1,)]()"\n')
-    ws.client.text_document_did_save(types.DidSaveTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=ws.uri("tilelens.toml"))))
+    ws.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=ws.uri("tilelens.toml")))
+    )
     diags = await ws.diagnostics(ws.uri("tilelens.toml"), until=lambda d: bool(d))
-    assert [(d.code, d.range.start.line) for d in diags] == [("TL010", 7)]      # 0-based: the `module =` line
+    assert [(d.code, d.range.start.line) for d in diags] == [("TL010", 7)]  # 0-based: the `module =` line
     assert "no_such_pkg.ops" in diags[0].message
 
 
@@ -73,6 +75,6 @@ async def test_a_fixed_toml_clears_its_diagnostics(ws: Workspace):
 async def test_without_a_file_watcher_the_server_sees_the_change_itself(ws: Workspace):
     if ws.client.editor != "neovim":
         pytest.skip("VS Code watches files for the server")
-    ws.write("tilelens.toml", table(96))        # no notification at all: the poll finds it
+    ws.write("tilelens.toml", table(96))  # no notification at all: the poll finds it
     diags = await ws.diagnostics(ws.uri("fill.py"), timeout=30, until=lambda d: codes(d) == ["TL001"])
     assert diags[0].range.start.line == STORE_LINE

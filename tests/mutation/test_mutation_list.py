@@ -39,7 +39,8 @@ def test_mutation_names_are_unique():
 def test_snippet_occurs_exactly_once_and_the_mutant_compiles(mutation):
     source = (mutate.PACKAGE / mutation.file).read_text(encoding="utf-8")
     assert source.count(mutation.original) == 1, (
-        f"{mutation.name}: snippet occurs {source.count(mutation.original)} times in {mutation.file}")
+        f"{mutation.name}: snippet occurs {source.count(mutation.original)} times in {mutation.file}"
+    )
     assert mutation.mutated != mutation.original
     compile(source.replace(mutation.original, mutation.mutated), mutation.file, "exec")
 

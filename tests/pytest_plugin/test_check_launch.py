@@ -26,7 +26,9 @@ def test_a_masked_copy_is_clean_and_touches_every_element_once():
     assert not result.findings
     # 4 programs x 256 lanes, masked to offs < 1000: elements [0, 1000) of each tensor, in bounds
     assert {(a.op, a.pointer, a.elements, a.in_bounds) for a in result.accesses} == {
-        ("load", "x_ptr", ((0, 1000),), True), ("store", "y_ptr", ((0, 1000),), True)}
+        ("load", "x_ptr", ((0, 1000),), True),
+        ("store", "y_ptr", ((0, 1000),), True),
+    }
 
 
 def test_a_mask_one_past_the_end_is_tl001_with_the_lane_that_reads_it():
@@ -36,7 +38,7 @@ def test_a_mask_one_past_the_end_is_tl001_with_the_lane_that_reads_it():
     # offs <= n lets exactly one lane past the storage through: offs == 1000, program 7, lane 104
     witness = result.findings[0].witness
     assert (witness.pid, witness.lane, witness.element) == ((7, 0, 0), (104,), 1000)
-    assert result.findings[0].line == 15     # the load in launch_kernels.py
+    assert result.findings[0].line == 15  # the load in launch_kernels.py
 
 
 def test_the_same_kernel_is_clean_where_no_lane_reaches_the_end():
@@ -52,7 +54,7 @@ def test_an_index_without_a_range_is_refused_and_a_refusal_is_a_finding():
 def test_a_declared_range_makes_the_same_gather_decidable():
     assert check_launch(gather_kernel, (8,), "i32[8].values(0, 4)", "fp32[4, 16]", "fp32[8, 16]", D=16).clean
     over = check_launch(gather_kernel, (8,), "i32[8].values(0, 5)", "fp32[4, 16]", "fp32[8, 16]", D=16)
-    assert over.findings and not over.clean      # id 4 would read row 4 of a 4-row table
+    assert over.findings and not over.clean  # id 4 would read row 4 of a 4-row table
 
 
 def test_a_wide_or_several_part_declared_range_is_kept_as_declared():
@@ -131,9 +133,9 @@ def test_a_checker_of_its_own_takes_a_target():
 
 def test_torch_tensors_are_checked_as_their_views_and_value_ranges():
     torch = pytest.importorskip("torch")
-    table = torch.zeros(4, 64)[:, :48]                   # a slice: its view, not its storage, is the tensor
+    table = torch.zeros(4, 64)[:, :48]  # a slice: its view, not its storage, is the tensor
     result = check_launch(row_kernel, (4,), table, torch.zeros(4, 48), 64, 48, BLOCK=64)
     assert "tensor(fp32, (4, 48), strides=(64, 1), offset=0, storage=256)" in result.launch
     assert [d.code for d in result.findings] == ["TL004"]
-    ids = torch.arange(8, dtype=torch.int32) % 4          # ids 0..3: the range the tensor holds is recorded
+    ids = torch.arange(8, dtype=torch.int32) % 4  # ids 0..3: the range the tensor holds is recorded
     assert check_launch(gather_kernel, (8,), ids, torch.zeros(4, 16), torch.zeros(8, 16), D=16).clean

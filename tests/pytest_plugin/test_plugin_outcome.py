@@ -12,7 +12,7 @@ def _outcome(*codes: str, exit_code: int = 0) -> Outcome:
 
 def test_fail_on_error_fails_as_check_exits():
     assert _outcome("TL001", exit_code=1).fails("error")
-    assert not _outcome("TL030", "TL002").fails("error")         # a refusal or a warning alone: check exits 0
+    assert not _outcome("TL030", "TL002").fails("error")  # a refusal or a warning alone: check exits 0
     assert Outcome(problem="check could not run").fails("error")
 
 

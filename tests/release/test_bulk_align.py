@@ -37,6 +37,7 @@ def _release() -> str:
     import triton
 
     from tilelens_lsp.releases import release_of
+
     return release_of(triton.__version__)
 
 
@@ -59,8 +60,8 @@ def test_goldens_and_samples_align(bulk_align, tmp_path):
 
 def test_misalignment_is_reported(bulk_align, tmp_path):
     """A text whose printed ops disagree with the bindings' walk is counted misaligned, not aligned."""
-    from tilelens_lsp.ttir import reader as ttir
     from tilelens_lsp.refusal import Refusal
+    from tilelens_lsp.ttir import reader as ttir
 
     goldens = sorted((REPO_ROOT / "tests" / "golden" / _release()).glob("add_kernel__*.ttir"))
     if not goldens:
@@ -84,8 +85,13 @@ def test_cli_exit_status_and_json(tmp_path):
     goldens = REPO_ROOT / "tests" / "golden" / _release()
     if not goldens.is_dir():
         pytest.skip("no goldens for this release")
-    proc = subprocess.run([sys.executable, str(TOOLS / "bulk_align.py"), str(goldens), "--json"],
-                          capture_output=True, text=True, cwd=REPO_ROOT, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(TOOLS / "bulk_align.py"), str(goldens), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["files"] == doc["aligned"] == len(list(goldens.glob("*.ttir")))

@@ -29,12 +29,19 @@ def _check(*args: str, allow: str | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "TILELENS_IR_ALLOW_UNTESTED_TRITON"}
     if allow is not None:
         env["TILELENS_IR_ALLOW_UNTESTED_TRITON"] = allow
-    return subprocess.run([sys.executable, "-c", _UNTESTED, "check", *args], capture_output=True, text=True,
-                          cwd=REPO_ROOT, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", _UNTESTED, "check", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        timeout=300,
+    )
 
 
 def _installed() -> str:
     import triton
+
     return triton.__version__
 
 
@@ -81,10 +88,17 @@ def test_tested_release_passes_the_gate():
 
     if not releases.is_tested(_installed()):
         import pytest
+
         pytest.skip(f"Triton {_installed()} is itself untested")
     env = {k: v for k, v in os.environ.items() if k != "TILELENS_IR_ALLOW_UNTESTED_TRITON"}
-    proc = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", str(SAMPLE)], capture_output=True,
-                          text=True, cwd=REPO_ROOT, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", str(SAMPLE)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "TL040" not in proc.stdout
 

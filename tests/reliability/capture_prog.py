@@ -3,6 +3,7 @@
 A program run under `tilelens-lsp capture` does `from capture_prog import Tensor, triton, tl` (this
 folder on its PYTHONPATH); importing this sets TRITON_INTERPRET=1 first, as a user's script would.
 """
+
 import os
 
 os.environ["TRITON_INTERPRET"] = "1"
@@ -25,7 +26,7 @@ class Tensor:
         self.guard = 1024
         self.buf = np.zeros(n + 2 * self.guard, np.float32 if dtype == "fp32" else np.int32)
         if fill is not None:
-            self.buf[self.guard:self.guard + n] = fill
+            self.buf[self.guard : self.guard + n] = fill
         self.itemsize = self.buf.itemsize
 
     def data_ptr(self):
@@ -41,7 +42,7 @@ class Tensor:
         return self.itemsize
 
     def min(self):
-        return self.buf[self.guard:self.guard + self.shape[0]].min()
+        return self.buf[self.guard : self.guard + self.shape[0]].min()
 
     def max(self):
-        return self.buf[self.guard:self.guard + self.shape[0]].max()
+        return self.buf[self.guard : self.guard + self.shape[0]].max()

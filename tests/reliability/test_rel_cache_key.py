@@ -13,8 +13,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 import relfig
+
 from tilelens_lsp import pipeline
 from tilelens_lsp.settings import Settings
 
@@ -31,7 +31,7 @@ def ws(tmp_path: Path, monkeypatch) -> Path:
     return tmp_path
 
 
-STATE = pipeline.WarmState(imports=pipeline.Imports(reuse=True))   # a warm worker's memory, as the worker makes it
+STATE = pipeline.WarmState(imports=pipeline.Imports(reuse=True))  # a warm worker's memory, as the worker makes it
 
 
 def verdict(path: Path, root: Path, **settings) -> list[str]:
@@ -50,34 +50,47 @@ LAUNCH = "# tilelens: k[(1,)](fp32[64])\n"
 
 def kernel(imports: str, params: str, offset: str) -> str:
     """A kernel that stores 64 lanes at `offs + <offset>` into 64 elements: in bounds iff the offset is 0."""
-    return HEAD + imports + "\n" + LAUNCH + src(f"""
+    return (
+        HEAD
+        + imports
+        + "\n"
+        + LAUNCH
+        + src(f"""
         @triton.jit
         def k(x_ptr{params}):
             offs = tl.arange(0, 64)
             tl.store(x_ptr + {offset}, 1.0)
     """)
+    )
 
 
 CASES = {
     # kind: (kernel file, helper module before, helper module after)
     "module attribute (helpers.SHIFT)": (
         kernel("import tl_dep_helpers\n", "", "offs + tl_dep_helpers.SHIFT"),
-        "SHIFT = 0\n", "SHIFT = 16\n"),
+        "SHIFT = 0\n",
+        "SHIFT = 16\n",
+    ),
     "imported @triton.jit helper": (
         kernel("from tl_dep_helpers import shifted\n", "", "shifted(offs)"),
         HEAD + "@triton.jit\ndef shifted(o):\n    return o\n",
-        HEAD + "@triton.jit\ndef shifted(o):\n    return o + 16\n"),
+        HEAD + "@triton.jit\ndef shifted(o):\n    return o + 16\n",
+    ),
     "constexpr default": (
         kernel("import tl_dep_helpers\n", ", SHIFT: tl.constexpr = tl_dep_helpers.DEFAULT", "offs + SHIFT"),
-        "DEFAULT = 0\n", "DEFAULT = 16\n"),
+        "DEFAULT = 0\n",
+        "DEFAULT = 16\n",
+    ),
     "tl.constexpr global read by a @triton.jit helper": (
         kernel("from tl_dep_helpers import shifted\n", "", "shifted(offs)"),
         HEAD + "SHIFT = tl.constexpr(0)\n@triton.jit\ndef shifted(o):\n    return o + SHIFT\n",
-        HEAD + "SHIFT = tl.constexpr(16)\n@triton.jit\ndef shifted(o):\n    return o + SHIFT\n"),
+        HEAD + "SHIFT = tl.constexpr(16)\n@triton.jit\ndef shifted(o):\n    return o + SHIFT\n",
+    ),
     "module attribute read by a @triton.jit helper": (
         kernel("from tl_dep_helpers import shifted\n", "", "shifted(offs)"),
         HEAD + "import tl_dep_cfg\n@triton.jit\ndef shifted(o):\n    return o + tl_dep_cfg.SHIFT\n",
-        None),   # the helper stays; tl_dep_cfg.py changes
+        None,
+    ),  # the helper stays; tl_dep_cfg.py changes
 }
 
 
@@ -114,18 +127,22 @@ def test_another_triton_release_is_never_served_from_the_cache(ws: Path, monkeyp
     (ws / "kern.py").write_text(kernel("", "", "offs"))
     verdict(ws / "kern.py", ws)
     compiles, _ = counters()
-    monkeypatch.setattr(pipeline.launch, "triton_version", lambda: "99.0.0")   # where the key reads it
+    monkeypatch.setattr(pipeline.launch, "triton_version", lambda: "99.0.0")  # where the key reads it
     verdict(ws / "kern.py", ws)
     assert counters()[0] == compiles + 1
     relfig.FIGURES.setdefault("cachekey", {}).setdefault("kinds", set()).add("triton release")
 
 
-FP8 = HEAD + "# tilelens: k[(1,)](fp8e4nv[64], fp32[64], BLOCK=64)\n" + src("""
+FP8 = (
+    HEAD
+    + "# tilelens: k[(1,)](fp8e4nv[64], fp32[64], BLOCK=64)\n"
+    + src("""
     @triton.jit
     def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(tl.float32))
-""")   # fp8e4nv compiles for cuda:89, and is a compile error (TL010) for cuda:80
+""")
+)  # fp8e4nv compiles for cuda:89, and is a compile error (TL010) for cuda:80
 
 
 @pytest.mark.parametrize("order", [("cuda:89", "cuda:80"), ("cuda:80", "cuda:89")])

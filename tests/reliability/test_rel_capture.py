@@ -18,7 +18,7 @@ import relfig
 from lsp.lsphelp import REPO
 
 HERE = Path(__file__).resolve().parent
-TIMEOUT = 300   # a safety limit for one subprocess, never an assertion about speed
+TIMEOUT = 300  # a safety limit for one subprocess, never an assertion about speed
 
 
 def env(**extra: str) -> dict[str, str]:
@@ -31,14 +31,36 @@ def env(**extra: str) -> dict[str, str]:
 
 def capture(folder: Path, program: str, *extra: str, out: str = "tilelens.toml") -> subprocess.CompletedProcess:
     (folder / "prog.py").write_text(textwrap.dedent(program).lstrip("\n"))
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "capture", "--out", str(folder / out), *extra,
-                           "--", sys.executable, str(folder / "prog.py")],
-                          capture_output=True, text=True, cwd=folder, timeout=TIMEOUT, env=env())
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tilelens_lsp",
+            "capture",
+            "--out",
+            str(folder / out),
+            *extra,
+            "--",
+            sys.executable,
+            str(folder / "prog.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=TIMEOUT,
+        env=env(),
+    )
 
 
 def check(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", *args], capture_output=True, text=True,
-                          cwd=folder, timeout=TIMEOUT, env=env())
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", *args],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=TIMEOUT,
+        env=env(),
+    )
 
 
 # ---------------------------------------------------------------- 3. which kernel was launched
@@ -75,16 +97,18 @@ def test_a_local_kernel_is_never_recorded_as_the_modules_kernel_of_the_same_name
 
 # ---------------------------------------------------------------- 7, 8. the toml file
 
+
 def _one(file: str, kernel: str) -> dict:
     return {"file": file, "launch": f"{kernel}[(1,)](fp32[16], BLOCK=16)"}
 
 
 def test_merging_two_one_launch_captures_writes_valid_toml(tmp_path):
     from tilelens_lsp.capture import runner
+
     out = tmp_path / "tilelens.toml"
     assert runner.write(out, [_one("a.py", "ka")], merge=False) == 1
     assert runner.write(out, [_one("b.py", "kb")], merge=True) == 1
-    tables = tomllib.loads(out.read_text())["launch"]      # before: an inline `launch = [...]` twice
+    tables = tomllib.loads(out.read_text())["launch"]  # before: an inline `launch = [...]` twice
     assert [t["launch"].split("[")[0] for t in tables] == ["ka", "kb"]
     assert out.read_text().count("[[launch]]") == 2
     relfig.bump("capture", "tested")
@@ -92,10 +116,11 @@ def test_merging_two_one_launch_captures_writes_valid_toml(tmp_path):
 
 def test_a_write_that_would_not_read_back_leaves_the_file_as_it_was(tmp_path):
     from tilelens_lsp.capture import runner
+
     out = tmp_path / "tilelens.toml"
-    out.write_text("# mine\n[[launch]]\nfile = \"a.py\"\nlaunch = \"ka[(1,)](fp32[16], BLOCK=16)\"\n")
+    out.write_text('# mine\n[[launch]]\nfile = "a.py"\nlaunch = "ka[(1,)](fp32[16], BLOCK=16)"\n')
     before = out.read_text()
-    bad = {"file": "b.py", "launch": "kb[(1,)](fp32[16])", "let": object()}   # not representable in TOML
+    bad = {"file": "b.py", "launch": "kb[(1,)](fp32[16])", "let": object()}  # not representable in TOML
     try:
         runner.write(out, [bad], merge=True)
     except (SystemExit, TypeError, ValueError):
@@ -122,17 +147,36 @@ def test_two_captures_to_one_file_at_once_lose_nothing(tmp_path):
         folder = tmp_path / name
         folder.mkdir()
         (folder / "prog.py").write_text(textwrap.dedent(RACER.format(name=name)).lstrip("\n"))
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "tilelens_lsp", "capture", "--out", str(tmp_path / "tilelens.toml"), "--",
-             sys.executable, str(folder / "prog.py")],
-            cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tilelens_lsp",
+                    "capture",
+                    "--out",
+                    str(tmp_path / "tilelens.toml"),
+                    "--",
+                    sys.executable,
+                    str(folder / "prog.py"),
+                ],
+                cwd=tmp_path,
+                env=env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     results = [p.communicate(timeout=TIMEOUT) for p in procs]
     statuses = [p.returncode for p in procs]
     tables = tomllib.loads((tmp_path / "tilelens.toml").read_text())["launch"]
     kernels = sorted(t["launch"].split("[")[0] for t in tables)
     # both launches are in the file, or the one that could not merge said so and failed
-    assert kernels == ["ka", "kb"] or (2 in statuses and any("another capture" in e for _, e in results)), \
-        (kernels, statuses, results)
+    assert kernels == ["ka", "kb"] or (2 in statuses and any("another capture" in e for _, e in results)), (
+        kernels,
+        statuses,
+        results,
+    )
     relfig.bump("capture", "tested")
 
 
@@ -173,21 +217,37 @@ TERM = """
 
 def _start(folder: Path, program: str, tmpdir: Path) -> subprocess.Popen:
     (folder / "prog.py").write_text(textwrap.dedent(program).lstrip("\n"))
-    return subprocess.Popen([sys.executable, "-m", "tilelens_lsp", "capture", "--out", str(folder / "tilelens.toml"),
-                             "--", sys.executable, str(folder / "prog.py")], cwd=folder,
-                            env=env(TMPDIR=str(tmpdir)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tilelens_lsp",
+            "capture",
+            "--out",
+            str(folder / "tilelens.toml"),
+            "--",
+            sys.executable,
+            str(folder / "prog.py"),
+        ],
+        cwd=folder,
+        env=env(TMPDIR=str(tmpdir)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def test_ctrl_c_lets_the_program_clean_up_writes_what_was_recorded_and_exits_130(tmp_path):
     import signal
+
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     proc = _start(tmp_path, SLOW_CLEANUP, tmpdir)
     assert proc.stdout.readline().strip() == "ready"
-    os.killpg(proc.pid, signal.SIGINT)              # a terminal's Ctrl-C reaches the whole group
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole group
     _, err = proc.communicate(timeout=TIMEOUT)
-    assert (tmp_path / "cleaned").exists(), err      # before: SIGKILLed 0.25 s into its cleanup
+    assert (tmp_path / "cleaned").exists(), err  # before: SIGKILLed 0.25 s into its cleanup
     assert proc.returncode == 130, err
     tables = tomllib.loads((tmp_path / "tilelens.toml").read_text())["launch"]
     assert [t["launch"] for t in tables] == ["k[(1,)](fp32[16], BLOCK=16)"]
@@ -197,18 +257,20 @@ def test_ctrl_c_lets_the_program_clean_up_writes_what_was_recorded_and_exits_130
 
 def test_sigterm_reaches_the_program_and_capture_still_writes_and_cleans_up(tmp_path):
     import signal
+
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     proc = _start(tmp_path, TERM, tmpdir)
     assert proc.stdout.readline().strip() == "ready"
     child = int((tmp_path / "child.pid").read_text())
-    os.kill(proc.pid, signal.SIGTERM)               # to capture only, as a service manager would
+    os.kill(proc.pid, signal.SIGTERM)  # to capture only, as a service manager would
     _, err = proc.communicate(timeout=TIMEOUT)
     from lsp.test_process import wait_gone
+
     assert wait_gone(child, 10), "the program outlived capture (orphaned)"
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert tomllib.loads((tmp_path / "tilelens.toml").read_text())["launch"]
-    assert list(tmpdir.iterdir()) == []              # before: the temp folder was left behind
+    assert list(tmpdir.iterdir()) == []  # before: the temp folder was left behind
     relfig.bump("capture", "tested")
 
 
@@ -217,7 +279,7 @@ def test_an_out_folder_that_cannot_be_written_is_found_before_the_run(tmp_path):
     program = f"open({str(marker)!r}, 'w').write('ran')\n"
     run = capture(tmp_path, program, out="no/such/folder/tilelens.toml")
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
-    assert not marker.exists()                      # before: found after the run, all launches lost
+    assert not marker.exists()  # before: found after the run, all launches lost
     relfig.bump("capture", "tested")
 
 
@@ -243,7 +305,7 @@ GRID_TWICE = """
 def test_the_grid_function_is_called_as_often_as_without_capture(tmp_path):
     run = capture(tmp_path, GRID_TWICE)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "grid calls 1", run.stdout     # before: 2 (the hook called it too)
+    assert run.stdout.strip() == "grid calls 1", run.stdout  # before: 2 (the hook called it too)
     assert tomllib.loads((tmp_path / "tilelens.toml").read_text())["launch"][0]["launch"].startswith("k[(1,)]")
     relfig.bump("capture", "tested")
 
@@ -273,7 +335,7 @@ def test_a_launch_that_cannot_be_written_says_why_and_nothing_unreadable_is_writ
     for kernel in ("k", "kd"):
         written = [x for x in launches if x.startswith(kernel + "[")]
         said = [line for line in run.stderr.splitlines() if f"not recorded: {kernel}" in line]
-        assert written or said, (kernel, launches, run.stderr)      # before: kd dropped with no reason
+        assert written or said, (kernel, launches, run.stderr)  # before: kd dropped with no reason
     assert not any("nan" in x or "inf" in x for x in launches), launches
     assert check(tmp_path, "--config", str(out), "prog.py").returncode != 2 if launches else True
     relfig.bump("capture", "tested")
@@ -281,7 +343,7 @@ def test_a_launch_that_cannot_be_written_says_why_and_nothing_unreadable_is_writ
 
 def test_a_program_killed_by_a_signal_gives_128_plus_the_signal(tmp_path):
     run = capture(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
-    assert run.returncode == 137, run.stderr        # before: 247 (-9 passed to sys.exit)
+    assert run.returncode == 137, run.stderr  # before: 247 (-9 passed to sys.exit)
     relfig.bump("capture", "tested")
 
 
@@ -289,19 +351,26 @@ def test_the_environments_own_sitecustomize_runs_even_when_the_hook_cannot_load(
     """A child Python that cannot import the hook (Python < 3.7 reads its annotations as a syntax
     error): its own sitecustomize must still run, and the program too."""
     from tilelens_lsp.capture import runner
+
     hook, user = tmp_path / "hook", tmp_path / "user"
     hook.mkdir()
     user.mkdir()
     (hook / "sitecustomize.py").write_text(runner.SITECUSTOMIZE)
     (hook / f"{runner.HOOK_MODULE}.py").write_text("raise SyntaxError('too old a Python for this file')\n")
     (user / "sitecustomize.py").write_text("print('own sitecustomize')\n")
-    run = subprocess.run([sys.executable, "-c", "print('program')"], capture_output=True, text=True, timeout=60,
-                         env={**env(), "PYTHONPATH": f"{hook}{os.pathsep}{user}"})
+    run = subprocess.run(
+        [sys.executable, "-c", "print('program')"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env(), "PYTHONPATH": f"{hook}{os.pathsep}{user}"},
+    )
     assert run.stdout.split() == ["own", "sitecustomize", "program"], (run.stdout, run.stderr)
     relfig.bump("capture", "tested")
 
 
 # ---------------------------------------------------------------- 11, 12. on a GPU; without bound
+
 
 class _FakeCudaTensor:
     """An i32 CUDA tensor as the hook sees one; min()/max() during graph capture would sync the host."""
@@ -341,16 +410,17 @@ def test_value_ranges_are_not_read_while_a_cuda_stream_captures_a_graph(monkeypa
     import types as pytypes
 
     from tilelens_lsp.capture import hook
+
     capturing = [True]
     torch = pytypes.SimpleNamespace(cuda=pytypes.SimpleNamespace(is_current_stream_capturing=lambda: capturing[0]))
     monkeypatch.setitem(sys.modules, "torch", torch)
     log: list = []
     spec = hook._tensor(_FakeCudaTensor(log))  # noqa: SLF001 - white-box test of the capture hook's record of a tensor
-    assert log == [] and "values" not in spec and spec["values_skipped"]      # before: min() and max() called
+    assert log == [] and "values" not in spec and spec["values_skipped"]  # before: min() and max() called
     capturing[0] = False
     spec = hook._tensor(_FakeCudaTensor(log))  # noqa: SLF001 - white-box test of the capture hook's record of a tensor
     assert log == ["min", "max"] and spec["values"] == [0, 8]
-    monkeypatch.delitem(sys.modules, "torch")                                # no torch at all: values read
+    monkeypatch.delitem(sys.modules, "torch")  # no torch at all: values read
     assert hook._tensor(_FakeCudaTensor(log))["values"] == [0, 8]  # noqa: SLF001 - white-box test of the capture hook's record of a tensor
     relfig.bump("capture", "tested")
 
@@ -394,6 +464,7 @@ def test_records_are_deduplicated_and_capped_as_they_are_made(tmp_path, monkeypa
     """3000 launches, 50 distinct: at most _KEEP records reach the disk, the rest are counted (before:
     one ~0.5 KB line per launch, and ~4.6 KB per launch in memory at the end)."""
     from tilelens_lsp.capture import hook
+
     monkeypatch.setattr(hook, "_DIR", str(tmp_path))
     monkeypatch.setattr(hook, "_KEEP", 16)
     for name in ("_SEEN", "_PER", "_STATIC"):

@@ -31,8 +31,9 @@ def tail_kernel(x_ptr, BLOCK: tl.constexpr):
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_an_unresolvable_config_launch_is_a_tl010_and_exit_2_not_a_clean_neighbour(tmp_path):
@@ -40,10 +41,11 @@ def test_an_unresolvable_config_launch_is_a_tl010_and_exit_2_not_a_clean_neighbo
     (tmp_path / "mykernels").mkdir()
     (tmp_path / "mykernels" / "__init__.py").write_text("")
     (tmp_path / "mykernels" / "tail.py").write_text(BUGGY)
-    shutil.copy(SAMPLES / "vector_add.py", tmp_path / "clean_neighbour.py")    # clean: exit 0 if it were checked
+    shutil.copy(SAMPLES / "vector_add.py", tmp_path / "clean_neighbour.py")  # clean: exit 0 if it were checked
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "x.toml").write_text(
-        '[[launch]]\nmodule = "mykernels.tail"\nlaunch = "tail_kernel[(8,)](fp32[1000], BLOCK=128)"\n')
+        '[[launch]]\nmodule = "mykernels.tail"\nlaunch = "tail_kernel[(8,)](fp32[1000], BLOCK=128)"\n'
+    )
     run = _run("check", "--config", "sub/x.toml", cwd=tmp_path)
     assert run.returncode == 2, (run.stdout, run.stderr)
     assert run.stdout.startswith("sub/x.toml:2:1: error: this launch is not checked") and "[TL010]" in run.stdout
@@ -64,4 +66,4 @@ def test_capture_into_a_subfolder_writes_file_for_the_workspace_kernel_and_check
     doc = json.loads(checked.stdout)
     assert [f["path"] for f in doc["files"]] == ["fixture_kernels.py"]
     assert {launch["origin"]["path"] for launch in doc["files"][0]["launches"]} == {"sub/x.toml"}
-    assert doc["summary"]["analyzed"] == doc["summary"]["launches"] >= 3      # every captured launch checked
+    assert doc["summary"]["analyzed"] == doc["summary"]["launches"] >= 3  # every captured launch checked

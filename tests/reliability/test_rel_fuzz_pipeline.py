@@ -15,15 +15,15 @@ import time
 from pathlib import Path
 
 import pytest
+import relfig
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import relfig
 from tilelens_lsp import pipeline
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.settings import Settings
 
-KERNELS = '''
+KERNELS = """
 @triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
@@ -43,38 +43,64 @@ def tile_kernel(a_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.conste
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     a = tl.load(a_ptr + rm[:, None] * stride_m + rn[None, :], mask=mask)
     tl.store(a_ptr + rm[:, None] * stride_m + rn[None, :], a * 2, mask=mask)
-'''
+"""
 HEADER = "import triton\nimport triton.language as tl\n\n"
 
 ALLOWED = {"TL001", "TL002", "TL003", "TL004", "TL005", "TL006", "TL010", "TL020", "TL030", "TL100"}
 STATUSES = {"analyzed", "refused", "compile-error", "directive-error"}
 # what each code's message starts with: a precise statement, never a bare exception text
-PREFIX = {"TL001": r"(out-of-bounds|\[)", "TL002": r"(possible out-of-bounds|\[)", "TL003": r"(i\d+ overflow|\[)",
-          "TL004": r"(load|store|atomic) outside its view: program",
-          "TL005": r"race between (programs: program|lanes: lanes)",
-          "TL006": r"possible race( between lanes: lanes|: program)",
-          "TL010": r"(Triton compile error: \S|importing this module failed: \S|\[)",
-          "TL020": r"\S", "TL030": r"(not analyzed: [a-z-]+: \S|\[)", "TL100": r"\w+ has no declared launch"}
-SECONDS_PER_EXAMPLE = 60.0          # bounded: an enormous launch is refused, never enumerated to the end
-FUZZ_BUDGET = 1 << 22               # a smaller enumeration budget keeps the suite fast; same code paths
+PREFIX = {
+    "TL001": r"(out-of-bounds|\[)",
+    "TL002": r"(possible out-of-bounds|\[)",
+    "TL003": r"(i\d+ overflow|\[)",
+    "TL004": r"(load|store|atomic) outside its view: program",
+    "TL005": r"race between (programs: program|lanes: lanes)",
+    "TL006": r"possible race( between lanes: lanes|: program)",
+    "TL010": r"(Triton compile error: \S|importing this module failed: \S|\[)",
+    "TL020": r"\S",
+    "TL030": r"(not analyzed: [a-z-]+: \S|\[)",
+    "TL100": r"\w+ has no declared launch",
+}
+SECONDS_PER_EXAMPLE = 60.0  # bounded: an enormous launch is refused, never enumerated to the end
+FUZZ_BUDGET = 1 << 22  # a smaller enumeration budget keeps the suite fast; same code paths
 
 # numbers a directive may hold, as source text: mostly plausible (so launches reach the compiler and
 # the graph), often absurd: huge, negative, zero, off-by-one around the int widths
 SANE = st.one_of(st.integers(1, 5000).map(str), st.sampled_from(["N", "1000", "4096", "cdiv(N, 2)"]))
 ABSURD = st.one_of(
-    st.sampled_from(["0", "-1", "65536", "2**31-1", "2**31", "2**32", "2**40", "2**62", "2**63-1", "2**63",
-                     "2**64", "-(2**31)", "10**30"]),
-    st.integers(-2**70, 2**70).map(str),
+    st.sampled_from(
+        [
+            "0",
+            "-1",
+            "65536",
+            "2**31-1",
+            "2**31",
+            "2**32",
+            "2**40",
+            "2**62",
+            "2**63-1",
+            "2**63",
+            "2**64",
+            "-(2**31)",
+            "10**30",
+        ]
+    ),
+    st.integers(-(2**70), 2**70).map(str),
 )
 SIZES = st.one_of(SANE, SANE, ABSURD)
-GRID_DIMS = st.one_of(st.integers(0, 3000).map(str), st.integers(0, 3000).map(str),
-                      st.sampled_from(["0", "1", "2**31-1", "65535", "2**31", "-1", "2**16", "cdiv(N, 128)"]),
-                      st.integers(0, 2**31 - 1).map(str))
-BLOCKS = st.one_of(st.sampled_from(["16", "64", "128", "256", "1024"]),
-                   st.sampled_from(["0", "1", "2", "3", "2**20", "2**21", "2**31", "-4", "2**64", "1.5", "True",
-                                    "'x'", "None"]))
-DTYPES = st.one_of(st.sampled_from(["fp32", "fp16"]),
-                   st.sampled_from(["bf16", "fp64", "i8", "i32", "i64", "u8", "fp8e4nv", "fp8e5", "i1"]))
+GRID_DIMS = st.one_of(
+    st.integers(0, 3000).map(str),
+    st.integers(0, 3000).map(str),
+    st.sampled_from(["0", "1", "2**31-1", "65535", "2**31", "-1", "2**16", "cdiv(N, 128)"]),
+    st.integers(0, 2**31 - 1).map(str),
+)
+BLOCKS = st.one_of(
+    st.sampled_from(["16", "64", "128", "256", "1024"]),
+    st.sampled_from(["0", "1", "2", "3", "2**20", "2**21", "2**31", "-4", "2**64", "1.5", "True", "'x'", "None"]),
+)
+DTYPES = st.one_of(
+    st.sampled_from(["fp32", "fp16"]), st.sampled_from(["bf16", "fp64", "i8", "i32", "i64", "u8", "fp8e4nv", "fp8e5", "i1"])
+)
 
 
 @st.composite
@@ -102,8 +128,10 @@ def tensors(draw, ndim: int, wild: bool) -> str:
         return f"{dtype}[{', '.join(shape)}].T"
     if form == "long":
         strides = [draw(sizes) for _ in range(ndim)]
-        return (f"tensor({dtype}, ({', '.join(shape)},), strides=({', '.join(strides)},), "
-                f"offset={draw(sizes)}, storage={draw(sizes)})")
+        return (
+            f"tensor({dtype}, ({', '.join(shape)},), strides=({', '.join(strides)},), "
+            f"offset={draw(sizes)}, storage={draw(sizes)})"
+        )
     return f"{dtype}[{', '.join(shape)}]"
 
 
@@ -112,14 +140,13 @@ def scalars(draw, wild: bool) -> str:
     value = draw(SIZES if wild else SANE)
     if not wild:
         return value
-    return draw(st.one_of(st.just(value), st.just("N"),
-                          st.sampled_from([f"i64({value})", "1.5", "True", "None", "'s'"])))
+    return draw(st.one_of(st.just(value), st.just("N"), st.sampled_from([f"i64({value})", "1.5", "True", "None", "'s'"])))
 
 
 @st.composite
 def launches(draw) -> str:
     kernel = draw(st.sampled_from(["add_kernel", "tile_kernel"]))
-    wild = draw(st.booleans())                  # half the launches plausible, so they reach the graph
+    wild = draw(st.booleans())  # half the launches plausible, so they reach the graph
     blocks = BLOCKS if wild else st.sampled_from(["16", "64", "128", "256", "1024"])
     grid = draw(grids(wild))
     if kernel == "add_kernel":
@@ -128,13 +155,12 @@ def launches(draw) -> str:
     else:
         args = [draw(tensors(2, wild)), draw(scalars(wild)), draw(scalars(wild)), draw(scalars(wild))]
         kwargs = {"BLOCK_M": draw(blocks), "BLOCK_N": draw(blocks)}
-    if draw(st.booleans()):                     # some as keywords, some positional
-        names = {"add_kernel": ["x_ptr", "y_ptr", "out_ptr", "n"],
-                 "tile_kernel": ["a_ptr", "M", "N", "stride_m"]}[kernel]
+    if draw(st.booleans()):  # some as keywords, some positional
+        names = {"add_kernel": ["x_ptr", "y_ptr", "out_ptr", "n"], "tile_kernel": ["a_ptr", "M", "N", "stride_m"]}[kernel]
         cut = draw(st.integers(0, len(args)))
         kwargs = {**dict(zip(names[cut:], args[cut:])), **kwargs}
         args = args[:cut]
-    drop = draw(st.integers(0, 6))              # sometimes an argument missing: wrong arity
+    drop = draw(st.integers(0, 6))  # sometimes an argument missing: wrong arity
     parts = args + [f"{k}={v}" for k, v in kwargs.items()]
     if wild and drop < len(parts) and draw(st.integers(0, 2)) == 0:
         del parts[drop]
@@ -184,7 +210,7 @@ _FILES = iter(range(1, 10**9))
 
 def _analyze(folder: Path, text: str, settings: Settings, key: str) -> tuple[FileResult, float]:
     relfig.bump(key, "examples")
-    path = folder / f"k{next(_FILES)}.py"        # a new module each time: nothing is reused
+    path = folder / f"k{next(_FILES)}.py"  # a new module each time: nothing is reused
     path.write_text(text)
     t0 = time.monotonic()
     try:
@@ -199,8 +225,12 @@ def _analyze(folder: Path, text: str, settings: Settings, key: str) -> tuple[Fil
 _EXPLORE = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "0"))
 
 
-@settings(max_examples=_EXPLORE or 60, deadline=None, derandomize=not _EXPLORE,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=_EXPLORE or 60,
+    deadline=None,
+    derandomize=not _EXPLORE,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(kernel_files())
 def test_fuzzed_launches_always_get_precise_diagnostics(folder: Path, case: tuple[str, int]):
     text, n_directives = case
@@ -220,18 +250,21 @@ ENORMOUS = [
     # (directive, what must come back)
     ("add_kernel[(2**31-1,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)", {"TL030", "TL001", "TL003"}),
     # pid * BLOCK wraps in i32 (TL003), and the wrapped offsets point before the tensor (TL001)
-    ("add_kernel[(2**31-1,)](fp32[2**40], fp32[2**40], fp32[2**40], 2**40, BLOCK=2**20)",
-     {"TL030", "TL001", "TL003"}),
-    ("add_kernel[(2**31-1, 65535, 65535)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
-     {"TL030", "TL001", "TL003"}),
+    ("add_kernel[(2**31-1,)](fp32[2**40], fp32[2**40], fp32[2**40], 2**40, BLOCK=2**20)", {"TL030", "TL001", "TL003"}),
+    (
+        "add_kernel[(2**31-1, 65535, 65535)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)",
+        {"TL030", "TL001", "TL003"},
+    ),
     # 2**93 programs: the affine summary takes program ids as variables and proves the masked
     # accesses stay in [0, 10) (no i32 overflow: pid * 1 < 2**31); enumeration would refuse it
     ("add_kernel[(2**31-1, 2**31-1, 2**31-1)](fp32[10], fp32[10], fp32[10], 10, BLOCK=1)", set()),
     ("add_kernel[(2**31,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=256)", {"TL020"}),
     ("add_kernel[(0,)](fp32[0], fp32[0], fp32[0], 0, BLOCK=256)", set()),
     ("add_kernel[(0, 2**31-1, 2**31-1)](fp32[0], fp32[0], fp32[0], 0, BLOCK=256)", set()),
-    ("tile_kernel[(2**31-1, 65535)](fp16[2**20, 2**20], 2**20, 2**20, 2**20, BLOCK_M=1024, BLOCK_N=1024)",
-     {"TL030", "TL001", "TL003"}),
+    (
+        "tile_kernel[(2**31-1, 65535)](fp16[2**20, 2**20], 2**20, 2**20, 2**20, BLOCK_M=1024, BLOCK_N=1024)",
+        {"TL030", "TL001", "TL003"},
+    ),
     # absurd block sizes: Triton's own limits, reported as compile errors at the kernel's line
     ("add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=2**21)", {"TL010"}),
     ("add_kernel[(4,)](fp32[1000], fp32[1000], fp32[1000], 1000, BLOCK=3)", {"TL010"}),
@@ -243,12 +276,12 @@ ENORMOUS = [
     ("add_kernel[(4,)](fp32[0], fp32[0], fp32[0], 1, BLOCK=256)", {"TL001"}),
 ]
 
-NO_ACCESS = '''
+NO_ACCESS = """
 @triton.jit
 def empty_kernel(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n)       # dead: Triton drops the load, no access is left
-'''
+"""
 
 
 @pytest.mark.parametrize("directive,expected", ENORMOUS, ids=[d.split("](")[0] for d, _ in ENORMOUS])

@@ -17,12 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 import relfig
 from lsp.lsphelp import REPO
 from lsp.test_process import RawClient, wait_gone
 
-TIMEOUT = 300   # a safety limit for one subprocess, never an assertion about speed
+TIMEOUT = 300  # a safety limit for one subprocess, never an assertion about speed
 
 
 def src(text: str) -> str:
@@ -30,8 +29,9 @@ def src(text: str) -> str:
 
 
 def env(**extra: str) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "TILELENS_IR_TARGET",
-                                                             "TRITON_INTERPRET")}
+    base = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "TILELENS_IR_TARGET", "TRITON_INTERPRET")
+    }
     base["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     base["TILELENS_CACHE_DIR"] = "off"
     base.update(extra)
@@ -39,8 +39,15 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def check(*args: str, cwd: Path, timeout: float = TIMEOUT, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, env=kw.pop("environ", None) or env(), **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=kw.pop("environ", None) or env(),
+        **kw,
+    )
 
 
 def verdicts(proc: subprocess.CompletedProcess) -> dict[str, list[str]]:
@@ -140,25 +147,31 @@ def test_check_runs_no_workspace_module_named_like_the_stdlib_and_writes_no_byte
     assert proc.returncode == 0, proc.stderr
     assert verdicts(proc) == {"kern.py": []}
     assert not marker.exists(), marker.read_text()
-    assert tree_state(w) == before          # no __pycache__, nothing else either
+    assert tree_state(w) == before  # no __pycache__, nothing else either
     relfig.record("isolation", stdlib_names=len(STDLIB_NAMES))
 
 
 # Before: started from the workspace (VS Code's cwd), `python -m tilelens_lsp` imported
 # w/argparse.py itself, and its worker w/traceback.py: code ran with no file opened.
-@pytest.mark.parametrize("command", [["-m", "tilelens_lsp"], ["-I", "-m", "tilelens_lsp"]],
-                         ids=["python -m", "python -I -m (VS Code)"])
+@pytest.mark.parametrize(
+    "command", [["-m", "tilelens_lsp"], ["-I", "-m", "tilelens_lsp"]], ids=["python -m", "python -I -m (VS Code)"]
+)
 def test_server_started_in_the_workspace_runs_nothing_of_it_before_a_file_is_opened(tmp_path, command):
     marker = tmp_path / "PWNED"
     w = hostile_workspace(tmp_path, marker)
     before = tree_state(w)
-    proc = subprocess.Popen([sys.executable, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env(), cwd=w)
+    proc = subprocess.Popen(
+        [sys.executable, *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env(),
+        cwd=w,
+    )
     client = RawClient(proc.stdout, proc.stdin)
     try:
         client.initialize(w)
-        client.wait(lambda m: m.get("method") == "window/logMessage" and " ready: " in m["params"]["message"],
-                    timeout=120)
+        client.wait(lambda m: m.get("method") == "window/logMessage" and " ready: " in m["params"]["message"], timeout=120)
         assert client.request("shutdown", None)["result"] is None
         client.notify("exit", None)
         assert proc.wait(timeout=60) == 0
@@ -238,22 +251,25 @@ def test_state_a_module_leaves_behind_never_changes_a_later_files_verdict_in_che
     proc = check("d", "--format", "json", "--jobs", jobs, cwd=tmp_path, timeout=240)
     got = verdicts(proc)
     assert {n: got[f"d/{n}"] for n in buggy} == {n: ["TL001"] for n in buggy}, proc.stderr
-    assert all(f"d/{n}" in got for n in leaks)      # their own verdicts are theirs (TRITON_INTERPRET: TL020)
+    assert all(f"d/{n}" in got for n in leaks)  # their own verdicts are theirs (TRITON_INTERPRET: TL020)
     assert proc.returncode == 1
     assert wait_gone(int(pidfile.read_text()), 10), "the module's child process outlived the run"
     relfig.record("isolation", leaks=len(leaks), buggy=len(buggy))
 
 
 def publish(client: RawClient, uri: str, timeout: float = 120) -> list[str]:
-    message = client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                          and m["params"]["uri"] == uri, timeout)
+    message = client.wait(
+        lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, timeout
+    )
     return sorted(str(d.get("code")) for d in message["params"]["diagnostics"])
 
 
 def open_doc(client: RawClient, path: Path) -> str:
     uri = path.as_uri()
-    client.notify("textDocument/didOpen", {"textDocument": {
-        "uri": uri, "languageId": "python", "version": 1, "text": path.read_text()}})
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": path.read_text()}},
+    )
     return uri
 
 
@@ -263,8 +279,14 @@ def save_doc(client: RawClient, path: Path) -> str:
 
 
 def start_server(root: Path, *argv: str) -> tuple[subprocess.Popen, RawClient]:
-    proc = subprocess.Popen([sys.executable, *(argv or ("-m", "tilelens_lsp"))], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env(), cwd=root)
+    proc = subprocess.Popen(
+        [sys.executable, *(argv or ("-m", "tilelens_lsp"))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env(),
+        cwd=root,
+    )
     return proc, RawClient(proc.stdout, proc.stdin)
 
 
@@ -330,11 +352,17 @@ def test_output_to_a_closed_pipe_ends_quietly_with_the_verdicts_exit_code(tmp_pa
     (tmp_path / "pyproject.toml").touch()
     (tmp_path / "f.py").write_text(body)
     read_end, write_end = os.pipe()
-    os.close(read_end)                       # the reader is gone before the first byte is written
+    os.close(read_end)  # the reader is gone before the first byte is written
     try:
-        proc = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", "f.py", "--format", fmt],
-                              cwd=tmp_path, stdout=write_end, stderr=subprocess.PIPE, text=True,
-                              timeout=TIMEOUT, env=env())
+        proc = subprocess.run(
+            [sys.executable, "-m", "tilelens_lsp", "check", "f.py", "--format", fmt],
+            cwd=tmp_path,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT,
+            env=env(),
+        )
     finally:
         os.close(write_end)
     assert proc.returncode == code, proc.stderr
@@ -355,7 +383,7 @@ def test_check_dir_reads_regular_files_only_and_stays_inside_the_folder(tmp_path
     (d / "zero.py").symlink_to("/dev/zero")
     (d / "far.py").symlink_to(outside / "far.py")
     (d / "far_dir").symlink_to(outside, target_is_directory=True)
-    (d / "again.py").symlink_to(d / "k.py")          # inside the folder: the same file, once
+    (d / "again.py").symlink_to(d / "k.py")  # inside the folder: the same file, once
     proc = check("d", "--format", "json", cwd=tmp_path, timeout=120)
     assert verdicts(proc) == {"d/k.py": ["TL001"]}, proc.stderr
     assert proc.returncode == 1
@@ -363,11 +391,12 @@ def test_check_dir_reads_regular_files_only_and_stays_inside_the_folder(tmp_path
 
 def test_a_file_above_the_size_limit_is_not_read_and_says_so(tmp_path):
     from tilelens_lsp.cli.files import MAX_FILE_BYTES
+
     (tmp_path / "pyproject.toml").touch()
     big = tmp_path / "big.py"
     with open(big, "w") as f:
         f.write("# tilelens: nothing[(1,)]()\n")
-        f.truncate(MAX_FILE_BYTES + 1)               # sparse: costs no disk
+        f.truncate(MAX_FILE_BYTES + 1)  # sparse: costs no disk
     proc = check(".", "--format", "json", cwd=tmp_path)
     doc = json.loads(proc.stdout)
     [entry] = doc["files"]
@@ -386,14 +415,15 @@ FP8 = src("""
     def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(tl.float32))
-""")   # fp8e4nv compiles for cuda:89 and is a compile error (TL010) for cuda:80
+""")  # fp8e4nv compiles for cuda:89 and is a compile error (TL010) for cuda:80
 
 
 # Before: with target = "cuda:80" in pyproject, `--target cuda:89` compiled for cuda:80 (the
 # worker's toml lookup overrode a target equal to the default) while the JSON said cuda:89.
-@pytest.mark.parametrize("args,target,codes", [((), "cuda:80", ["TL010"]),
-                                               (("--target", "cuda:89"), "cuda:89", []),
-                                               (("--target", "cuda:90"), "cuda:90", [])])
+@pytest.mark.parametrize(
+    "args,target,codes",
+    [((), "cuda:80", ["TL010"]), (("--target", "cuda:89"), "cuda:89", []), (("--target", "cuda:90"), "cuda:90", [])],
+)
 def test_the_json_target_is_the_one_compiled_for_and_the_flag_beats_the_toml(tmp_path, args, target, codes):
     (tmp_path / "pyproject.toml").write_text('[tool.tilelens]\ntarget = "cuda:80"\n')
     (tmp_path / "fp8.py").write_text(FP8)
@@ -417,8 +447,10 @@ def test_the_environment_target_beats_the_toml(tmp_path):
 # gigabyte or more (the CLI reached 4.2 GB for 2 GiB).
 def test_a_gigabyte_on_stderr_without_a_newline_costs_the_parent_no_memory(tmp_path):
     (tmp_path / "pyproject.toml").touch()
-    (tmp_path / "loud.py").write_text("import sys\nchunk = 'x' * (64 << 20)\nfor _ in range(16):\n"
-                                      "    sys.stderr.write(chunk)\nsys.stderr.flush()\n" + BUGGY)
+    (tmp_path / "loud.py").write_text(
+        "import sys\nchunk = 'x' * (64 << 20)\nfor _ in range(16):\n"
+        "    sys.stderr.write(chunk)\nsys.stderr.flush()\n" + BUGGY
+    )
     script = src(f"""
         import json, resource, sys
         from tilelens_lsp.settings import Settings
@@ -426,28 +458,31 @@ def test_a_gigabyte_on_stderr_without_a_newline_costs_the_parent_no_memory(tmp_p
         w = Worker(Settings(timeout=240, memory_limit_mb=8192))
         w.start()
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        result = w.analyze({str(tmp_path / 'loud.py')!r}, {str(tmp_path)!r})
+        result = w.analyze({str(tmp_path / "loud.py")!r}, {str(tmp_path)!r})
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         w.stop()
         print(json.dumps({{"base_kb": base, "peak_kb": peak, "tail": len(w.stderr_tail()),
                           "codes": sorted(d.code for d in result.all_diagnostics())}}))
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT,
-                          env=env(), cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT, env=env(), cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     grown_mb = (out["peak_kb"] - out["base_kb"]) / 1024
     assert grown_mb < 100, out
-    assert out["codes"] == ["TL001"]                # the file was analysed all the same
-    assert out["tail"] > 0                          # and its stderr was read
+    assert out["codes"] == ["TL001"]  # the file was analysed all the same
+    assert out["tail"] > 0  # and its stderr was read
     relfig.record("isolation", stderr_gib=1, parent_growth_mb=round(grown_mb, 1))
 
 
 # ---------------------------------------------------------------- 5. the server's protocol and gate
 
 
-_UNTESTED_SERVER = ("import sys; import tilelens_lsp.releases as r; r.TESTED_RELEASES = (); "
-                    "from tilelens_lsp.cli.main import main; sys.exit(main([]))")
+_UNTESTED_SERVER = (
+    "import sys; import tilelens_lsp.releases as r; r.TESTED_RELEASES = (); "
+    "from tilelens_lsp.cli.main import main; sys.exit(main([]))"
+)
 
 
 # Before: the gate was set when the worker's handshake arrived; a file opened right after
@@ -457,13 +492,13 @@ def test_no_verdict_of_an_untested_release_is_published_even_for_the_first_file(
     ws.mkdir()
     (ws / "tilelens.toml").touch()
     (ws / "k.py").write_text(BUGGY)
-    slow = tmp_path / "slow-python"                  # a worker interpreter that takes a while to start
-    slow.write_text(f"#!/bin/sh\nsleep 3\nexec {sys.executable} \"$@\"\n")
+    slow = tmp_path / "slow-python"  # a worker interpreter that takes a while to start
+    slow.write_text(f'#!/bin/sh\nsleep 3\nexec {sys.executable} "$@"\n')
     slow.chmod(0o755)
     proc, client = start_server(ws, "-c", _UNTESTED_SERVER)
     try:
         client.initialize(ws, {"interpreter": str(slow)})
-        uri = open_doc(client, ws / "k.py")          # at once: the worker has not even started Python
+        uri = open_doc(client, ws / "k.py")  # at once: the worker has not even started Python
         assert publish(client, uri) == ["TL040"]
         assert publish(client, save_doc(client, ws / "k.py")) == ["TL040"]
     finally:
@@ -478,8 +513,11 @@ def test_a_request_after_shutdown_gets_invalid_request(tmp_path):
     try:
         client.initialize(tmp_path)
         assert client.request("shutdown", None)["result"] is None
-        reply = client.request("textDocument/hover", {"textDocument": {"uri": (tmp_path / "k.py").as_uri()},
-                                                      "position": {"line": 0, "character": 0}}, timeout=30)
+        reply = client.request(
+            "textDocument/hover",
+            {"textDocument": {"uri": (tmp_path / "k.py").as_uri()}, "position": {"line": 0, "character": 0}},
+            timeout=30,
+        )
         assert reply["error"]["code"] == -32600
         assert client.request("tilelens/stats", {}, timeout=30)["error"]["code"] == -32600
         client.notify("exit", None)
@@ -497,6 +535,7 @@ def _lines_run_in_directives(text: str) -> int:
     a count, not a time."""
     from tilelens_lsp import launches
     from tilelens_lsp.launches.scanner import parse_directives
+
     folder = os.path.dirname(launches.__file__) + os.sep
     count = 0
 
@@ -521,8 +560,9 @@ def _lines_run_in_directives(text: str) -> int:
 def test_the_directive_scanner_is_linear_in_the_file_size():
     small = _lines_run_in_directives("# tilelens: (\n" * 1000)
     large = _lines_run_in_directives("# tilelens: (\n" * 4000)
-    assert large / small < 6, (small, large)          # linear: about 4; quadratic: about 16
+    assert large / small < 6, (small, large)  # linear: about 4; quadratic: about 16
     from tilelens_lsp.launches.scanner import parse_directives
+
     t0 = time.perf_counter()
     launches, errors = parse_directives("# tilelens: (\n" * 30_000)
     relfig.record("isolation", scanner_30k_s=round(time.perf_counter() - t0, 2), scanner_ratio=round(large / small, 1))

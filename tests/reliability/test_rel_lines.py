@@ -8,9 +8,9 @@ silences the line it is on, ranges and quick fixes keep their columns.
 from __future__ import annotations
 
 import pytest
-
 import relfig
 from lsp.lsphelp import Workspace, client_fixture, codes, kernel
+
 from tilelens_lsp import suppress
 from tilelens_lsp.lsp import codeactions, convert
 from tilelens_lsp.model import Diagnostic, FileResult
@@ -22,6 +22,7 @@ client = client_fixture("ws-lines", editors=("visual-studio-code",))
 @pytest.fixture(scope="module")
 def ws(client) -> Workspace:
     return client.ws
+
 
 ODD = "\u2028"
 ODD_BREAKS = ("\x0c", "\x0b", "\x1c", "\x85", "\u2028", "\u2029")
@@ -90,7 +91,7 @@ def test_a_form_feed_above_a_kernel_keeps_the_suppress_fix_on_its_line():
     lines = split_lines(text)
     start, end = edit.range.start, edit.range.end
     assert start.line == end.line == 4
-    fixed = lines[4][:start.character] + edit.new_text + lines[4][end.character:]
+    fixed = lines[4][: start.character] + edit.new_text + lines[4][end.character :]
     assert fixed.startswith("    v = tl.load(p + 1)") and fixed.endswith("# tilelens: ignore[TL003]")
 
 

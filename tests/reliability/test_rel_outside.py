@@ -8,10 +8,9 @@ for the workspace's own when it was opened, and import it, with allowOutsideWork
 from __future__ import annotations
 
 import pytest
-from lsprotocol import types
-
 import relfig
 from lsp.lsphelp import Workspace, client_fixture, kernel
+from lsprotocol import types
 
 client = client_fixture("ws-outside", editors=("visual-studio-code",))
 
@@ -27,7 +26,8 @@ async def test_a_toml_file_entry_outside_the_workspace_is_not_imported(ws: Works
     elsewhere.mkdir(exist_ok=True)
     marker = elsewhere / "imported"
     outside = elsewhere / "k.py"
-    outside.write_text(kernel(f"""
+    outside.write_text(
+        kernel(f"""
         import pathlib
         import triton
         import triton.language as tl
@@ -37,13 +37,18 @@ async def test_a_toml_file_entry_outside_the_workspace_is_not_imported(ws: Works
         @triton.jit
         def k(x_ptr, BLOCK: tl.constexpr):
             tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
-    """))
+    """)
+    )
     (ws.root / "tilelens.toml").write_text(
-        f'[[launch]]\nfile = "../{elsewhere.name}/k.py"\nlaunch = "k[(1,)](fp32[16], BLOCK=16)"\n')
+        f'[[launch]]\nfile = "../{elsewhere.name}/k.py"\nlaunch = "k[(1,)](fp32[16], BLOCK=16)"\n'
+    )
     uri = outside.as_uri()
     ws.versions[uri] = 1
-    ws.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=uri, language_id="python", version=1, text=outside.read_text())))
+    ws.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=outside.read_text())
+        )
+    )
     diags = await ws.diagnostics(uri)
     assert not marker.exists(), "the server imported a file outside the workspace"
     assert [d.message for d in diags if "outside the workspace" in d.message], diags

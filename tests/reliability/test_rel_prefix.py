@@ -21,16 +21,21 @@ def venv_in(folder: Path) -> Path:
     """A virtual environment *at* `folder` (its prefix), seeing this interpreter's packages."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
     python = folder / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(purelib, "tilelens-test-parent.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return python
 
 
 def test_a_workspace_that_is_the_workers_venv_keeps_its_modules_apart(tmp_path):
     python = venv_in(tmp_path)
-    prefix = subprocess.run([str(python), "-c", "import sys; print(sys.prefix)"], capture_output=True,
-                            text=True, check=True).stdout.strip()
+    prefix = subprocess.run(
+        [str(python), "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert Path(prefix).resolve() == tmp_path.resolve()
     common_tree(tmp_path)
     proc = check("x", "--format", "json", "--jobs", "1", "--python", str(python), cwd=tmp_path)

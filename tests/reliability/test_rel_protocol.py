@@ -17,14 +17,13 @@ import time
 from pathlib import Path
 
 import pytest
-
 import relfig
 from lsp.lsphelp import SERVER, Workspace, client_fixture, codes, kernel
 from lsp.test_process import RawClient
 
 N_KERNELS = 100
 N_LINES = 10_000
-BUGGY_EVERY = 10                 # every 10th kernel loads without its mask: one TL001 each
+BUGGY_EVERY = 10  # every 10th kernel loads without its mask: one TL001 each
 
 KERNEL = """
 # tilelens: k{i}[(4,)](fp32[1000], fp32[1000], 1000, BLOCK=256)
@@ -51,8 +50,11 @@ def big_file() -> tuple[str, list[int]]:
         target = (i + 1) * per
         j = 0
         while len(lines) < target:
-            lines.append(f"FILLER_{i}_{j} = {j}  # plain module-level code between the kernels" if j % 2
-                         else f"# filler comment {i}.{j}: the server must not care how long the file is")
+            lines.append(
+                f"FILLER_{i}_{j} = {j}  # plain module-level code between the kernels"
+                if j % 2
+                else f"# filler comment {i}.{j}: the server must not care how long the file is"
+            )
             j += 1
     return "\n".join(lines) + "\n", bad
 
@@ -79,13 +81,14 @@ async def test_a_10000_line_file_with_100_kernels_gets_its_diagnostics_and_hover
     assert codes(diags) == ["TL001"] * len(bad)
     assert sorted(d.range.start.line for d in diags) == bad
     t1 = time.monotonic()
-    hover = await ws.hover(uri, bad[-1])                      # the last kernel's unmasked load
+    hover = await ws.hover(uri, bad[-1])  # the last kernel's unmasked load
     hover_ms = (time.monotonic() - t1) * 1000
     assert hover is not None and "`x_ptr`" in hover.contents.value and "1,024 of 1,000" in hover.contents.value
     stats = await ws.stats()
     assert stats["compiles"] >= N_KERNELS
-    relfig.record("bigfile", lines=N_LINES, kernels=N_KERNELS, kb=len(text.encode()) // 1024,
-                  seconds=seconds, hover_ms=hover_ms)
+    relfig.record(
+        "bigfile", lines=N_LINES, kernels=N_KERNELS, kb=len(text.encode()) // 1024, seconds=seconds, hover_ms=hover_ms
+    )
     assert seconds < 120
     ws.close("big.py")
 
@@ -94,14 +97,16 @@ def _binaries() -> list[tuple[str, bytes, list[str]]]:
     rng = random.Random(1234)
     noise = rng.randbytes(64 * 1024)
     # valid UTF-8 that Python cannot import: NUL bytes and control characters around a directive
-    nul = (b"import triton\n# tilelens: k[(1,)](fp32[16], BLOCK=16)\n" + bytes(rng.randrange(1, 128) for _ in range(4096))
-           + b"\x00\x00\x00\n")
+    nul = (
+        b"import triton\n# tilelens: k[(1,)](fp32[16], BLOCK=16)\n"
+        + bytes(rng.randrange(1, 128) for _ in range(4096))
+        + b"\x00\x00\x00\n"
+    )
     latin = bytes(rng.randrange(256) for _ in range(8192)).decode("latin-1").encode("utf-8")
     return [
-        ("noise.py", noise, []),                                   # not a kernel file: nothing to import
-        ("nul.py", nul, ["TL010"]),                                # imported: a precise import error
-        ("latin.py", b"import triton\n# tilelens: k[(1,)](fp32[16], BLOCK=16)\n@triton.jit\ndef k(x):\n" + latin,
-         ["TL010"]),
+        ("noise.py", noise, []),  # not a kernel file: nothing to import
+        ("nul.py", nul, ["TL010"]),  # imported: a precise import error
+        ("latin.py", b"import triton\n# tilelens: k[(1,)](fp32[16], BLOCK=16)\n@triton.jit\ndef k(x):\n" + latin, ["TL010"]),
         ("empty.py", b"", []),
     ]
 
@@ -123,6 +128,7 @@ async def test_a_binary_file_is_answered_and_the_server_carries_on(ws: Workspace
 
 
 # ---------------------------------------------------------------- garbage on stdin
+
 
 def _frame(message: dict) -> bytes:
     body = json.dumps(message).encode()
@@ -148,8 +154,14 @@ GARBAGE = [
 
 
 def _start(cwd: Path) -> tuple[subprocess.Popen, RawClient, list[bytes]]:
-    proc = subprocess.Popen([sys.executable, "-m", "tilelens_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=SERVER.server_env, cwd=cwd)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tilelens_lsp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=SERVER.server_env,
+        cwd=cwd,
+    )
     err: list[bytes] = []
     threading.Thread(target=lambda: err.extend(iter(proc.stderr.readline, b"")), daemon=True).start()
     return proc, RawClient(proc.stdout, proc.stdin), err
@@ -194,14 +206,16 @@ def test_garbage_on_stdin_is_skipped_and_the_server_keeps_answering(tmp_path: Pa
         """)
         (tmp_path / "add.py").write_text(add)
         uri = (tmp_path / "add.py").as_uri()
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python",
-                                                                "version": 1, "text": add}})
-        published = client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                                and m["params"]["uri"] == uri, timeout=60)
+        client.notify(
+            "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": add}}
+        )
+        published = client.wait(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, timeout=60
+        )
         assert [d["code"] for d in published["params"]["diagnostics"]] == ["TL001"]
         assert client.request("shutdown", None)["result"] is None
         client.notify("exit", None)
-        assert proc.wait(timeout=15) == 0                       # and it still exits cleanly
+        assert proc.wait(timeout=15) == 0  # and it still exits cleanly
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -210,7 +224,7 @@ def test_garbage_on_stdin_is_skipped_and_the_server_keeps_answering(tmp_path: Pa
     log = b"".join(err).decode(errors="replace")
     relfig.record("garbage", stderr_lines=len(log.splitlines()), tracebacks=log.count("Traceback"))
     assert "Traceback" not in log, log[-3000:]
-    assert len(log.splitlines()) <= 3 * len(GARBAGE), log     # one line or two per problem, no flood
+    assert len(log.splitlines()) <= 3 * len(GARBAGE), log  # one line or two per problem, no flood
 
 
 def test_eof_in_the_middle_of_a_body_ends_the_server_quietly(tmp_path: Path):
@@ -218,10 +232,10 @@ def test_eof_in_the_middle_of_a_body_ends_the_server_quietly(tmp_path: Path):
     try:
         client.initialize(tmp_path)
         with client.lock:
-            client.wfile.write(b"Content-Length: 100\r\n\r\n{\"jsonrpc\": ")
+            client.wfile.write(b'Content-Length: 100\r\n\r\n{"jsonrpc": ')
             client.wfile.flush()
         proc.stdin.close()
-        assert proc.wait(timeout=15) == 1                       # no shutdown came: exit code 1, promptly
+        assert proc.wait(timeout=15) == 1  # no shutdown came: exit code 1, promptly
     finally:
         if proc.poll() is None:
             proc.kill()

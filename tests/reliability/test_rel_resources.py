@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 import relfig
+
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
 
@@ -31,7 +32,7 @@ def test_a_tensor_of_2_to_the_64_elements_gets_its_race_not_a_crash(tmp_path, mo
     result = analyze_path(tmp_path / "k.py", tmp_path, Settings())
     codes = [d.code for launch in result.launches for d in launch.diagnostics] + [d.code for d in result.diagnostics]
     assert "TL050" not in codes, [d.message for launch in result.launches for d in launch.diagnostics]
-    assert "TL005" in codes        # both programs store elements 0..15: the race the client exists for
+    assert "TL005" in codes  # both programs store elements 0..15: the race the client exists for
     relfig.bump("resources", "tested")
 
 
@@ -55,11 +56,18 @@ def _suggest_write(folder, name):
     import sys
 
     from lsp.lsphelp import REPO
+
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     env["TILELENS_CACHE_DIR"] = "off"
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "suggest", "--write", name], cwd=folder,
-                          capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "suggest", "--write", name],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 # Before: the file was replaced by a new one: a hard link kept the old text.
@@ -109,9 +117,9 @@ def test_the_server_refuses_a_document_over_the_limit_check_refuses(tmp_path):
     """Before: `check` refused a 9 MiB file (TL010) but the server analysed it, at ~13x its size in memory."""
     import asyncio
 
+    from lsp.lsphelp import SERVER, start_session
     from lsprotocol import types
 
-    from lsp.lsphelp import SERVER, start_session
     from tilelens_lsp.settings import MAX_FILE_BYTES
 
     filler = "# " + "x" * 98 + "\n"

@@ -83,24 +83,30 @@ def test_no_directive_payload_runs_code(tmp_path: Path):
         for name, (let, launch) in TOML_POSITIONS.items():
             marker = markers / f"m{i}-{name.replace(' ', '-')}"
             let_text = let.format(p=payload.format(m=marker))
-            tables.append("[[launch]]\nfile = 'kern.py'\n"
-                          + (f"let = '''{let_text}'''\n" if let_text else "")
-                          + f"launch = '''{launch.format(p=payload.format(m=marker))}'''\n")
+            tables.append(
+                "[[launch]]\nfile = 'kern.py'\n"
+                + (f"let = '''{let_text}'''\n" if let_text else "")
+                + f"launch = '''{launch.format(p=payload.format(m=marker))}'''\n"
+            )
     header = len(KERNEL.splitlines())
     (ws / "kern.py").write_text(KERNEL + "\n".join(lines) + "\n")
     (ws / "tilelens.toml").write_text("\n".join(tables))
     result = check(["kern.py"], ws, "off")
     assert result.returncode == 1, result.stderr
     assert list(markers.iterdir()) == []
-    assert sorted(p.name for p in ws.iterdir()) == ["kern.py", "tilelens.toml"]   # nothing relative either
+    assert sorted(p.name for p in ws.iterdir()) == ["kern.py", "tilelens.toml"]  # nothing relative either
     # each directive is a bad launch on its own line; each toml table names its own line
     tl020 = [int(m.group(1)) for m in re.finditer(r"^kern\.py:(\d+):\d+: error: .*\[TL020\]$", result.stdout, re.M)]
     assert set(tl020) >= {header + n for n in expected_lines}, result.stdout[-3000:]
     toml_errors = re.findall(r"tilelens\.toml:\d+:\d+: .*\[TL020\]", result.stdout)
     assert len(toml_errors) >= len(PAYLOADS) * len(TOML_POSITIONS), result.stdout[-3000:]
     assert "[TL001]" not in result.stdout and "Traceback" not in result.stdout + result.stderr
-    relfig.record("safety", payloads=len(PAYLOADS), positions=len(POSITIONS) + len(TOML_POSITIONS),
-                  markers=len(list(markers.iterdir())))
+    relfig.record(
+        "safety",
+        payloads=len(PAYLOADS),
+        positions=len(POSITIONS) + len(TOML_POSITIONS),
+        markers=len(list(markers.iterdir())),
+    )
 
 
 def test_check_analyses_a_file_outside_the_cwd_when_named(tmp_path: Path):
@@ -113,5 +119,6 @@ def test_check_analyses_a_file_outside_the_cwd_when_named(tmp_path: Path):
     result = check([str(elsewhere / "add.py")], cwd, "off")
     assert result.returncode == 1, result.stderr
     # named relative to the working folder, so the printed path opens from where check ran
-    assert re.search(r"^\.\./elsewhere/add\.py:10:9: error: out-of-bounds load: .*\[TL001\]$", result.stdout,
-                     re.M), result.stdout
+    assert re.search(r"^\.\./elsewhere/add\.py:10:9: error: out-of-bounds load: .*\[TL001\]$", result.stdout, re.M), (
+        result.stdout
+    )

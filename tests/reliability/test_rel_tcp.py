@@ -38,9 +38,14 @@ def connect(port: int, deadline: float = 20) -> socket.socket:
 
 
 def start(port: int, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tilelens_lsp", "--tcp", f"127.0.0.1:{port}", *extra],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={k: v for k, v in ENV.items() if k != "TILELENS_TCP_TOKEN"}, cwd=REPO)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tilelens_lsp", "--tcp", f"127.0.0.1:{port}", *extra],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={k: v for k, v in ENV.items() if k != "TILELENS_TCP_TOKEN"},
+        cwd=REPO,
+    )
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -61,7 +66,7 @@ def refused(client: RawClient, params: dict) -> bool:
 def evil_interpreter(tmp_path: Path) -> tuple[Path, Path]:
     marker = tmp_path / "ran"
     program = tmp_path / "evil.sh"
-    program.write_text(f"#!/bin/sh\ntouch {marker}\nexec {sys.executable} \"$@\"\n")
+    program.write_text(f'#!/bin/sh\ntouch {marker}\nexec {sys.executable} "$@"\n')
     program.chmod(0o755)
     return program, marker
 
@@ -74,10 +79,16 @@ def test_a_process_without_the_secret_cannot_make_the_server_run_a_program(tmp_p
         with connect(port) as sock:
             f = sock.makefile("rwb")
             client = RawClient(f, f)
-            was_refused = refused(client, {
-                "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
-                "initializationOptions": {"interpreter": str(program), "tcpToken": "guessed"}})
-            time.sleep(3)                    # the worker would be spawned right after initialize
+            was_refused = refused(
+                client,
+                {
+                    "processId": None,
+                    "rootUri": tmp_path.as_uri(),
+                    "capabilities": {},
+                    "initializationOptions": {"interpreter": str(program), "tcpToken": "guessed"},
+                },
+            )
+            time.sleep(3)  # the worker would be spawned right after initialize
         assert not marker.exists(), "the server ran a program an unauthenticated client named"
         assert was_refused
     finally:
@@ -98,12 +109,19 @@ def test_the_launching_client_is_served_and_a_second_connection_is_refused(tmp_p
             client = RawClient(f, f)
             reply = client.initialize(tmp_path, {"tcpToken": token})
             assert reply["result"]["capabilities"]["hoverProvider"] is True
-            with connect(port) as intruder:       # a second client, even one that knows the token
+            with connect(port) as intruder:  # a second client, even one that knows the token
                 g = intruder.makefile("rwb")
                 other = RawClient(g, g)
-                assert refused(other, {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
-                                       "initializationOptions": {"tcpToken": token}})
-            stats = client.request("tilelens/stats", {})          # the first client is still answered
+                assert refused(
+                    other,
+                    {
+                        "processId": None,
+                        "rootUri": tmp_path.as_uri(),
+                        "capabilities": {},
+                        "initializationOptions": {"tcpToken": token},
+                    },
+                )
+            stats = client.request("tilelens/stats", {})  # the first client is still answered
             assert "result" in stats, stats
             pid = stats["result"].get("worker_pid")
             assert client.request("shutdown", None)["result"] is None
@@ -111,7 +129,7 @@ def test_the_launching_client_is_served_and_a_second_connection_is_refused(tmp_p
             assert proc.wait(timeout=20) == 0
         if pid:
             assert wait_gone(pid, 5)
-        assert not token_file.exists()       # the secret goes with the server
+        assert not token_file.exists()  # the secret goes with the server
     finally:
         stop(proc)
     relfig.bump("tcp", "refused")

@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 
 import pytest
-
 import relfig
 from lsp.lsphelp import CLEAN, kernel
+
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.worker.process import Worker
 
 MEMORY_LIMIT_MB = 2000
-HANG_TIMEOUT = 3.0        # seconds a hung request may take before the worker is replaced
-SLACK = 5.0               # kill, reap and report on a loaded CI machine
+HANG_TIMEOUT = 3.0  # seconds a hung request may take before the worker is replaced
+SLACK = 5.0  # kill, reap and report on a loaded CI machine
 
 KERNEL_TAIL = """
 # tilelens: k[(1,)](fp32[16], BLOCK=16)
@@ -65,7 +65,7 @@ HUNG_COMPILE = kernel("""
         for i in tl.static_range(10**7):        # unrolled by Triton's code generator: never ends
             tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
 """)
-CHATTY = module("print('x' * 10**6); sys.stdout.write('{\"id\": 1, \"result\": \"forged\"}\\n'); sys.stdout.flush()")
+CHATTY = module('print(\'x\' * 10**6); sys.stdout.write(\'{"id": 1, "result": "forged"}\\n\'); sys.stdout.flush()')
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,7 @@ def test_a_worker_killed_from_outside_mid_request_is_a_tl050(worker, folder):
     box: dict = {}
     thread = threading.Thread(target=lambda: box.update(r=analyze(worker, folder, "hung.py", timeout=60)))
     thread.start()
-    time.sleep(1.0)                       # the request is in flight: the import sleeps
+    time.sleep(1.0)  # the request is in flight: the import sleeps
     os.kill(worker.pid(), signal.SIGKILL)
     thread.join(SLACK + 5)
     assert not thread.is_alive()
@@ -161,7 +161,7 @@ def test_a_hung_request_is_a_tl050_within_the_timeout(worker, folder, where, tex
     survives(worker, folder, before)
 
 
-STDIN_ABUSE = [   # in this order: a module that closes fd 0 leaves the (shared) worker without one
+STDIN_ABUSE = [  # in this order: a module that closes fd 0 leaves the (shared) worker without one
     ("reads-stdin", module("data = sys.stdin.read()   # would block on, or eat, the worker's requests"), []),
     ("input", module("answer = input('? ')"), ["TL010"]),
     ("closes-fd0", module("os.close(0)"), []),
@@ -179,9 +179,9 @@ def test_a_module_that_abuses_stdin_cannot_reach_the_request_pipe(worker, folder
     if codes:
         assert "EOFError" in result.all_diagnostics()[0].message
     assert elapsed < 5
-    result, _ = analyze(worker, folder, "clean.py")          # at once: no time to die in between
+    result, _ = analyze(worker, folder, "clean.py")  # at once: no time to die in between
     assert [d.code for d in result.all_diagnostics()] == [], [d.message for d in result.all_diagnostics()]
-    assert worker.pid() == before                            # the same worker: nothing was lost
+    assert worker.pid() == before  # the same worker: nothing was lost
     relfig.bump("faults", "survived")
 
 

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+import relfig
+from lsp.lsphelp import ADD_BUGGY, REPO, SERVER, UNMASKED_LINE, Workspace, codes, kernel, make_client
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-import relfig
-from lsp.lsphelp import ADD_BUGGY, REPO, SERVER, UNMASKED_LINE, Workspace, codes, kernel, make_client
 from tilelens_lsp.model import LaunchResult
 
 HELPERS = kernel("""
@@ -69,8 +69,15 @@ CRASH = kernel("""
 
 
 def make_workspace(root: Path) -> Path:
-    files = {"tilelens.toml": TOML, "add.py": ADD_BUGGY, "crash.py": CRASH, "pkg/__init__.py": "",
-             "pkg/helpers.py": HELPERS, "pkg/kern.py": KERN, "notes.txt": "not a kernel\n"}
+    files = {
+        "tilelens.toml": TOML,
+        "add.py": ADD_BUGGY,
+        "crash.py": CRASH,
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": HELPERS,
+        "pkg/kern.py": KERN,
+        "notes.txt": "not a kernel\n",
+    }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -103,8 +110,14 @@ def user_env(cache: Path | str) -> dict[str, str]:
 
 
 def check(paths: list[str], cwd: Path, cache: Path | str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", *paths, *extra], cwd=cwd,
-                          env=user_env(cache), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", *paths, *extra],
+        cwd=cwd,
+        env=user_env(cache),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 # ---------------------------------------------------------------- no writes
@@ -125,16 +138,23 @@ def before(root: Path) -> dict:
     return snapshot(root)
 
 
-CACHE_HOME = Path(os.environ.get("TILELENS_CACHE_DIR") or "/nonexistent")   # tests/conftest.py's, outside
+CACHE_HOME = Path(os.environ.get("TILELENS_CACHE_DIR") or "/nonexistent")  # tests/conftest.py's, outside
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER.server_command, client_factory=make_client,
-                                              server_env=user_env(CACHE_HOME)))
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=SERVER.server_command, client_factory=make_client, server_env=user_env(CACHE_HOME)
+    )
+)
 async def client(lsp_client: LanguageClient, root: Path, before: dict):
-    await lsp_client.initialize_session(types.InitializeParams(     # as lsphelp.start_session, minus its touch
-        capabilities=pytest_lsp.client_capabilities("visual-studio-code"), root_uri=root.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-        initialization_options={"workerTimeout": 30}))
+    await lsp_client.initialize_session(
+        types.InitializeParams(  # as lsphelp.start_session, minus its touch
+            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            initialization_options={"workerTimeout": 30},
+        )
+    )
     yield
     await lsp_client.shutdown_session()
 
@@ -146,14 +166,14 @@ async def test_an_lsp_session_writes_nothing_into_the_workspace(client: Language
     assert (await ws.hover(add, UNMASKED_LINE)) is not None
     kern = ws.open("pkg/kern.py")
     assert codes(await ws.diagnostics(kern)) == []
-    assert (await ws.hover(kern, 9)) is not None                 # the toml launch's load and store
+    assert (await ws.hover(kern, 9)) is not None  # the toml launch's load and store
     ws.save("add.py")
     assert codes(await ws.diagnostics(add)) == ["TL001"]
     pid = (await ws.stats())["worker_pid"]
     crash = ws.open("crash.py")
-    assert codes(await ws.diagnostics(crash)) == ["TL050"]        # the worker died importing it
+    assert codes(await ws.diagnostics(crash)) == ["TL050"]  # the worker died importing it
     ws.save("add.py")
-    assert codes(await ws.diagnostics(add)) == ["TL001"]          # a fresh worker answers
+    assert codes(await ws.diagnostics(add)) == ["TL001"]  # a fresh worker answers
     assert (await ws.stats())["worker_pid"] != pid
     for uri, name in ((add, "add.py"), (kern, "pkg/kern.py"), (crash, "crash.py")):
         ws.close(name)
@@ -168,7 +188,7 @@ def test_check_writes_nothing_into_the_workspace(root: Path, before: dict, outsi
     assert result.returncode == 1, result.stderr
     assert "add.py:10:" in result.stdout and "[TL001]" in result.stdout
     assert "crash.py:1:1: warning:" in result.stdout and "[TL050]" in result.stdout
-    result = check(["--format", "sarif", str(root)], REPO, outside / "cache")   # warm, from elsewhere
+    result = check(["--format", "sarif", str(root)], REPO, outside / "cache")  # warm, from elsewhere
     assert result.returncode == 1
     assert snapshot(root) == before
     relfig.record("workspace", files=sum(1 for v in before.values() if v[0] == "file"))
@@ -187,29 +207,33 @@ GARBAGE = [b"", b"{", b"\x00\xff" * 64, b"null", b"[]", b'{"kernel": 1}', b'{"st
 
 def test_a_corrupt_cache_is_ignored_and_rewritten_atomically(tmp_path: Path):
     ws = make_workspace(tmp_path / "ws")
-    (ws / "crash.py").unlink()                   # a crash is not a result: nothing to cache
+    (ws / "crash.py").unlink()  # a crash is not a result: nothing to cache
     shutil.copytree(REPO / "samples", ws / "samples", ignore=shutil.ignore_patterns("__pycache__"))
     cache = tmp_path / "cache"
     cold = check(["--format", "json", "."], ws, cache)
     assert cold.returncode == 1, cold.stderr
     written = entries(cache)
     assert written and not [p for p in written if p.name.startswith(".tmp-")]
-    for path in written:                           # each entry is whole: it loads back
+    for path in written:  # each entry is whole: it loads back
         LaunchResult.from_json(json.loads(path.read_text()))
-    for i, path in enumerate(written):             # corrupt every one, a different way each
+    for i, path in enumerate(written):  # corrupt every one, a different way each
         path.write_bytes(GARBAGE[i % len(GARBAGE)])
     corrupt = check(["--format", "json", "."], ws, cache)
     assert (corrupt.returncode, corrupt.stdout) == (cold.returncode, cold.stdout)
     rewritten = entries(cache)
     assert [p.name for p in rewritten] == [p.name for p in written]
-    for path in rewritten:                         # the corrupt entries were replaced by good ones
+    for path in rewritten:  # the corrupt entries were replaced by good ones
         LaunchResult.from_json(json.loads(path.read_text()))
     mtimes = {p: p.stat().st_mtime_ns for p in rewritten}
     warm = check(["--format", "json", "."], ws, cache)
     assert warm.stdout == cold.stdout
-    assert {p: p.stat().st_mtime_ns for p in entries(cache)} == mtimes     # served from the cache
-    relfig.record("cache", corrupted=len(written), identical=True,
-                  tmp_left=len([p for p in entries(cache) if p.name.startswith(".tmp-")]))
+    assert {p: p.stat().st_mtime_ns for p in entries(cache)} == mtimes  # served from the cache
+    relfig.record(
+        "cache",
+        corrupted=len(written),
+        identical=True,
+        tmp_left=len([p for p in entries(cache) if p.name.startswith(".tmp-")]),
+    )
 
 
 def test_an_entry_that_cannot_be_replaced_leaves_no_temp_file(tmp_path: Path):
@@ -217,7 +241,7 @@ def test_an_entry_that_cannot_be_replaced_leaves_no_temp_file(tmp_path: Path):
     (ws / "crash.py").unlink()
     cache = tmp_path / "cache"
     cold = check(["--format", "json", "."], ws, cache)
-    for path in entries(cache):                    # each entry's name is now taken by a folder
+    for path in entries(cache):  # each entry's name is now taken by a folder
         path.unlink()
         (path / "in-the-way").mkdir(parents=True)
     blocked = check(["--format", "json", "."], ws, cache)

@@ -21,5 +21,16 @@ from tests.support.results import (
     only,
 )
 
-__all__ = ["FIXTURES", "REPO", "SAMPLES", "Compiled", "access", "codes", "compile_file", "launch_at", "launches_at",
-           "line_of", "only"]
+__all__ = [
+    "FIXTURES",
+    "REPO",
+    "SAMPLES",
+    "Compiled",
+    "access",
+    "codes",
+    "compile_file",
+    "launch_at",
+    "launches_at",
+    "line_of",
+    "only",
+]

@@ -14,8 +14,26 @@ import re
 from tilelens_lsp.model import DirectiveError, LaunchSpec, ScalarSpec, TensorSpec
 
 _PREFIX = re.compile(r"^\s*#\s*tilelens:\s?(.*)$")
-DTYPES = {"fp16", "bf16", "fp32", "fp64", "i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-          "fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16"}
+DTYPES = {
+    "fp16",
+    "bf16",
+    "fp32",
+    "fp64",
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "fp8e4nv",
+    "fp8e5",
+    "fp8e4b15",
+    "fp8e4b8",
+    "fp8e5b16",
+}
 
 
 class _Tensor:
@@ -59,9 +77,21 @@ class _DType(str):
     """A dtype name used as a value (a dtype-valued constexpr), not as a tensor spec's element type."""
 
 
-_DTYPE_WORDS = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int1": "i1",
-                "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
-                "uint32": "u32", "uint64": "u64"}
+_DTYPE_WORDS = {
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "int1": "i1",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+}
 
 
 def _contiguous(shape):
@@ -96,8 +126,14 @@ def _eval(node, env):
         return -_eval(node.operand, env)
     if isinstance(node, ast.BinOp):
         a, b = _eval(node.left, env), _eval(node.right, env)
-        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-               ast.FloorDiv: lambda: a // b, ast.Mod: lambda: a % b, ast.Pow: lambda: a ** b}
+        ops = {
+            ast.Add: lambda: a + b,
+            ast.Sub: lambda: a - b,
+            ast.Mult: lambda: a * b,
+            ast.FloorDiv: lambda: a // b,
+            ast.Mod: lambda: a % b,
+            ast.Pow: lambda: a**b,
+        }
         return ops[type(node.op)]()
     if isinstance(node, ast.Subscript):
         base = node.value
@@ -128,8 +164,14 @@ def _eval(node, env):
             dtype, shape = args[0], tuple(args[1])
             strides = tuple(kwargs.get("strides") or _contiguous(shape))
             values = kwargs.get("values")
-            return _Tensor(dtype, shape, strides, kwargs.get("offset", 0), kwargs.get("storage", 0),
-                           None if values is None else _value_set((values,) if isinstance(values, list) else values))
+            return _Tensor(
+                dtype,
+                shape,
+                strides,
+                kwargs.get("offset", 0),
+                kwargs.get("storage", 0),
+                None if values is None else _value_set((values,) if isinstance(values, list) else values),
+            )
         if name == "i64":
             return _I64(args[0])
         if name in _FUNCS:
@@ -200,9 +242,18 @@ def parse_directives(text):
                 grid = g if isinstance(g, tuple) else (g,)
             args = tuple(_arg_spec(_eval(a, env)) for a in call.args)
             kwargs = tuple((k.arg, _arg_spec(_eval(k.value, env))) for k in call.keywords)
-            launches.append(LaunchSpec(kernel, line, args, kwargs, grid, grid_expr,
-                                       tuple((k, v) for k, v in env.items() if isinstance(v, (int, float))),
-                                       src))
+            launches.append(
+                LaunchSpec(
+                    kernel,
+                    line,
+                    args,
+                    kwargs,
+                    grid,
+                    grid_expr,
+                    tuple((k, v) for k, v in env.items() if isinstance(v, (int, float))),
+                    src,
+                )
+            )
         except Exception as exc:
             errors.append(DirectiveError(line, 1, f"{type(exc).__name__}: {exc}"))
     return launches, errors

@@ -34,11 +34,23 @@ BUGS_DIR = HERE.parent / "conformance" / "bugs"
 
 # directive dtype names (docs/directives.md) -> Triton dtype names (Triton's own names are accepted as they are).
 _DTYPE_ALIASES = {
-    "i1": "int1", "bool": "int1",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "f16": "fp16", "f32": "fp32", "f64": "fp64", "float16": "fp16", "float32": "fp32",
-    "float64": "fp64", "bfloat16": "bf16",
+    "i1": "int1",
+    "bool": "int1",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "f16": "fp16",
+    "f32": "fp32",
+    "f64": "fp64",
+    "float16": "fp16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "bfloat16": "bf16",
 }
 
 Key = tuple  # (op, path, line, pointer)
@@ -46,6 +58,7 @@ Key = tuple  # (op, path, line, pointer)
 
 def triton_dtype(name: str):
     import triton.language as tl
+
     name = _DTYPE_ALIASES.get(name, name)
     return tl.dtype(name)
 
@@ -62,8 +75,9 @@ def _declared_cycle(values, n: int) -> np.ndarray:
     return pool[np.arange(n) % pool.size]
 
 
-def _numpy_fill(tdt, n: int, rng: np.random.Generator, modulus: int | None,
-                values: tuple[int, int] | None = None) -> np.ndarray:
+def _numpy_fill(
+    tdt, n: int, rng: np.random.Generator, modulus: int | None, values: tuple[int, int] | None = None
+) -> np.ndarray:
     """Deterministic values for a storage of `n` elements of Triton dtype `tdt` (raw bit patterns).
     A declared value range [LO, HI) fills LO, LO+1, ..., HI-1, LO, ...: both ends occur when the
     storage holds at least HI - LO elements."""
@@ -119,7 +133,7 @@ class FakeTensor:
         self.storage_base = start
         first = start - raw
         values = _numpy_fill(self.dtype, storage, rng, modulus, getattr(spec, "values", None))
-        self._buf[first:first + storage * self.elsize] = values.view(np.uint8)
+        self._buf[first : first + storage * self.elsize] = values.view(np.uint8)
         self.lo = self.storage_base - self.guard * self.elsize
         self.hi = self.storage_base + (storage + self.guard) * self.elsize
         assert raw <= self.lo and self.hi <= raw + total
@@ -170,8 +184,8 @@ class _Arg:
     hi: int
     base: int
     elsize: int
-    first: int = 0      # first valid element index relative to data_ptr (-offset)
-    end: int = 0        # one past the last valid element index (storage - offset)
+    first: int = 0  # first valid element index relative to data_ptr (-offset)
+    end: int = 0  # one past the last valid element index (storage - offset)
 
 
 class _Recorder:
@@ -304,6 +318,7 @@ def load_module(path: Path):
 def unwrap(kernel) -> tuple[Any, list[dict], list[dict]]:
     """(innermost jit function, autotune configs' kwargs, heuristics layers outer->inner)."""
     from triton.runtime.autotuner import Autotuner, Heuristics
+
     configs: list[dict] = []
     heuristics: list[dict] = []
     obj = kernel
@@ -337,7 +352,7 @@ def scalar_value(spec):
         return float(value)
     if kind == "bool":
         return bool(value)
-    if kind == "dtype":     # a dtype-valued constexpr: the tl.dtype a real caller passes
+    if kind == "dtype":  # a dtype-valued constexpr: the tl.dtype a real caller passes
         return triton_dtype(value)
     return value
 
@@ -364,8 +379,9 @@ class OracleRun:
     bounds: dict[str, tuple[int, int]]  # pointer -> valid element range relative to data_ptr
 
 
-def run_launch(kernel, launch, config: dict | None = None, *, seed: int = 0,
-               fills: dict[str, int] | None = None) -> OracleRun:
+def run_launch(
+    kernel, launch, config: dict | None = None, *, seed: int = 0, fills: dict[str, int] | None = None
+) -> OracleRun:
     """Run `launch` (a tilelens_lsp.model.LaunchSpec) of `kernel` under the interpreter.
 
     `kernel` is the module attribute (JIT function, Autotuner or Heuristics); `config` the kwargs of
@@ -374,6 +390,7 @@ def run_launch(kernel, launch, config: dict | None = None, *, seed: int = 0,
     """
     import triton.language as tl
     from triton.runtime.interpreter import InterpretedFunction, TensorHandle
+
     from tilelens_lsp.model import TensorSpec
 
     install_hooks()
@@ -411,8 +428,7 @@ def run_launch(kernel, launch, config: dict | None = None, *, seed: int = 0,
             call[name] = tl.tensor(TensorHandle(np.array([int(spec.value)], np.int64), tl.int64), tl.int64)
     call = {k: v for k, v in call.items() if k in names}
 
-    _RECORDER.start([_Arg(t.name, t.lo, t.hi, t.data_ptr(), t.elsize, -t.offset, t.storage - t.offset)
-                     for t in tensors])
+    _RECORDER.start([_Arg(t.name, t.lo, t.hi, t.data_ptr(), t.elsize, -t.offset, t.storage - t.offset) for t in tensors])
     t0 = time.perf_counter()
     try:
         fn.run(grid=grid, warmup=False, **call)
@@ -466,9 +482,15 @@ def run_file(path: Path) -> dict[str, Any]:
             rec["grid"] = list(run.grid)
             rec["seconds"] = round(run.seconds, 3)
             rec["accesses"] = [
-                {"op": op, "path": p, "line": line, "pointer": ptr, "elements": to_intervals(elems),
-                 "count": int(elems.size),
-                 "out_of_bounds": int(((elems < run.bounds[ptr][0]) | (elems >= run.bounds[ptr][1])).sum())}
+                {
+                    "op": op,
+                    "path": p,
+                    "line": line,
+                    "pointer": ptr,
+                    "elements": to_intervals(elems),
+                    "count": int(elems.size),
+                    "out_of_bounds": int(((elems < run.bounds[ptr][0]) | (elems >= run.bounds[ptr][1])).sum()),
+                }
                 for (op, p, line, ptr), elems in sorted(run.accesses.items(), key=lambda kv: str(kv[0]))
             ]
             rec["unattributed"] = [[*k, n] for k, n in run.unattributed.items()]
@@ -495,8 +517,7 @@ def main(argv: Iterable[str]) -> int:
         try:
             results.append(run_file(Path(arg)))
         except Exception as exc:
-            results.append({"path": str(Path(arg).resolve()), "errors": [f"{type(exc).__name__}: {exc}"],
-                            "runs": []})
+            results.append({"path": str(Path(arg).resolve()), "errors": [f"{type(exc).__name__}: {exc}"], "runs": []})
     json.dump(_jsonable(results), sys.stdout)
     sys.stdout.write("\n")
     return 0

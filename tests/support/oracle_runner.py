@@ -28,14 +28,16 @@ def corpus_files() -> list[Path]:
 def _versions() -> str:
     out = subprocess.run(
         [sys.executable, "-c", "import triton, numpy; print(triton.__version__, numpy.__version__)"],
-        capture_output=True, text=True, check=True)
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.strip()
 
 
 def _cache_key(path: Path, versions: str) -> str:
     h = hashlib.sha256(versions.encode())
-    for dep in [path, HERE / "oracle.py", HERE / "directives_fallback.py",
-                *sorted((path.parent / "helpers").glob("*.py"))]:
+    for dep in [path, HERE / "oracle.py", HERE / "directives_fallback.py", *sorted((path.parent / "helpers").glob("*.py"))]:
         if dep.exists():
             h.update(dep.name.encode())
             h.update(dep.read_bytes())
@@ -54,8 +56,13 @@ def _run_batch(files: list[Path]) -> list[dict]:
     env = dict(os.environ)
     env["TRITON_INTERPRET"] = "1"
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    proc = subprocess.run([sys.executable, str(HERE / "oracle.py"), *map(str, files)],
-                          capture_output=True, text=True, env=env, cwd=str(REPO_ROOT))
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "oracle.py"), *map(str, files)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(REPO_ROOT),
+    )
     if proc.returncode != 0 or not proc.stdout.strip():
         msg = f"oracle process failed (rc {proc.returncode}): {proc.stderr[-4000:]}"
         return [{"path": str(f), "errors": [msg], "runs": []} for f in files]

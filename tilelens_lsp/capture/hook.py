@@ -38,15 +38,38 @@ _KEEP = int(os.environ.get("TILELENS_CAPTURE_PER_KERNEL", "") or 32)
 _COUNTS = {"duplicates": 0, "capped": 0, "failures": 0}
 _SEEN: set = set()
 _PER: dict = {}
-_STATIC: dict = {}     # id(launched object) -> (the object, what never changes between its launches)
+_STATIC: dict = {}  # id(launched object) -> (the object, what never changes between its launches)
 _OUT: list = [None, 0]  # the open records file and the pid it belongs to (a fork opens its own)
 _DTYPES = {  # torch / numpy / triton dtype names -> directive dtype names
-    "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
-    "float64": "fp64", "double": "fp64", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
-    "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32",
-    "fp64": "fp64", "int1": "i1", "fp8e4nv": "fp8e4nv", "fp8e5": "fp8e5", "fp8e4b15": "fp8e4b15",
-    "fp8e4b8": "fp8e4b8", "fp8e5b16": "fp8e5b16", "uint1": "u1",
+    "float16": "fp16",
+    "half": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float": "fp32",
+    "float64": "fp64",
+    "double": "fp64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "bool": "i1",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "fp32": "fp32",
+    "fp64": "fp64",
+    "int1": "i1",
+    "fp8e4nv": "fp8e4nv",
+    "fp8e5": "fp8e5",
+    "fp8e4b15": "fp8e4b15",
+    "fp8e4b8": "fp8e4b8",
+    "fp8e5b16": "fp8e5b16",
+    "uint1": "u1",
 }
 
 
@@ -77,9 +100,9 @@ def _tensor(value) -> dict | None:
         storage = max(span, int(getattr(value, "storage", span) or span))
     spec = {"dtype": dtype, "shape": shape, "strides": strides, "offset": offset, "storage": storage}
     if dtype[0] in "iu" and dtype != "i1" and all(shape) and _graph_capturing(value):
-        spec["values_skipped"] = "CUDA graph capture"    # min()/max() would sync the host mid-capture
+        spec["values_skipped"] = "CUDA graph capture"  # min()/max() would sync the host mid-capture
     elif dtype[0] in "iu" and dtype != "i1" and all(shape):
-        try:     # the values this launch saw: an index tensor's range (embedding ids, block tables)
+        try:  # the values this launch saw: an index tensor's range (embedding ids, block tables)
             spec["values"] = observed_values(value)
         except Exception:  # noqa: BLE001 - e.g. a tensor on a device without min/max
             pass
@@ -99,9 +122,9 @@ def _graph_capturing(value) -> bool:
         return False
 
 
-VALUE_GAP = 64          # observed values this far apart are recorded as separate parts
-VALUE_PARTS = 4         # at most this many parts; more are recorded as one interval
-VALUE_SCAN = 1 << 20    # elements read to find the parts (a larger tensor: its min and max only)
+VALUE_GAP = 64  # observed values this far apart are recorded as separate parts
+VALUE_PARTS = 4  # at most this many parts; more are recorded as one interval
+VALUE_SCAN = 1 << 20  # elements read to find the parts (a larger tensor: its min and max only)
 
 
 def observed_values(value) -> list:
@@ -162,10 +185,14 @@ def _descriptor(value) -> dict | None:
     shape = [int(s) for s in value.shape]
     strides = [int(s) for s in value.strides]
     span = base["offset"] + sum((n - 1) * st for n, st in zip(shape, strides)) + 1 if all(shape) else base["offset"]
-    view = {"dtype": base["dtype"], "shape": shape, "strides": strides, "offset": base["offset"],
-            "storage": max(base["storage"], span)}
-    return {"tensor": view, "block": [int(b) for b in value.block_shape],
-            "padding": str(getattr(value, "padding", "zero"))}
+    view = {
+        "dtype": base["dtype"],
+        "shape": shape,
+        "strides": strides,
+        "offset": base["offset"],
+        "storage": max(base["storage"], span),
+    }
+    return {"tensor": view, "block": [int(b) for b in value.block_shape], "padding": str(getattr(value, "padding", "zero"))}
 
 
 def _scalar(value):
@@ -186,8 +213,13 @@ def _chain(kernel):
     seen = 0
     obj = kernel
     while obj is not None and seen < 16:
-        if type(obj).__name__ == "JITFunction" or hasattr(obj, "arg_names") and hasattr(obj, "fn") \
-                and callable(getattr(obj, "fn", None)) and hasattr(obj.fn, "__code__"):
+        if (
+            type(obj).__name__ == "JITFunction"
+            or hasattr(obj, "arg_names")
+            and hasattr(obj, "fn")
+            and callable(getattr(obj, "fn", None))
+            and hasattr(obj.fn, "__code__")
+        ):
             return obj, obj.fn
         obj = getattr(obj, "fn", None)
         seen += 1
@@ -197,7 +229,7 @@ def _chain(kernel):
 def _importable(module: str, source: str) -> bool:
     """Whether `import module` finds this very file (not a module loaded by path under a made-up name)."""
     parent, _, leaf = module.rpartition(".")
-    try:     # look on the import path, not in sys.modules (a file imported by path sits there too)
+    try:  # look on the import path, not in sys.modules (a file imported by path sits there too)
         where = getattr(sys.modules.get(parent), "__path__", None) if parent else None
         if parent and where is None:
             return False
@@ -218,7 +250,7 @@ def _binding_name(kernel, fn) -> tuple[str | None, str]:
     for name, value in values:
         if value is kernel:
             return name, ""
-    for name, value in values:     # the launched object is inside a wrapper the module holds
+    for name, value in values:  # the launched object is inside a wrapper the module holds
         try:
             if _chain(value)[1] is fn or getattr(_chain(value)[1], "__code__", None) is fn.__code__:
                 return name, ""
@@ -298,11 +330,21 @@ def _static(kernel):
         except TypeError:
             source = fn.__code__.co_filename
         name, why = _binding_name(kernel, fn)
-        info = {"jit": jit, "fn": fn, "params": list(jit.arg_names), "unlocatable": why if name is None else "",
-                "base": {"module": fn.__module__, "file": os.path.abspath(source), "kernel": name or fn.__name__,
-                         "qualname": getattr(fn, "__qualname__", fn.__name__),
-                         "importable": _importable(fn.__module__, source), "params": list(jit.arg_names),
-                         "wrapped": kernel is not jit}}
+        info = {
+            "jit": jit,
+            "fn": fn,
+            "params": list(jit.arg_names),
+            "unlocatable": why if name is None else "",
+            "base": {
+                "module": fn.__module__,
+                "file": os.path.abspath(source),
+                "kernel": name or fn.__name__,
+                "qualname": getattr(fn, "__qualname__", fn.__name__),
+                "importable": _importable(fn.__module__, source),
+                "params": list(jit.arg_names),
+                "wrapped": kernel is not jit,
+            },
+        }
     if len(_STATIC) > 4096:
         _STATIC.clear()
     _STATIC[id(kernel)] = (kernel, info)
@@ -324,14 +366,14 @@ def prepare(kernel, args, kwargs) -> dict | None:
         return None
     base = info["base"]
     if not _STATE["keep_all"] and _PER.get((base["file"], base["qualname"], base["kernel"]), 0) >= _KEEP:
-        _COUNTS["capped"] += 1      # its kernel has all it keeps: no specs, no value ranges to read
+        _COUNTS["capped"] += 1  # its kernel has all it keeps: no specs, no value ranges to read
         return None
     params = info["params"]
     arg_specs = [_arg(value) for value in args]
     kw_specs = {}
     for name, value in kwargs.items():
         if name not in params:
-            continue     # launch options (num_warps, num_stages, ...) do not change the TTIR
+            continue  # launch options (num_warps, num_stages, ...) do not change the TTIR
         kw_specs[name] = _arg(value)
     specs = list(arg_specs) + list(kw_specs.values())
     for spec in specs:
@@ -352,7 +394,7 @@ def finish(line: dict, grid, seen: list) -> None:
     kernel = (line["file"], line["qualname"], line["kernel"])
     with _LOCK:
         if _STATE["keep_all"]:
-            pass            # an in-process recorder credits every launch to its test: nothing dropped
+            pass  # an in-process recorder credits every launch to its test: nothing dropped
         elif key in _SEEN:
             _COUNTS["duplicates"] += 1
             return
@@ -431,11 +473,13 @@ def _wrap(run):
             except Exception as exc:  # noqa: BLE001 - capture must never change what the program does
                 _failed(self, exc)
         if pending is not None and callable(grid):
-            def call_grid(meta, _user_grid=grid):   # the launch's own call, watched, never repeated
+
+            def call_grid(meta, _user_grid=grid):  # the launch's own call, watched, never repeated
                 dims = _user_grid(meta)
                 if not seen:
                     seen.append(dims)
                 return dims
+
         _LOCAL.depth = depth + 1
         try:
             return run(self, *args, grid=call_grid, warmup=warmup, **kwargs)
@@ -482,6 +526,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         def patched_exec(module):
             exec_module(module)
             _patch(module)
+
         loader.exec_module = patched_exec
         return spec
 

@@ -48,10 +48,10 @@ if _spec is not None and _spec.loader is not None:
 @dataclass
 class Captured:
     tables: list[dict] = field(default_factory=list)
-    launches: int = 0          # launches recorded
-    duplicates: int = 0        # ... that would check like one already kept
-    capped: int = 0            # ... past the per-kernel cap
-    skipped: list[str] = field(default_factory=list)   # why some could not be written
+    launches: int = 0  # launches recorded
+    duplicates: int = 0  # ... that would check like one already kept
+    capped: int = 0  # ... past the per-kernel cap
+    skipped: list[str] = field(default_factory=list)  # why some could not be written
 
 
 def run(command: list[str], out: Path, merge: bool, per_kernel: int) -> int:
@@ -87,7 +87,7 @@ def run(command: list[str], out: Path, merge: bool, per_kernel: int) -> int:
     summaries = [rec["summary"] for rec in lines if "summary" in rec]
     launches = [rec for rec in lines if "summary" not in rec]
     captured = tables(launches, out.resolve().parent, per_kernel)
-    for summary in summaries:    # what each process's hook already dropped as it recorded
+    for summary in summaries:  # what each process's hook already dropped as it recorded
         captured.launches += summary.get("duplicates", 0) + summary.get("capped", 0)
         captured.duplicates += summary.get("duplicates", 0)
         captured.capped += summary.get("capped", 0)
@@ -98,15 +98,19 @@ def run(command: list[str], out: Path, merge: bool, per_kernel: int) -> int:
         print(f"tilelens-lsp capture: could not write {out}: {exc}", file=sys.stderr)
         return 2
     if appeared:
-        print(f"tilelens-lsp capture: {out} was written by another capture meanwhile: merged into it",
-              file=sys.stderr)
-    print(f"tilelens-lsp capture: {captured.launches} launch(es) recorded, {written} written to {out} "
-          f"({captured.duplicates} duplicate(s), {captured.capped} past the cap of {per_kernel} per kernel)",
-          file=sys.stderr)
+        print(f"tilelens-lsp capture: {out} was written by another capture meanwhile: merged into it", file=sys.stderr)
+    print(
+        f"tilelens-lsp capture: {captured.launches} launch(es) recorded, {written} written to {out} "
+        f"({captured.duplicates} duplicate(s), {captured.capped} past the cap of {per_kernel} per kernel)",
+        file=sys.stderr,
+    )
     skipped_values = sum(1 for rec in launches if rec.get("values_skipped"))
     if skipped_values:
-        print(f"tilelens-lsp capture: value ranges not recorded for {skipped_values} launch(es) made while a CUDA "
-              "stream was capturing a graph (reading them would break the capture)", file=sys.stderr)
+        print(
+            f"tilelens-lsp capture: value ranges not recorded for {skipped_values} launch(es) made while a CUDA "
+            "stream was capturing a graph (reading them would break the capture)",
+            file=sys.stderr,
+        )
     for why in captured.skipped[:10]:
         print(f"tilelens-lsp capture: not recorded: {why}", file=sys.stderr)
     if len(captured.skipped) > 10:
@@ -114,7 +118,7 @@ def run(command: list[str], out: Path, merge: bool, per_kernel: int) -> int:
     return status
 
 
-HOOK_KEEP = 4     # the hook keeps up to this many times --per-kernel distinct launches per kernel
+HOOK_KEEP = 4  # the hook keeps up to this many times --per-kernel distinct launches per kernel
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
@@ -195,9 +199,9 @@ def _table(rec: dict, root: Path) -> tuple[str, dict]:
     table: dict = {}
     file = Path(rec["file"]).resolve()
     if rec.get("importable") and any(p in ("site-packages", "dist-packages") for p in file.parts):
-        table["module"] = rec["module"]      # a kernel of an installed package: found where it is installed
+        table["module"] = rec["module"]  # a kernel of an installed package: found where it is installed
         where = rec["module"]
-    else:              # the user's own file (imported or not): by path, relative to the toml (`file =`)
+    else:  # the user's own file (imported or not): by path, relative to the toml (`file =`)
         table["file"] = Path(os.path.relpath(file, root)).as_posix() if file.anchor == root.anchor else str(file)
         where = table["file"]
     grid, let = _grid(rec["grid"], rec.get("wrapped", False))
@@ -210,7 +214,7 @@ def _table(rec: dict, root: Path) -> tuple[str, dict]:
 
 
 def _grid(grid: dict, wrapped: bool) -> tuple[str, dict]:
-    if wrapped and "lambda" in grid:        # an autotuner's grid reads the config: keep the lambda
+    if wrapped and "lambda" in grid:  # an autotuner's grid reads the config: keep the lambda
         return grid["lambda"], dict(grid.get("names", {}))
     if "dims" in grid:
         return "(" + "".join(f"{int(d)}, " for d in grid["dims"]).rstrip(" ") + ")", {}
@@ -222,7 +226,7 @@ def _grid(grid: dict, wrapped: bool) -> tuple[str, dict]:
 def spec_text(arg: dict) -> str:
     if "tensor" in arg:
         return _tensor(arg["tensor"])
-    if "dtype" in arg:       # a dtype-valued constexpr, written as the directive's dtype name
+    if "dtype" in arg:  # a dtype-valued constexpr, written as the directive's dtype name
         return str(arg["dtype"])
     if "descriptor" in arg:  # a host-side TensorDescriptor over the view it describes
         d = arg["descriptor"]
@@ -257,9 +261,13 @@ def _tensor(t: dict) -> str:
     if strides == contiguous and t["offset"] == 0 and t["storage"] == numel and shape:
         text = f"{t['dtype']}[{dims}]"
         return text + (f".values({values_text(values)})" if values else "")
-    parts = [t["dtype"], f"({dims}{',' if len(shape) == 1 else ''})",
-             f"strides=({', '.join(map(str, strides))}{',' if len(strides) == 1 else ''})",
-             f"offset={t['offset']}", f"storage={t['storage']}"]
+    parts = [
+        t["dtype"],
+        f"({dims}{',' if len(shape) == 1 else ''})",
+        f"strides=({', '.join(map(str, strides))}{',' if len(strides) == 1 else ''})",
+        f"offset={t['offset']}",
+        f"storage={t['storage']}",
+    ]
     if values:
         parts.append(f"values={values_text(values, pair=True)}")
     return f"tensor({', '.join(parts)})"

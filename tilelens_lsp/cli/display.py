@@ -27,7 +27,7 @@ class Display:
 
     root: Path
     cwd: Path
-    flags: tuple[str, ...] = ()   # the check's options a pasted `suggest` needs too (--python P, --target T)
+    flags: tuple[str, ...] = ()  # the check's options a pasted `suggest` needs too (--python P, --target T)
 
     def suggest_command(self, pasteable: str) -> str:
         """`tilelens-lsp suggest` for a file, with the flags the check ran with, so that pasted it runs
@@ -71,6 +71,7 @@ class Display:
 
 def rebase(result: FileResult, display: Display) -> FileResult:
     """`result` with every path as `display` prints it (and the messages that name a path or a command)."""
+
     def path(p: str) -> str:
         return display.shown(p, result) if p else p
 
@@ -81,18 +82,24 @@ def rebase(result: FileResult, display: Display) -> FileResult:
         message = d.message
         for f in d.stack[:1]:
             old = f"{f.path}:{f.line}:"
-            if message.startswith(old):        # a toml table's diagnostic names where it is
-                message = f"{path(f.path)}:{f.line}:" + message[len(old):]
+            if message.startswith(old):  # a toml table's diagnostic names where it is
+                message = f"{path(f.path)}:{f.line}:" + message[len(old) :]
         old_cmd = f"tilelens-lsp suggest {result.path}`"
         if old_cmd in message:
             message = message.replace(old_cmd, display.suggest_command(display.pasteable(result.path, result)) + "`")
         return replace(d, message=message, stack=tuple(frame(f) for f in d.stack))
 
     def launch(r: LaunchResult) -> LaunchResult:
-        return replace(r, diagnostics=tuple(diag(d) for d in r.diagnostics),
-                       accesses=tuple(replace(a, path=path(a.path)) for a in r.accesses),
-                       origin=frame(r.origin) if r.origin is not None else None)
+        return replace(
+            r,
+            diagnostics=tuple(diag(d) for d in r.diagnostics),
+            accesses=tuple(replace(a, path=path(a.path)) for a in r.accesses),
+            origin=frame(r.origin) if r.origin is not None else None,
+        )
 
-    return FileResult(path(result.path), tuple(launch(r) for r in result.launches),
-                      tuple(diag(d) for d in result.diagnostics),
-                      {path(k): v for k, v in result.absolute_paths.items()})
+    return FileResult(
+        path(result.path),
+        tuple(launch(r) for r in result.launches),
+        tuple(diag(d) for d in result.diagnostics),
+        {path(k): v for k, v in result.absolute_paths.items()},
+    )

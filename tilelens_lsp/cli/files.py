@@ -15,7 +15,6 @@ from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import MAX_FILE_BYTES
 
 
-
 def has_launch(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
@@ -27,7 +26,8 @@ def has_launch(path: Path) -> bool:
 def declared_in_toml(path: Path, root: Path, tables: dict[Path, set[Path]]) -> bool:
     """Whether the toml that applies to `path` (tilelens.toml at `root`, else the nearest pyproject.toml
     with [tool.tilelens]) has a launch table naming it; `tables` caches each toml's files."""
-    from tilelens_lsp.launches.toml import ConfigError, files_in_config, find_config   # lazy: see declared_only below
+    from tilelens_lsp.launches.toml import ConfigError, files_in_config, find_config  # lazy: see declared_only below
+
     found = find_config(path, root)
     if found is None:
         return False
@@ -57,7 +57,7 @@ def _walk(top: Path) -> list[Path]:
     folders not entered, symlinked files only when they point inside `top`."""
     real_top = top.resolve()
     found: list[Path] = []
-    for folder, dirs, names in os.walk(top):   # followlinks=False
+    for folder, dirs, names in os.walk(top):  # followlinks=False
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
         for name in names:
             if not name.endswith(".py") or name.startswith("."):
@@ -107,8 +107,11 @@ def too_large(path: Path, root: Path) -> FileResult | None:
     st = _regular(path)
     if st is not None and st.st_size <= MAX_FILE_BYTES:
         return None
-    why = ("it is no longer a regular file" if st is None else
-           f"it is {st.st_size / 2**20:.1f} MiB, above the {MAX_FILE_BYTES // 2**20} MiB limit")
+    why = (
+        "it is no longer a regular file"
+        if st is None
+        else f"it is {st.st_size / 2**20:.1f} MiB, above the {MAX_FILE_BYTES // 2**20} MiB limit"
+    )
     return FileResult(str(path), (), (Diagnostic("TL010", f"cannot read this file: {why}; not analysed", 1, 1),))
 
 
@@ -116,6 +119,7 @@ def declared_only(files: list[Path], config: Path | None) -> list[Path]:
     """The files that declare a launch (a comment, or a table of the toml that applies to them)."""
     # lazy, here and in cli/main.py: the toml reader loads directives, ~80 ms more on every server start
     from tilelens_lsp.launches.toml import files_in_config
+
     in_config = {Path(f).resolve() for f in files_in_config(config)} if config else set()
     tables: dict[Path, set[Path]] = {}
     return [f for f in files if has_launch(f) or f in in_config or declared_in_toml(f, find_root(f.parent), tables)]
@@ -136,7 +140,9 @@ def _jit_text(path: Path) -> str | None:
 def _called_in_jit(text: str) -> set[str]:
     """Names a `@jit` function of `text` calls (`helper(...)` or `module.helper(...)`)."""
     import ast
+
     from tilelens_lsp.launches.kernels import is_jit, parse_file
+
     tree = parse_file(text)
     out: set[str] = set()
     for fn in ast.walk(tree) if tree is not None else ():
@@ -152,7 +158,8 @@ def _called_in_jit(text: str) -> set[str]:
 def unlaunched_files(paths: list[str], checked: list[Path]) -> list[tuple[Path, list[tuple[str, int, int]]]]:
     """Files under the given folders that declare no launch but define kernels: (file, [(kernel, line,
     column)]). A `@jit` function that a `@jit` function of any file there calls is a helper, not listed."""
-    from tilelens_lsp.launches.kernels import find_kernels   # lazy: see declared_only
+    from tilelens_lsp.launches.kernels import find_kernels  # lazy: see declared_only
+
     done = set(checked)
     texts: dict[Path, str] = {}
     for raw in paths:

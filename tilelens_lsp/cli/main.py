@@ -16,9 +16,9 @@ from typing import Any
 
 from tilelens_lsp import __version__, releases, suppress
 from tilelens_lsp.cli import report, rule, shard, suggest
-from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.cli.display import Display, installed, rebase
 from tilelens_lsp.cli.files import collect_files, declared_only, too_large, unlaunched_files
+from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.model import Diagnostic, FileResult
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, from_environment
@@ -39,41 +39,80 @@ def _positive_seconds(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tilelens-lsp", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"tilelens-lsp {__version__}")
-    parser.add_argument("--tcp", metavar="HOST:PORT", help="serve LSP over TCP instead of stdio (one client, "
-                        "which must send the token: see --token-file)")
-    parser.add_argument("--token-file", type=Path, metavar="FILE", help="with --tcp: write the client's secret "
-                        "here (mode 0600); clients send it as initializationOptions.tcpToken")
+    parser.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        help="serve LSP over TCP instead of stdio (one client, which must send the token: see --token-file)",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="with --tcp: write the client's secret here (mode 0600); clients send it as initializationOptions.tcpToken",
+    )
     parser.add_argument("--stdio", action="store_true", help="serve LSP over stdio (the default)")
     sub = parser.add_subparsers(dest="command")
     check = sub.add_parser("check", help="check files and folders, print verdicts")
     check.add_argument("paths", nargs="*", help="files or folders (every .py with a declared launch)")
     check.add_argument("--config", type=Path, help="a tilelens.toml or pyproject.toml with [[launch]] tables")
     check.add_argument("--target", help="compile target, e.g. cuda:89 (default) or cuda:90")
-    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
-                       help="github: workflow commands that annotate the pull request's diff")
-    check.add_argument("--declared-only", action="store_true",
-                       help="skip given files that declare no launch (pre-commit passes every changed .py); "
-                            "no worker starts when none is left")
-    check.add_argument("--select", action="append", metavar="CODES",
-                       help="report only these codes or prefixes, comma-separated (TL001,TL003 or TL0; ALL)")
-    check.add_argument("--ignore", action="append", metavar="CODES",
-                       help="never report these codes or prefixes (wins over an equally specific --select)")
-    check.add_argument("--jobs", "-j", type=int, default=1,
-                       help="analyse launches in N parallel workers (a file's launches are split between them)")
-    check.add_argument("--timeout", type=_positive_seconds,
-                       help="seconds per launch (and per import) before the worker is replaced")
+    check.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "github"),
+        default="text",
+        help="github: workflow commands that annotate the pull request's diff",
+    )
+    check.add_argument(
+        "--declared-only",
+        action="store_true",
+        help="skip given files that declare no launch (pre-commit passes every changed .py); "
+        "no worker starts when none is left",
+    )
+    check.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="report only these codes or prefixes, comma-separated (TL001,TL003 or TL0; ALL)",
+    )
+    check.add_argument(
+        "--ignore",
+        action="append",
+        metavar="CODES",
+        help="never report these codes or prefixes (wins over an equally specific --select)",
+    )
+    check.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=1,
+        help="analyse launches in N parallel workers (a file's launches are split between them)",
+    )
+    check.add_argument(
+        "--timeout", type=_positive_seconds, help="seconds per launch (and per import) before the worker is replaced"
+    )
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
     check.add_argument("--root", type=Path, help="workspace root for portable paths (default: nearest marker)")
     shard.add_shard_flag(check)
-    check.add_argument("--fail-on", action="append", choices=("refused",), default=[],
-                       help="refused: exit 1 when any launch was refused (not analysed), for CI")
-    check.add_argument("--show-hints", action="store_true",
-                       help="text: one TL100 line per kernel without a declared launch (default: one line for all)")
-    capture = sub.add_parser("capture", help="run a command and record the Triton launches it makes as "
-                             "tilelens.toml launch tables",
-                             usage="tilelens-lsp capture [--out FILE] [--merge] [--per-kernel N] -- COMMAND [ARGS...]")
-    capture.add_argument("--out", type=Path, default=Path("tilelens.toml"), help="the toml to write (default: "
-                         "tilelens.toml here)")
+    check.add_argument(
+        "--fail-on",
+        action="append",
+        choices=("refused",),
+        default=[],
+        help="refused: exit 1 when any launch was refused (not analysed), for CI",
+    )
+    check.add_argument(
+        "--show-hints",
+        action="store_true",
+        help="text: one TL100 line per kernel without a declared launch (default: one line for all)",
+    )
+    capture = sub.add_parser(
+        "capture",
+        help="run a command and record the Triton launches it makes as tilelens.toml launch tables",
+        usage="tilelens-lsp capture [--out FILE] [--merge] [--per-kernel N] -- COMMAND [ARGS...]",
+    )
+    capture.add_argument(
+        "--out", type=Path, default=Path("tilelens.toml"), help="the toml to write (default: tilelens.toml here)"
+    )
     capture.add_argument("--merge", action="store_true", help="add to an existing file, skipping launches it holds")
     capture.add_argument("--per-kernel", type=int, default=8, help="at most N launches per kernel (default 8)")
     capture.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND", help="the program to run, after --")
@@ -100,12 +139,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("capture needs a command to run: tilelens-lsp capture -- python my_script.py")
         if args.per_kernel < 1:
             parser.error("--per-kernel must be at least 1")
-        from tilelens_lsp.capture import runner as capture   # lazy: only this subcommand needs tomli_w and the hook
+        from tilelens_lsp.capture import runner as capture  # lazy: only this subcommand needs tomli_w and the hook
+
         return capture.run(command, args.out, args.merge, args.per_kernel)
     if args.token_file is not None and not args.tcp:
         parser.error("--token-file goes with --tcp")
     prestarted = _prestart_worker()
-    from tilelens_lsp.lsp.server import serve   # lazy: pygls and lsprotocol take most of a second to import
+    from tilelens_lsp.lsp.server import serve  # lazy: pygls and lsprotocol take most of a second to import
+
     return serve(args.tcp, prestarted, args.token_file)
 
 
@@ -117,7 +158,7 @@ def _prestart_worker() -> Worker | None:
         worker = Worker(from_environment(Settings()))
         worker.begin()
     except (WorkerUnavailable, ValueError):
-        return None   # the server starts its own worker and reports why
+        return None  # the server starts its own worker and reports why
     return worker
 
 
@@ -139,14 +180,15 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
             print(f"tilelens-lsp: no such config file: {args.config}", file=sys.stderr)
             return 2
         try:
-            from tilelens_lsp.launches.toml import files_in_config, read_target   # lazy: see cli/files.py
+            from tilelens_lsp.launches.toml import files_in_config, read_target  # lazy: see cli/files.py
+
             config_files = [Path(f).resolve() for f in files_in_config(config, settings.interpreter)]
             read_target(config)
         except Exception as exc:  # noqa: BLE001 - a broken toml is a configuration error
             print(f"tilelens-lsp: {config}: {exc}", file=sys.stderr)
             return 2
     if not args.paths and config is None:
-        args.paths = ["."]   # with --config, its launches and the paths given: nothing else
+        args.paths = ["."]  # with --config, its launches and the paths given: nothing else
     files, errors = collect_files(args.paths, config_files)
     if errors:
         for e in errors:
@@ -155,12 +197,18 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     if args.declared_only:
         files = declared_only(files, config)
         if not files:
-            return 0   # nothing declares a launch: nothing to import, nothing to report
+            return 0  # nothing declares a launch: nothing to import, nothing to report
     workspace = [f for f in files if not installed(f)]
-    root = (args.root.resolve() if args.root else
-            find_root(Path(os.path.commonpath([str(f.parent) for f in workspace])) if workspace else Path.cwd()))
-    display = Display(root, Path.cwd().resolve(), tuple(
-        x for flag in ("python", "target") if getattr(args, flag, None) for x in (f"--{flag}", getattr(args, flag))))
+    root = (
+        args.root.resolve()
+        if args.root
+        else find_root(Path(os.path.commonpath([str(f.parent) for f in workspace])) if workspace else Path.cwd())
+    )
+    display = Display(
+        root,
+        Path.cwd().resolve(),
+        tuple(x for flag in ("python", "target") if getattr(args, flag, None) for x in (f"--{flag}", getattr(args, flag))),
+    )
     broken = _broken_config(files, root, config)
     if broken:
         print(f"tilelens-lsp: {broken}", file=sys.stderr)
@@ -178,11 +226,10 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     # what the JSON and SARIF say is what every file compiles for: the toml may no longer change it
     settings = replace(settings, target=target or Settings().target, target_pinned=True)
     if not files:
-        return _finish(args, unresolved, [], Settings().target if not target else target, "", display,
-                       unlaunched)
+        return _finish(args, unresolved, [], Settings().target if not target else target, "", display, unlaunched)
     jobs = max(1, args.jobs)
     server = _fork_server(settings) if jobs > 1 else None
-    workers = [Worker(settings, fork_server=server) for _ in range(jobs)]   # each starts on its first request
+    workers = [Worker(settings, fork_server=server) for _ in range(jobs)]  # each starts on its first request
     try:
         hello = workers[0].start()
     except WorkerUnavailable as exc:
@@ -202,8 +249,16 @@ def run_check(args, parser: argparse.ArgumentParser) -> int:
     shown = _suppressed(raw, files, args.select, args.ignore)
     # `check --shard`: the shard a document holds and each launch's declared index
     args.marks = (args.shard, [()] * len(unresolved) + positions) if args.shard else None
-    return _finish(args, unresolved + shown, [""] * len(unresolved) + [str(f) for f in files], settings.target,
-                   hello.triton, display, unlaunched, raw)
+    return _finish(
+        args,
+        unresolved + shown,
+        [""] * len(unresolved) + [str(f) for f in files],
+        settings.target,
+        hello.triton,
+        display,
+        unlaunched,
+        raw,
+    )
 
 
 def _fork_server(settings: Settings):
@@ -212,6 +267,7 @@ def _fork_server(settings: Settings):
         return None
     from tilelens_lsp.worker.forkserver import ForkServer
     from tilelens_lsp.worker.process import spawn_process
+
     return ForkServer.start(settings, lambda extra, stdin: spawn_process(settings, extra, stdin))
 
 
@@ -221,8 +277,9 @@ def run_merge(args) -> int:
         docs = shard.load(args.documents)
         if docs and all(shard.is_sarif(d) for d in docs):
             if args.format != "sarif":
-                raise shard.MergeError("SARIF shards merge into SARIF only (--format sarif); merge JSON shards "
-                                       "for other formats")
+                raise shard.MergeError(
+                    "SARIF shards merge into SARIF only (--format sarif); merge JSON shards for other formats"
+                )
             print(report.dumps(shard.merge_sarif(docs)))
             return 0
         results, triton, target = shard.merge_json(docs, args.partial)
@@ -238,13 +295,15 @@ def run_merge(args) -> int:
     return exit_code(results)
 
 
-def _unresolved_launches(paths: list[str], root: Path, config: Path | None, python: str | None,
-                         display: Display) -> list[FileResult]:
+def _unresolved_launches(
+    paths: list[str], root: Path, config: Path | None, python: str | None, display: Display
+) -> list[FileResult]:
     """A TL010 at its toml line for each launch table of the tomls in play that names no file the
     worker can import (an unknown `module =`, a `file =` that does not exist): never dropped in silence.
 
     The tomls in play: `--config`, else the workspace toml of each folder given."""
-    from tilelens_lsp.launches.toml import config_errors, find_config   # lazy: see cli/files.py
+    from tilelens_lsp.launches.toml import config_errors, find_config  # lazy: see cli/files.py
+
     tomls: dict[Path, str] = {}
     if config is not None:
         tomls[config] = "config"
@@ -256,10 +315,11 @@ def _unresolved_launches(paths: list[str], root: Path, config: Path | None, pyth
                     tomls.setdefault(found[0].resolve(), found[1])
     out = []
     for toml, origin in tomls.items():
-        diags = tuple(Diagnostic("TL010", f"this launch is not checked: {e.message}{_file_hint(e, toml, root)}",
-                                 e.line, e.column)
-                      for e in config_errors(toml, origin, python)
-                      if "`module`" in e.message or "`file`" in e.message)
+        diags = tuple(
+            Diagnostic("TL010", f"this launch is not checked: {e.message}{_file_hint(e, toml, root)}", e.line, e.column)
+            for e in config_errors(toml, origin, python)
+            if "`module`" in e.message or "`file`" in e.message
+        )
         if diags:
             out.append(FileResult(display.relative(toml), (), diags))
     return out
@@ -273,8 +333,9 @@ def exit_code(results: list[FileResult]) -> int:
     return 0
 
 
-def _suppressed(results: list[FileResult], files: list[Path], select: tuple[str, ...] | None,
-                ignore: tuple[str, ...] | None) -> list[FileResult]:
+def _suppressed(
+    results: list[FileResult], files: list[Path], select: tuple[str, ...] | None, ignore: tuple[str, ...] | None
+) -> list[FileResult]:
     """Each file's `# tilelens: ignore` comments applied, then `--select`/`--ignore`."""
     out = []
     for result, path in zip(results, files):
@@ -289,7 +350,8 @@ def _suppressed(results: list[FileResult], files: list[Path], select: tuple[str,
 def _toml_target(files: list[Path], root: Path, config: Path | None) -> tuple[str | None, str | None]:
     """The one target the tomls that apply to `files` ask for (the default where none sets one), or
     why there is no one target."""
-    from tilelens_lsp.launches.toml import find_config, read_target   # lazy: see cli/files.py
+    from tilelens_lsp.launches.toml import find_config, read_target  # lazy: see cli/files.py
+
     seen: dict[str, str] = {}
     for f in files:
         found = find_config(f, root, config)
@@ -306,7 +368,8 @@ def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | 
 
     A broken config is a configuration error (exit 2), like a bad `--config` file: its launches
     would otherwise be silently missing from the verdicts."""
-    from tilelens_lsp.launches.toml import ConfigError, find_config, read_target   # lazy: see cli/files.py
+    from tilelens_lsp.launches.toml import ConfigError, find_config, read_target  # lazy: see cli/files.py
+
     checked: set[Path] = set()
     for f in files:
         found = find_config(f, root, config)
@@ -320,13 +383,18 @@ def _broken_config(files: list[Path], root: Path, config: Path | None) -> str | 
     return None
 
 
-def _analyze_all(workers: list[Worker], files: list[Path], root: Path, config: Path | None,
-                 settings: Settings, share: Share | None = None,
-                 positions: list[tuple[int, ...]] | None = None) -> list[FileResult]:
+def _analyze_all(
+    workers: list[Worker],
+    files: list[Path],
+    root: Path,
+    config: Path | None,
+    settings: Settings,
+    share: Share | None = None,
+    positions: list[tuple[int, ...]] | None = None,
+) -> list[FileResult]:
     """Every file's result: its launches spread over the workers (worker/pool.py), `share` of them only."""
     cfg = str(config) if config else None
-    return analyze_files(workers, files, root, cfg, settings, share, skip=lambda f: too_large(f, root),
-                         positions=positions)
+    return analyze_files(workers, files, root, cfg, settings, share, skip=lambda f: too_large(f, root), positions=positions)
 
 
 def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
@@ -335,7 +403,7 @@ def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
     try:
         rel = path.relative_to(root).as_posix()
     except ValueError:
-        rel = str(path)     # outside the workspace: the file itself, never a bare name that may collide
+        rel = str(path)  # outside the workspace: the file itself, never a bare name that may collide
     return replace(result, path=rel)
 
 
@@ -353,15 +421,24 @@ def _file_hint(error, toml: Path, root: Path) -> str:
         candidate = base / (name.replace(".", "/") + ".py") if name else None
         if candidate is not None and candidate.is_file():
             rel = Path(os.path.relpath(candidate.resolve(), toml.parent)).as_posix()
-            return f"; it is a file of this workspace: write `file = \"{rel}\"` instead of `module =`"
+            return f'; it is a file of this workspace: write `file = "{rel}"` instead of `module =`'
     return ""
 
 
 def summarize(results: list[FileResult], raw: list[FileResult]) -> dict[str, Any]:
     """Launches counted by what became of them: analysed (clean or with findings), refused (by kind:
     not analysed), failed (compile, directive or worker errors); files whose import failed."""
-    out: dict[str, Any] = {"files": len(raw), "launches": 0, "analyzed": 0, "clean": 0, "with_findings": 0,
-                           "refused": 0, "refused_by_kind": {}, "failed": 0, "files_not_imported": 0}
+    out: dict[str, Any] = {
+        "files": len(raw),
+        "launches": 0,
+        "analyzed": 0,
+        "clean": 0,
+        "with_findings": 0,
+        "refused": 0,
+        "refused_by_kind": {},
+        "failed": 0,
+        "files_not_imported": 0,
+    }
     kinds: dict[str, int] = out["refused_by_kind"]
     for before, after in zip(raw, results):
         out["launches"] += len(after.launches)
@@ -374,8 +451,7 @@ def summarize(results: list[FileResult], raw: list[FileResult]) -> dict[str, Any
                 out["with_findings" if found else "clean"] += 1
             elif launch.status == "refused" and not any(d.code == "TL050" for d in launch.diagnostics):
                 out["refused"] += 1
-                for kind in sorted({d.kind or "unknown" for d in launch.diagnostics if d.code == "TL030"}
-                                   or {"unknown"}):
+                for kind in sorted({d.kind or "unknown" for d in launch.diagnostics if d.code == "TL030"} or {"unknown"}):
                     kinds[kind] = kinds.get(kind, 0) + 1
             else:
                 out["failed"] += 1
@@ -393,16 +469,24 @@ def summary_line(counts: dict[str, Any], errors: int) -> str:
     return line + f"; {errors} error(s)"
 
 
-def _unlaunched_kernels(results: list[FileResult], unlaunched: list[tuple[Path, list]],
-                        display: Display) -> list[tuple[str, str, str, int, int]]:
+def _unlaunched_kernels(
+    results: list[FileResult], unlaunched: list[tuple[Path, list]], display: Display
+) -> list[tuple[str, str, str, int, int]]:
     """(shown path, the `suggest` command for its file, kernel, line, column) of every kernel without a
     declared launch."""
     out = []
     for r in results:
         for d in r.diagnostics:
             if d.code == "TL100":
-                out.append((r.path, display.suggest_command(display.pasteable(r.path, r)), d.message.split(" ", 1)[0],
-                            d.line, d.column))
+                out.append(
+                    (
+                        r.path,
+                        display.suggest_command(display.pasteable(r.path, r)),
+                        d.message.split(" ", 1)[0],
+                        d.line,
+                        d.column,
+                    )
+                )
     for path, kernels in unlaunched:
         shown = display.relative(path)
         command = display.suggest_command(display.pasteable(shown, FileResult(shown)))
@@ -412,10 +496,12 @@ def _unlaunched_kernels(results: list[FileResult], unlaunched: list[tuple[Path, 
 
 def no_launch_message(kernels: list[tuple]) -> str:
     names, suggest = _kernel_list(kernels, 8), kernels[0][1]
-    return (f"tilelens-lsp: nothing was checked: no launch is declared for any of the {len(kernels)} kernel(s) "
-            f"found ({names}). Next: `{suggest}` prints a launch that compiles for "
-            "each kernel of a file (`--write` inserts it), `tilelens-lsp capture -- COMMAND` records the "
-            "launches a real run makes; pass --declared-only to accept a tree without launches")
+    return (
+        f"tilelens-lsp: nothing was checked: no launch is declared for any of the {len(kernels)} kernel(s) "
+        f"found ({names}). Next: `{suggest}` prints a launch that compiles for "
+        "each kernel of a file (`--write` inserts it), `tilelens-lsp capture -- COMMAND` records the "
+        "launches a real run makes; pass --declared-only to accept a tree without launches"
+    )
 
 
 def _kernel_list(kernels: list[tuple], most: int) -> str:
@@ -430,17 +516,27 @@ def _kernel_list(kernels: list[tuple], most: int) -> str:
 
 def hint_line(kernels: list[tuple]) -> str:
     suggest = kernels[0][1]
-    return (f"tilelens-lsp: {len(kernels)} kernel(s) without a declared launch, not checked: "
-            f"{_kernel_list(kernels, 6)} (--show-hints lists each; `{suggest}` "
-            "declares one)")
+    return (
+        f"tilelens-lsp: {len(kernels)} kernel(s) without a declared launch, not checked: "
+        f"{_kernel_list(kernels, 6)} (--show-hints lists each; `{suggest}` "
+        "declares one)"
+    )
 
 
-def _finish(args, results: list[FileResult], absolute: list[str], target: str, triton: str, display: Display,
-            unlaunched: list, raw: list[FileResult] | None = None) -> int:
+def _finish(
+    args,
+    results: list[FileResult],
+    absolute: list[str],
+    target: str,
+    triton: str,
+    display: Display,
+    unlaunched: list,
+    raw: list[FileResult] | None = None,
+) -> int:
     """Print the results and the summary; return the exit status, also when the reader of stdout went
     away (`| head -1`)."""
     raw = raw if raw is not None else []
-    analysed = results[len(results) - len(raw):] if raw else []
+    analysed = results[len(results) - len(raw) :] if raw else []
     counts = summarize(analysed, raw)
     kernels = _unlaunched_kernels(analysed, unlaunched, display)
     code = getattr(args, "exit_now", None)
@@ -448,16 +544,29 @@ def _finish(args, results: list[FileResult], absolute: list[str], target: str, t
         code = exit_code(results)
         if "refused" in args.fail_on and (counts["refused"] or counts["failed"] or counts["files_not_imported"]):
             code = max(code, 1)
-        if len(results) > len(analysed):     # a toml launch that names nothing the worker can import
+        if len(results) > len(analysed):  # a toml launch that names nothing the worker can import
             code = 2
         elif not counts["launches"] and kernels and not args.declared_only:
             code = 2
     if args.show_hints and unlaunched:
-        results = results + [FileResult(display.relative(p), (), tuple(
-            Diagnostic("TL100", f"{name} has no declared launch, so it is not checked: `"
-                       f"{display.suggest_command(display.pasteable(display.relative(p), FileResult('')))}` "
-                       "writes one that compiles",
-                       line, col) for name, line, col in ks)) for p, ks in unlaunched]
+        results = results + [
+            FileResult(
+                display.relative(p),
+                (),
+                tuple(
+                    Diagnostic(
+                        "TL100",
+                        f"{name} has no declared launch, so it is not checked: `"
+                        f"{display.suggest_command(display.pasteable(display.relative(p), FileResult('')))}` "
+                        "writes one that compiles",
+                        line,
+                        col,
+                    )
+                    for name, line, col in ks
+                ),
+            )
+            for p, ks in unlaunched
+        ]
     try:
         _emit(args, results, absolute, triton, target, counts)
         if args.format == "text":
@@ -468,8 +577,11 @@ def _finish(args, results: list[FileResult], absolute: list[str], target: str, t
                 print(hint_line(kernels), file=sys.stderr)
             print(summary_line(counts, errors), file=sys.stderr)
             if counts["refused"] and "refused" not in args.fail_on:
-                print("tilelens-lsp: a refused launch was not analysed (its TL030 says why and what to declare); "
-                      "--fail-on refused makes it fail the check", file=sys.stderr)
+                print(
+                    "tilelens-lsp: a refused launch was not analysed (its TL030 says why and what to declare); "
+                    "--fail-on refused makes it fail the check",
+                    file=sys.stderr,
+                )
         sys.stdout.flush()
     except BrokenPipeError:
         # Nobody reads the rest: point stdout at /dev/null so the interpreter's last flush is quiet.
@@ -479,14 +591,20 @@ def _finish(args, results: list[FileResult], absolute: list[str], target: str, t
     return code
 
 
-def _emit(args, results: list[FileResult], absolute: list[str], triton: str, target: str,
-          counts: dict[str, Any]) -> None:
-    _print_results(args.format, results, absolute, triton, target, counts, getattr(args, "marks", None),
-                   args.show_hints)
+def _emit(args, results: list[FileResult], absolute: list[str], triton: str, target: str, counts: dict[str, Any]) -> None:
+    _print_results(args.format, results, absolute, triton, target, counts, getattr(args, "marks", None), args.show_hints)
 
 
-def _print_results(fmt: str, results: list[FileResult], absolute: list[str] | None, triton: str, target: str,
-                   counts: dict[str, Any] | None, marks, hints: bool) -> None:
+def _print_results(
+    fmt: str,
+    results: list[FileResult],
+    absolute: list[str] | None,
+    triton: str,
+    target: str,
+    counts: dict[str, Any] | None,
+    marks,
+    hints: bool,
+) -> None:
     """`marks`: (the shard, each file's launches' declared indices) for the output of `check --shard`."""
     if fmt == "text":
         for line in report.text_lines(results, hints=hints):

@@ -37,8 +37,9 @@ def findings(results: list[FileResult], hints: bool = True) -> list[Finding]:
     order: list[tuple] = []
     merged: dict[tuple, list] = {}
     for result in results:
-        items = [(d, None) for d in result.diagnostics] + [(d, launch) for launch in result.launches
-                                                            for d in launch.diagnostics]
+        items = [(d, None) for d in result.diagnostics] + [
+            (d, launch) for launch in result.launches for d in launch.diagnostics
+        ]
         for diag, launch in sorted(items, key=lambda x: (x[0].line, x[0].column, x[0].code)):
             if diag.severity == "hint" and not hints:
                 continue
@@ -52,7 +53,7 @@ def findings(results: list[FileResult], hints: bool = True) -> list[Finding]:
     return [Finding(merged[k][0], merged[k][1], tuple(merged[k][2])) for k in order]
 
 
-LABEL_KEYS = 4     # config entries a launch's label shows (JSON has them all)
+LABEL_KEYS = 4  # config entries a launch's label shows (JSON has them all)
 
 
 def launch_label(launch: LaunchResult, kernel: bool = True) -> str:
@@ -76,8 +77,11 @@ def launches_note(launches: tuple[LaunchResult, ...]) -> str:
         return f" (launch: {launch_label(launches[0])})"
     kernels = {launch.kernel for launch in launches}
     if len(kernels) == 1:
-        return (f" ({len(launches)} launches of {launches[0].kernel}: "
-                + "; ".join(launch_label(launch, kernel=False) for launch in launches) + ")")
+        return (
+            f" ({len(launches)} launches of {launches[0].kernel}: "
+            + "; ".join(launch_label(launch, kernel=False) for launch in launches)
+            + ")"
+        )
     return f" ({len(launches)} launches: " + "; ".join(launch_label(launch) for launch in launches) + ")"
 
 
@@ -88,21 +92,30 @@ def text_lines(results: list[FileResult], hints: bool = True) -> list[str]:
         # a toml table's diagnostic names its place in its message (for an editor showing it in the
         # kernel file); the line says it already
         message = f.diag.message.removeprefix(f"{where}: ")
-        lines.append(f"{where}: {f.diag.severity}: {message}"
-                     f"{launches_note(f.launches)} [{f.diag.code}]")
+        lines.append(f"{where}: {f.diag.severity}: {message}{launches_note(f.launches)} [{f.diag.code}]")
     return lines
 
 
-def json_document(results: list[FileResult], triton: str, target: str, absolute: list[str] | None = None,
-                  summary: dict[str, Any] | None = None) -> dict[str, Any]:
+def json_document(
+    results: list[FileResult],
+    triton: str,
+    target: str,
+    absolute: list[str] | None = None,
+    summary: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     files = []
     for i, result in enumerate(results):
         data = result.to_json()
         if absolute is not None and absolute[i]:
             data["absolute_path"] = absolute[i]
         files.append(data)
-    doc: dict[str, Any] = {"tool": "tilelens-lsp", "version": __version__, "triton": triton, "target": target,
-                           "files": files}
+    doc: dict[str, Any] = {
+        "tool": "tilelens-lsp",
+        "version": __version__,
+        "triton": triton,
+        "target": target,
+        "files": files,
+    }
     if summary is not None:
         doc["summary"] = summary
     return doc
@@ -112,12 +125,15 @@ def _rule(code: str) -> dict[str, Any]:
     """The SARIF rule of `code`, from the table of codes (diagnostics.py)."""
     c = CODES[code]
     return {
-        "id": code, "name": c.title.title().replace(" ", "").replace("-", ""),
+        "id": code,
+        "name": c.title.title().replace(" ", "").replace("-", ""),
         "shortDescription": {"text": c.title},
         "fullDescription": {"text": c.description},
-        "help": {"text": f"{c.description} {c.fix}",
-                 "markdown": f"**{code}: {c.title}** ({c.severity})\n\n{c.description}\n\n**How to fix.** "
-                             f"{c.fix}\n\n[Documentation]({c.url})"},
+        "help": {
+            "text": f"{c.description} {c.fix}",
+            "markdown": f"**{code}: {c.title}** ({c.severity})\n\n{c.description}\n\n**How to fix.** "
+            f"{c.fix}\n\n[Documentation]({c.url})",
+        },
         "helpUri": c.url,
         "defaultConfiguration": {"level": c.sarif_level},
         "properties": {"tags": ["triton", "gpu"] + (["correctness"] if c.severity == "error" else [])},
@@ -131,12 +147,17 @@ def fingerprint(code: str, path: str, kernel: str | None, message: str) -> str:
 
 
 def _launch_json(launch: LaunchResult) -> dict[str, Any]:
-    return {"kernel": launch.kernel, "config": launch.config, "engine": launch.engine,
-            "origin": launch.origin.to_json() if launch.origin is not None else None}
+    return {
+        "kernel": launch.kernel,
+        "config": launch.config,
+        "engine": launch.engine,
+        "origin": launch.origin.to_json() if launch.origin is not None else None,
+    }
 
 
-def sarif_document(results: list[FileResult], triton: str, target: str,
-                   summary: dict[str, Any] | None = None) -> dict[str, Any]:
+def sarif_document(
+    results: list[FileResult], triton: str, target: str, summary: dict[str, Any] | None = None
+) -> dict[str, Any]:
     rules = [_rule(code) for code in sorted(CODES)]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     sarif_results = []
@@ -147,19 +168,30 @@ def sarif_document(results: list[FileResult], triton: str, target: str,
         key = fingerprint(diag.code, path, kernel, diag.message)
         seen[key] = seen.get(key, 0) + 1
         entry: dict[str, Any] = {
-            "ruleId": diag.code, "ruleIndex": index[diag.code], "level": SARIF_LEVEL[diag.severity],
+            "ruleId": diag.code,
+            "ruleIndex": index[diag.code],
+            "level": SARIF_LEVEL[diag.severity],
             "message": {"text": diag.message + launches_note(f.launches)},
             "locations": [_location(path, diag.line, diag.column)],
             "partialFingerprints": {"tilelensFinding/v1": f"{key}:{seen[key]}"},
         }
         related = []
         if len(diag.stack) > 1:
-            related = [{**_location(fr.path, fr.line, fr.column),
-                        "message": {"text": "called from here" if i else "innermost frame"}}
-                       for i, fr in enumerate(diag.stack)]
-        related += [{**_location(launch.origin.path, launch.origin.line, launch.origin.column),
-                     "message": {"text": f"launch {launch_label(launch)}"}}
-                    for launch in f.launches if launch.origin is not None]
+            related = [
+                {
+                    **_location(fr.path, fr.line, fr.column),
+                    "message": {"text": "called from here" if i else "innermost frame"},
+                }
+                for i, fr in enumerate(diag.stack)
+            ]
+        related += [
+            {
+                **_location(launch.origin.path, launch.origin.line, launch.origin.column),
+                "message": {"text": f"launch {launch_label(launch)}"},
+            }
+            for launch in f.launches
+            if launch.origin is not None
+        ]
         if related:
             entry["relatedLocations"] = [{**r, "id": i} for i, r in enumerate(related)]
         properties: dict[str, Any] = {}
@@ -176,21 +208,26 @@ def sarif_document(results: list[FileResult], triton: str, target: str,
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "tilelens-lsp", "version": __version__,
-                                "informationUri": README_URL, "rules": rules}},
-            "properties": run_properties,
-            "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the workspace root"}}},
-            "results": sarif_results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {"name": "tilelens-lsp", "version": __version__, "informationUri": README_URL, "rules": rules}
+                },
+                "properties": run_properties,
+                "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the workspace root"}}},
+                "results": sarif_results,
+            }
+        ],
     }
 
 
 def _location(path: str, line: int, column: int) -> dict[str, Any]:
-    return {"physicalLocation": {
-        "artifactLocation": {"uri": path, "uriBaseId": "%SRCROOT%"},
-        "region": {"startLine": max(1, line), "startColumn": max(1, column)},
-    }}
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": path, "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": max(1, line), "startColumn": max(1, column)},
+        }
+    }
 
 
 def dumps(doc: dict[str, Any]) -> str:
@@ -220,6 +257,8 @@ def github_lines(results: list[FileResult]) -> list[str]:
         if diag.end_line and diag.end_line > diag.line:
             props.append(f"endLine={diag.end_line}")
         props.append(f"title={_escape_property(diag.code)}")
-        lines.append(f"::{_GITHUB_LEVEL[diag.severity]} {','.join(props)}::"
-                     f"{_escape_data(diag.message + launches_note(f.launches) + ' [' + diag.code + ']')}")
+        lines.append(
+            f"::{_GITHUB_LEVEL[diag.severity]} {','.join(props)}::"
+            f"{_escape_data(diag.message + launches_note(f.launches) + ' [' + diag.code + ']')}"
+        )
     return lines

@@ -19,7 +19,7 @@ def add_parser(sub) -> None:
 
 def render(code: Code) -> str:
     """The code's documentation for a terminal: its section with a title line and the link."""
-    body = code.markdown().split("\n", 2)[2]     # drop the `### TLxxx` heading and its blank line
+    body = code.markdown().split("\n", 2)[2]  # drop the `### TLxxx` heading and its blank line
     return f"# {code.code}: {code.title} ({code.severity})\n\n{body}\nDocumentation: {code.url}\n"
 
 
@@ -31,8 +31,10 @@ def run_rule(args) -> int:
         sys.stdout.write("\n".join(render(c) for c in CODES.values()))
         return 0
     if not args.code:
-        print("tilelens-lsp: rule needs a code (e.g. tilelens-lsp rule TL001) or --all; codes: "
-              + ", ".join(CODES), file=sys.stderr)
+        print(
+            "tilelens-lsp: rule needs a code (e.g. tilelens-lsp rule TL001) or --all; codes: " + ", ".join(CODES),
+            file=sys.stderr,
+        )
         return 2
     code = lookup(args.code)
     if code is None:

@@ -34,18 +34,27 @@ def parse_share(text: str) -> Share:
 
 
 def add_shard_flag(check: argparse.ArgumentParser) -> None:
-    check.add_argument("--shard", type=parse_share, metavar="K/N",
-                       help="check only shard K of N (a stable share of the launches, for a CI matrix); "
-                            "`tilelens-lsp merge` puts the shards' JSON back together")
+    check.add_argument(
+        "--shard",
+        type=parse_share,
+        metavar="K/N",
+        help="check only shard K of N (a stable share of the launches, for a CI matrix); "
+        "`tilelens-lsp merge` puts the shards' JSON back together",
+    )
 
 
 def add_merge_parser(sub) -> None:
     merge = sub.add_parser("merge", help="merge the JSON (or SARIF) output of `check --shard K/N` runs")
     merge.add_argument("documents", nargs="+", type=Path, help="one output file per shard")
-    merge.add_argument("--format", choices=("text", "json", "sarif", "github"), default="json",
-                       help="output format (from JSON shards; SARIF shards merge into SARIF only)")
-    merge.add_argument("--partial", action="store_true",
-                       help="merge whatever shards are given (default: every shard 1..N exactly once)")
+    merge.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "github"),
+        default="json",
+        help="output format (from JSON shards; SARIF shards merge into SARIF only)",
+    )
+    merge.add_argument(
+        "--partial", action="store_true", help="merge whatever shards are given (default: every shard 1..N exactly once)"
+    )
 
 
 def annotate(doc: dict[str, Any], fmt: str, share: Share | None) -> dict[str, Any]:
@@ -90,8 +99,11 @@ def merge_json(docs: list[dict[str, Any]], partial: bool = False) -> tuple[list[
     for doc in docs:
         for f in doc["files"]:
             files.setdefault(f["path"], []).append(f)
-    return ([_merge_file(path, parts) for path, parts in files.items()], docs[0].get("triton", ""),
-            docs[0].get("target", ""))
+    return (
+        [_merge_file(path, parts) for path, parts in files.items()],
+        docs[0].get("triton", ""),
+        docs[0].get("target", ""),
+    )
 
 
 def _check_whole(docs: list[dict[str, Any]], partial: bool) -> None:
@@ -127,7 +139,7 @@ def _merge_file(path: str, parts: list[dict[str, Any]]) -> FileResult:
         keyed += list(zip(indices, result.launches))
     # stable: the configs of one launch (all in one shard) keep their order
     launches = tuple(launch for _, launch in sorted(keyed, key=lambda kv: kv[0]))
-    ordered = sorted(results, key=lambda r: -len(r.diagnostics))   # the first launch's shard holds them all
+    ordered = sorted(results, key=lambda r: -len(r.diagnostics))  # the first launch's shard holds them all
     diags: list[Diagnostic] = []
     for result in ordered:
         diags += [d for d in result.diagnostics if d not in diags]
@@ -137,8 +149,9 @@ def _merge_file(path: str, parts: list[dict[str, Any]]) -> FileResult:
 
 def absolute_path(docs: list[dict[str, Any]], path: str) -> str:
     """The `absolute_path` the shards' JSON gives the file `path` ("" where none does)."""
-    return next((f.get("absolute_path", "") for d in docs for f in d["files"]
-                 if f["path"] == path and f.get("absolute_path")), "")
+    return next(
+        (f.get("absolute_path", "") for d in docs for f in d["files"] if f["path"] == path and f.get("absolute_path")), ""
+    )
 
 
 SUMMED = ("launches", "analyzed", "clean", "with_findings", "refused", "failed")

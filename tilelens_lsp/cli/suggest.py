@@ -15,19 +15,22 @@ import sys
 from pathlib import Path
 
 from tilelens_lsp import releases
+from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.launches.kernels import find_kernels, kernel_head
 from tilelens_lsp.model import Suggestion
 from tilelens_lsp.paths import find_root
-from tilelens_lsp.cli.options import settings_from_args
 from tilelens_lsp.worker.process import Worker, WorkerUnavailable
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("suggest", help="print (or insert) an example launch that compiles for each kernel "
-                       "without one")
+    p = sub.add_parser("suggest", help="print (or insert) an example launch that compiles for each kernel without one")
     p.add_argument("file", type=Path, help="a Python file with @triton.jit kernels")
-    p.add_argument("--kernel", action="append", metavar="NAME",
-                   help="only this kernel (repeatable; default: every kernel that has no declared launch)")
+    p.add_argument(
+        "--kernel",
+        action="append",
+        metavar="NAME",
+        help="only this kernel (repeatable; default: every kernel that has no declared launch)",
+    )
     p.add_argument("--write", action="store_true", help="insert the launches above their kernels in FILE")
     p.add_argument("--target", help="compile target, e.g. cuda:89 (default) or cuda:90")
     p.add_argument("--python", help="interpreter for the worker (default: this one)")
@@ -42,7 +45,7 @@ def run_suggest(args) -> int:
         return 2
     try:
         settings = settings_from_args(args)
-        text = path.read_bytes().decode("utf-8")   # as it is: line endings included
+        text = path.read_bytes().decode("utf-8")  # as it is: line endings included
     except (ValueError, OSError) as exc:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2
@@ -79,8 +82,7 @@ def _report(args, path: Path, text: str, found: list[Suggestion]) -> int:
             except (OSError, ValueError) as exc:
                 print(f"tilelens-lsp: {args.file} left unchanged: {exc}", file=sys.stderr)
                 return 2
-            print(f"{args.file}: declared {len(good)} example launch(es): "
-                  + ", ".join(s.kernel for s in good))
+            print(f"{args.file}: declared {len(good)} example launch(es): " + ", ".join(s.kernel for s in good))
     else:
         for s in good:
             head = kernel_head(text, s.kernel)
@@ -92,7 +94,7 @@ def _report(args, path: Path, text: str, found: list[Suggestion]) -> int:
 def _insert(path: Path, text: str, found: list[Suggestion]) -> None:
     """Each block above its kernel, bottom first so earlier line numbers hold; a read-only file is refused."""
     newline = "\r\n" if "\r\n" in text else "\n"
-    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)   # the line breaks ast counts, kept
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)  # the line breaks ast counts, kept
     heads = []
     for s in found:
         head = kernel_head(text, s.kernel)
@@ -100,7 +102,7 @@ def _insert(path: Path, text: str, found: list[Suggestion]) -> None:
             raise ValueError(f"no function {s.kernel} in it")
         heads.append((head, s))
     for (first, indent), s in sorted(heads, key=lambda h: -h[0][0]):
-        lines[first - 1:first - 1] = [f"{indent}{x}{newline}" for x in s.lines]
+        lines[first - 1 : first - 1] = [f"{indent}{x}{newline}" for x in s.lines]
     if not path.stat().st_mode & 0o222:
         raise ValueError("it is read-only")
     data = "".join(lines).encode("utf-8")

@@ -20,7 +20,7 @@ _CLASSES: tuple[type[IRClient], ...] = (FootprintClient, SanitizerClient, Overfl
 # below this layer, so it cannot import it) must name exactly these, in this order: a client missing
 # there would never run, so a mismatch fails every import of the clients rather than silently.
 CLIENTS: dict[str, type[IRClient]] = {cls.name: cls for cls in _CLASSES}
-if tuple(CLIENTS) != ALL_CLIENTS:   # pragma: no cover - a registration mistake, caught by any test run
+if tuple(CLIENTS) != ALL_CLIENTS:  # pragma: no cover - a registration mistake, caught by any test run
     raise ImportError(f"settings.ALL_CLIENTS {ALL_CLIENTS} does not name the registered clients {tuple(CLIENTS)}")
 
 __all__ = ["CLIENTS", "ClientOutput", "IRClient", "LaunchAnalysis"]

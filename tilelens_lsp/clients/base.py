@@ -17,9 +17,9 @@ class LaunchAnalysis:
     obligations: list[Obligation]
     args: dict[str, ArgInfo]
     views: dict[str, TensorSpec]
-    stack_of: Callable[[str, tuple[str, ...]], tuple[Frame, ...]]   # (loc, call stack) → frames
+    stack_of: Callable[[str, tuple[str, ...]], tuple[Frame, ...]]  # (loc, call stack) → frames
     grid: tuple[int, int, int] = (1, 1, 1)
-    locked: bool = False        # the kernel takes a lock (atomic_cas): programs are ordered by it
+    locked: bool = False  # the kernel takes a lock (atomic_cas): programs are ordered by it
 
     def program(self, index: int) -> tuple[int, int, int]:
         """The program id (x, y, z) of a linear program index."""
@@ -31,7 +31,7 @@ class LaunchAnalysis:
 class ClientOutput:
     accesses: list[Access] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)      # what a client could not decide, for the hover
+    notes: list[str] = field(default_factory=list)  # what a client could not decide, for the hover
 
 
 class IRClient:

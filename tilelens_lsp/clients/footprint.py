@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from tilelens_lsp.engines.values import merge_intervals
-from tilelens_lsp.clients.base import ClientOutput, IRClient, LaunchAnalysis, frame_fields
-from tilelens_lsp.model import Access
-
 import numpy as np
 
-MAX_SPANS = 4096   # intervals one reported footprint keeps; past it, the smallest gaps are closed
+from tilelens_lsp.clients.base import ClientOutput, IRClient, LaunchAnalysis, frame_fields
+from tilelens_lsp.engines.values import merge_intervals
+from tilelens_lsp.model import Access
+
+MAX_SPANS = 4096  # intervals one reported footprint keeps; past it, the smallest gaps are closed
 
 
 def coarsen(starts: np.ndarray, ends: np.ndarray, limit: int = MAX_SPANS) -> tuple[np.ndarray, np.ndarray]:
@@ -18,7 +18,7 @@ def coarsen(starts: np.ndarray, ends: np.ndarray, limit: int = MAX_SPANS) -> tup
     if starts.size <= limit:
         return starts, ends
     gaps = starts[1:] - ends[:-1]
-    keep = np.sort(np.argsort(gaps, kind="stable")[gaps.size - (limit - 1):])
+    keep = np.sort(np.argsort(gaps, kind="stable")[gaps.size - (limit - 1) :])
     return np.concatenate((starts[:1], starts[keep + 1])), np.concatenate((ends[keep], ends[-1:]))
 
 
@@ -33,15 +33,13 @@ class FootprintClient(IRClient):
             stack = analysis.stack_of(site.loc, site.call_stack)
             where = frame_fields(stack)
             key = (site.op, where["path"], where["line"], site.arg)
-            entry = merged.setdefault(key, {"where": where, "starts": [], "ends": [], "exact": True,
-                                            "oob": False})
+            entry = merged.setdefault(key, {"where": where, "starts": [], "ends": [], "exact": True, "oob": False})
             entry["starts"] += site.starts
             entry["ends"] += site.ends
             entry["exact"] &= site.exact
             entry["oob"] |= site.oob is not None
         out = ClientOutput()
-        for (op, path, line, arg), entry in sorted(merged.items(), key=lambda kv: (kv[0][2], kv[0][1],
-                                                                                   kv[0][0], kv[0][3])):
+        for (op, path, line, arg), entry in sorted(merged.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0], kv[0][3])):
             starts, ends = merge_intervals(entry["starts"], entry["ends"])
             touched = int((ends - starts).sum())
             bound_s, bound_e = coarsen(starts, ends)
@@ -49,11 +47,25 @@ class FootprintClient(IRClient):
             spans = tuple(zip(bound_s.tolist(), bound_e.tolist()))
             info = analysis.args[arg]
             view = analysis.views.get(arg)
-            out.accesses.append(Access(
-                op=op, line=line, column=entry["where"]["column"], pointer=arg,
-                dtype=view.dtype if view else "", exact=exact, elements=spans,
-                in_bounds=not entry["oob"], path=path,
-                view_numel=view.numel if view else 0, storage=info.hi, view_offset=-info.lo,
-                element_size=info.elem_size, touched=touched, contiguous=starts.size <= 1,
-                view_shape=tuple(view.shape) if view else (), view_strides=tuple(view.strides) if view else ()))
+            out.accesses.append(
+                Access(
+                    op=op,
+                    line=line,
+                    column=entry["where"]["column"],
+                    pointer=arg,
+                    dtype=view.dtype if view else "",
+                    exact=exact,
+                    elements=spans,
+                    in_bounds=not entry["oob"],
+                    path=path,
+                    view_numel=view.numel if view else 0,
+                    storage=info.hi,
+                    view_offset=-info.lo,
+                    element_size=info.elem_size,
+                    touched=touched,
+                    contiguous=starts.size <= 1,
+                    view_shape=tuple(view.shape) if view else (),
+                    view_strides=tuple(view.strides) if view else (),
+                )
+            )
         return out

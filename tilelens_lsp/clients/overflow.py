@@ -26,12 +26,21 @@ class OverflowClient(IRClient):
             it = v["iteration"]
             when = f", loop iteration {', '.join(map(str, it))}" if it else ""
             op = ob.op.split(".")[-1].rstrip("i")
-            message = (f"i{ob.bits} overflow in address arithmetic: {op} gives {v['value']} "
-                       f"(program {tuple(v['pid'])}, lane [{lane}]{when}), outside "
-                       f"[{-(1 << (ob.bits - 1))}, {(1 << (ob.bits - 1)) - 1}]; compute it in 64 bits "
-                       f"(e.g. .to(tl.int64)) or check the sizes")
-            out.diagnostics.append(Diagnostic(
-                code="TL003", message=message, line=where["line"], column=where["column"], stack=stack,
-                witness=Witness(tuple(v["pid"]), tuple(v["lane"]), tuple(it) if it else None, None, v["value"]),
-                kind=self.name))
+            message = (
+                f"i{ob.bits} overflow in address arithmetic: {op} gives {v['value']} "
+                f"(program {tuple(v['pid'])}, lane [{lane}]{when}), outside "
+                f"[{-(1 << (ob.bits - 1))}, {(1 << (ob.bits - 1)) - 1}]; compute it in 64 bits "
+                f"(e.g. .to(tl.int64)) or check the sizes"
+            )
+            out.diagnostics.append(
+                Diagnostic(
+                    code="TL003",
+                    message=message,
+                    line=where["line"],
+                    column=where["column"],
+                    stack=stack,
+                    witness=Witness(tuple(v["pid"]), tuple(v["lane"]), tuple(it) if it else None, None, v["value"]),
+                    kind=self.name,
+                )
+            )
         return out

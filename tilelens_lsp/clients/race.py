@@ -23,7 +23,7 @@ class _Runs:
     starts: np.ndarray
     ends: np.ndarray
     progs: np.ndarray
-    sites: np.ndarray      # index of the site each run came from
+    sites: np.ndarray  # index of the site each run came from
 
 
 class RaceClient(IRClient):
@@ -34,8 +34,7 @@ class RaceClient(IRClient):
         if analysis.locked:
             out.notes.append("races not checked: the kernel takes a lock (atomic_cas), which orders programs")
             return out
-        sites = [s for s in analysis.sites if s.op in ("load", "store") and s.arg in analysis.args
-                 and s.refusal is None]
+        sites = [s for s in analysis.sites if s.op in ("load", "store") and s.arg in analysis.args and s.refusal is None]
         for site in sites:
             if site.op == "store" and site.lane_race is not None:
                 out.diagnostics.append(self._lane_diagnostic(analysis, site))
@@ -44,8 +43,10 @@ class RaceClient(IRClient):
             if all(s.per_program is not None for s in mine):
                 # the grid engine's symbolic footprints: disjoint programs proven, or a note
                 if not _programs_disjoint(mine):
-                    out.notes.append(f"races on {arg} not decided: at this grid size the per-program footprints "
-                                     "are bounds, and they could not be proven disjoint between programs")
+                    out.notes.append(
+                        f"races on {arg} not decided: at this grid size the per-program footprints "
+                        "are bounds, and they could not be proven disjoint between programs"
+                    )
                 # two lanes of one store meeting: decided where the grid engine shows every live lane of
                 # each store its own element, else said, never left to read as "no race between lanes"
                 if not all(s.per_program.lanes_distinct for s in mine if s.op == "store"):
@@ -53,21 +54,23 @@ class RaceClient(IRClient):
                 continue
             unknown = [s for s in mine if s.tagged is None or not s.exact]
             if unknown:
-                if all(s.bounds for s in unknown if s.tagged is None) and all(
-                        s.tagged is None or s.exact for s in mine):
+                if all(s.bounds for s in unknown if s.tagged is None) and all(s.tagged is None or s.exact for s in mine):
                     found = _possible(mine, analysis.args[arg].lo, analysis.args[arg].hi)
                     if found is not None:
                         out.diagnostics.append(self._possible_diagnostic(analysis, mine, found))
                     continue
                 segment = any(s.tagged is None and s.bounds is None for s in unknown)
                 branch = any(s.tagged is not None and not s.exact for s in unknown)
-                why = ("is a bound between per-program offsets loaded from a declared range (segments such as "
-                       "cu_seqlens or expert offsets, disjoint only when the offsets are sorted)" if segment else
-                       "is a bound: it runs under a mask or branch that loaded data decides" if branch else
-                       "is not known exactly (a mask or address from loaded data without a declared range: "
-                       "declare the index tensor's `.values(LO, HI)`)")
-                out.notes.append(f"races on {arg} not checked: the per-program footprint of the {unknown[0].op} "
-                                 f"there {why}")
+                why = (
+                    "is a bound between per-program offsets loaded from a declared range (segments such as "
+                    "cu_seqlens or expert offsets, disjoint only when the offsets are sorted)"
+                    if segment
+                    else "is a bound: it runs under a mask or branch that loaded data decides"
+                    if branch
+                    else "is not known exactly (a mask or address from loaded data without a declared range: "
+                    "declare the index tensor's `.values(LO, HI)`)"
+                )
+                out.notes.append(f"races on {arg} not checked: the per-program footprint of the {unknown[0].op} there {why}")
                 continue
             info = analysis.args[arg]
             # footprints are int64 arrays: a storage past 2**63 elements ([2**32, 2**32]) is clamped to what they can hold
@@ -94,11 +97,17 @@ class RaceClient(IRClient):
         verb = "stores" if second.op == "store" else "loads"
         return Diagnostic(
             code="TL005",
-            message=(f"race between programs: program {pa} stores element {element} of {first.arg} (line "
-                     f"{where['line']}) and program {pb} {verb} it (line {other['line']}) without an atomic; "
-                     "the programs of a launch run in no fixed order"),
-            line=where["line"], column=where["column"], stack=stack,
-            witness=Witness(pa, (), None, int(element), None), kind=self.name)
+            message=(
+                f"race between programs: program {pa} stores element {element} of {first.arg} (line "
+                f"{where['line']}) and program {pb} {verb} it (line {other['line']}) without an atomic; "
+                "the programs of a launch run in no fixed order"
+            ),
+            line=where["line"],
+            column=where["column"],
+            stack=stack,
+            witness=Witness(pa, (), None, int(element), None),
+            kind=self.name,
+        )
 
     def _lane_diagnostic(self, analysis: LaunchAnalysis, site) -> Diagnostic:
         race = site.lane_race
@@ -112,20 +121,30 @@ class RaceClient(IRClient):
             va, vb = race["values"]
             return Diagnostic(
                 code="TL005",
-                message=(f"race between lanes: lanes {a} and {b} of program {pid}{when} store the values {va} "
-                         f"and {vb} to element {race['element']} of {site.arg} in one store; which one lands "
-                         "is not defined"),
-                line=where["line"], column=where["column"], stack=stack,
-                witness=Witness(tuple(pid), tuple(race["lanes"][0]), tuple(it) if it else None,
-                                race["element"], None), kind=self.name)
+                message=(
+                    f"race between lanes: lanes {a} and {b} of program {pid}{when} store the values {va} "
+                    f"and {vb} to element {race['element']} of {site.arg} in one store; which one lands "
+                    "is not defined"
+                ),
+                line=where["line"],
+                column=where["column"],
+                stack=stack,
+                witness=Witness(tuple(pid), tuple(race["lanes"][0]), tuple(it) if it else None, race["element"], None),
+                kind=self.name,
+            )
         return Diagnostic(
             code="TL006",
-            message=(f"possible race between lanes: lanes {a} and {b} of program {pid}{when} store to element "
-                     f"{race['element']} of {site.arg} in one store, with values from loaded data; which one "
-                     "lands is not defined where they differ"),
-            line=where["line"], column=where["column"], stack=stack,
+            message=(
+                f"possible race between lanes: lanes {a} and {b} of program {pid}{when} store to element "
+                f"{race['element']} of {site.arg} in one store, with values from loaded data; which one "
+                "lands is not defined where they differ"
+            ),
+            line=where["line"],
+            column=where["column"],
+            stack=stack,
             witness=Witness(tuple(pid), tuple(race["lanes"][0]), tuple(it) if it else None, race["element"], None),
-            kind=self.name)
+            kind=self.name,
+        )
 
     def _possible_diagnostic(self, analysis: LaunchAnalysis, sites: list, found: tuple) -> Diagnostic:
         element, (a_site, a_key), (b_site, b_key) = found
@@ -140,17 +159,24 @@ class RaceClient(IRClient):
             prog, lane = divmod(int(key), 1 << 24)
             pid = analysis.program(prog)
             return f"program {pid}" + (f" (lane {lane - 1})" if lane > 0 else "")
+
         verb = "store" if second.op == "store" else "load"
         names = sorted({n for s in (first, second) for n in _range_names(analysis, s)})
         ranged = (" of " + ", ".join(names)) if names else ""
         return Diagnostic(
             code="TL006",
-            message=(f"possible race: {who(a_key)} may store element {element} of {first.arg} (line {where['line']}) "
-                     f"and {who(b_key)} may {verb} it (line {other['line']}) without an atomic, for some values"
-                     f"{ranged} in the declared ranges; use an atomic (tl.atomic_add) if they can meet, or "
-                     "suppress with `# tilelens: ignore[TL006]` if those values never repeat"),
-            line=where["line"], column=where["column"], stack=stack,
-            witness=Witness(analysis.program(int(a_key) >> 24), (), None, int(element), None), kind=self.name)
+            message=(
+                f"possible race: {who(a_key)} may store element {element} of {first.arg} (line {where['line']}) "
+                f"and {who(b_key)} may {verb} it (line {other['line']}) without an atomic, for some values"
+                f"{ranged} in the declared ranges; use an atomic (tl.atomic_add) if they can meet, or "
+                "suppress with `# tilelens: ignore[TL006]` if those values never repeat"
+            ),
+            line=where["line"],
+            column=where["column"],
+            stack=stack,
+            witness=Witness(analysis.program(int(a_key) >> 24), (), None, int(element), None),
+            kind=self.name,
+        )
 
 
 def _bound_runs(sites: list, op: str, lo: int, hi: int, by_lane: bool) -> _Runs:
@@ -163,8 +189,10 @@ def _bound_runs(sites: list, op: str, lo: int, hi: int, by_lane: bool) -> _Runs:
         if site.tagged is None:
             parts = [(a, b, prog, lane) for a, b, prog, lane in site.bounds]
         else:
-            parts = [(a.reshape(-1), b.reshape(-1), np.broadcast_to(prog, a.shape).reshape(-1), None)
-                     for a, b, prog in site.tagged]
+            parts = [
+                (a.reshape(-1), b.reshape(-1), np.broadcast_to(prog, a.shape).reshape(-1), None)
+                for a, b, prog in site.tagged
+            ]
         for a, b, prog, lane in parts:
             a, b = np.maximum(a, lo), np.minimum(b, hi)
             keep = a < b
@@ -239,7 +267,7 @@ def _programs_disjoint(sites: list) -> bool:
         return False
     present = {x for x, _, _ in first.k}
     if any(leaf not in present for leaf in first.leaves):
-        return False            # a coordinate the address ignores: programs that share their footprint
+        return False  # a coordinate the address ignores: programs that share their footprint
     width = max(s.per_program.hi for s in sites) - min(s.per_program.lo for s in sites) + 1
     reach = 0
     for coef, ext in sorted((abs(c), n) for _, c, n in first.k if n > 1):
@@ -260,7 +288,7 @@ def _union(sites: list, op: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarr
             if keep.any():
                 starts.append(s[keep])
                 ends.append(e[keep])
-    return merge_intervals(starts, ends)      # (empty arrays when no site touches the storage)
+    return merge_intervals(starts, ends)  # (empty arrays when no site touches the storage)
 
 
 def _cannot_race(sites: list, lo: int, hi: int) -> bool:
@@ -281,8 +309,10 @@ def _cannot_race(sites: list, lo: int, hi: int) -> bool:
         return True
     # a load interval meets the stores when some store interval starts before its end and ends after its start
     first = np.searchsorted(s_ends, l_starts, side="right")
-    return not (first < s_starts.size).any() or not (s_starts[np.minimum(first, s_starts.size - 1)] < l_ends)[
-        first < s_starts.size].any()
+    return (
+        not (first < s_starts.size).any()
+        or not (s_starts[np.minimum(first, s_starts.size - 1)] < l_ends)[first < s_starts.size].any()
+    )
 
 
 def _site_of(sites: list, op: str, prog: int, element: int, default: int) -> int:
@@ -329,7 +359,7 @@ def _merge_per_program(s: np.ndarray, e: np.ndarray, p: np.ndarray, k: np.ndarra
     if group.size and int(group[-1]) * span < (1 << 62):
         shifted = (e - base) + group * span
         reach = np.maximum.accumulate(shifted) - group * span + base
-    else:       # too many programs over too wide a range for one pass: per program
+    else:  # too many programs over too wide a range for one pass: per program
         reach = e.copy()
         for g in np.flatnonzero(new_group):
             end = g + 1
@@ -354,9 +384,12 @@ def _find(sites: list, lo: int, hi: int) -> tuple | None:
         hit = np.flatnonzero(stores.starts[1:] < reach[:-1])
         if hit.size:
             i = int(hit[0]) + 1
-            j = int(np.argmax(stores.ends[:i]))        # the earlier run that reaches past this start
-            return (int(stores.starts[i]), (int(stores.sites[j]), int(stores.progs[j])),
-                    (int(stores.sites[i]), int(stores.progs[i])))
+            j = int(np.argmax(stores.ends[:i]))  # the earlier run that reaches past this start
+            return (
+                int(stores.starts[i]),
+                (int(stores.sites[j]), int(stores.progs[j])),
+                (int(stores.sites[i]), int(stores.progs[i])),
+            )
     return _store_meets_load(stores, _runs(sites, "load", lo, hi))
 
 

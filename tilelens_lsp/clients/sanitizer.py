@@ -28,18 +28,28 @@ class SanitizerClient(IRClient):
             verb = {"load": "reads", "store": "writes", "atomic": "updates"}[site.op]
             shape = f" (view {view.dtype}{list(view.shape)})" if view else ""
             index = ""
-            if oob.get("value") is not None:    # an address from a declared-range index
+            if oob.get("value") is not None:  # an address from a declared-range index
                 declared = analysis.views.get(oob.get("index") or "")
-                rng = f", declared values {format_values(declared.values)}" if declared is not None and declared.values \
-                    else ""
+                rng = (
+                    f", declared values {format_values(declared.values)}" if declared is not None and declared.values else ""
+                )
                 index = f" when {oob.get('index')} holds {oob['value']}{rng},"
-            message = (f"{'out-of-bounds' if definite else 'possible out-of-bounds'} {site.op}: "
-                       f"program {tuple(oob['pid'])}, lane [{lane}]{when}{index} {verb} element {oob['element']} "
-                       f"of {site.arg}, whose storage holds {size}{shape}")
-            out.diagnostics.append(Diagnostic(
-                code="TL001" if definite else "TL002", message=message, line=where["line"],
-                column=where["column"], stack=stack,
-                witness=Witness(tuple(oob["pid"]), tuple(oob["lane"]),
-                                tuple(it) if it else None, oob["element"], oob.get("value")),
-                kind=self.name))
+            message = (
+                f"{'out-of-bounds' if definite else 'possible out-of-bounds'} {site.op}: "
+                f"program {tuple(oob['pid'])}, lane [{lane}]{when}{index} {verb} element {oob['element']} "
+                f"of {site.arg}, whose storage holds {size}{shape}"
+            )
+            out.diagnostics.append(
+                Diagnostic(
+                    code="TL001" if definite else "TL002",
+                    message=message,
+                    line=where["line"],
+                    column=where["column"],
+                    stack=stack,
+                    witness=Witness(
+                        tuple(oob["pid"]), tuple(oob["lane"]), tuple(it) if it else None, oob["element"], oob.get("value")
+                    ),
+                    kind=self.name,
+                )
+            )
         return out

@@ -24,15 +24,28 @@ class ViewClient(IRClient):
             it = hit["iteration"]
             when = f", loop iteration {', '.join(map(str, it))}" if it else ""
             verb = {"load": "reads", "store": "writes", "atomic": "updates"}[site.op]
-            described = (f"view {view.dtype}{list(view.shape)} with strides {list(view.strides)}, offset "
-                         f"{view.offset}, in a storage of {view.storage}") if view else "its view"
+            described = (
+                (
+                    f"view {view.dtype}{list(view.shape)} with strides {list(view.strides)}, offset "
+                    f"{view.offset}, in a storage of {view.storage}"
+                )
+                if view
+                else "its view"
+            )
             maybe = "" if site.exact and hit.get("exact", True) else "possibly "
-            out.diagnostics.append(Diagnostic(
-                code="TL004",
-                message=(f"{site.op} outside its view: program {tuple(hit['pid'])}, lane [{lane}]{when} {maybe}"
-                         f"{verb} element {hit['element']} of {site.arg}, inside the storage but not one of the "
-                         f"elements its {described} covers (a neighbour's data)"),
-                line=where["line"], column=where["column"], stack=stack,
-                witness=Witness(tuple(hit["pid"]), tuple(hit["lane"]), tuple(it) if it else None, hit["element"]),
-                kind=self.name))
+            out.diagnostics.append(
+                Diagnostic(
+                    code="TL004",
+                    message=(
+                        f"{site.op} outside its view: program {tuple(hit['pid'])}, lane [{lane}]{when} {maybe}"
+                        f"{verb} element {hit['element']} of {site.arg}, inside the storage but not one of the "
+                        f"elements its {described} covers (a neighbour's data)"
+                    ),
+                    line=where["line"],
+                    column=where["column"],
+                    stack=stack,
+                    witness=Witness(tuple(hit["pid"]), tuple(hit["lane"]), tuple(it) if it else None, hit["element"]),
+                    kind=self.name,
+                )
+            )
         return out

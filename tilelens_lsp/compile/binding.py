@@ -18,7 +18,7 @@ from tilelens_lsp.dtypes import element_bytes
 from tilelens_lsp.launches.evaluator import eval_grid
 from tilelens_lsp.model import DescriptorSpec, LaunchSpec, ScalarSpec, TensorSpec, TupleSpec
 
-ADDRESS_GAP = 1 << 40    # fake allocations are far apart, so no address is ambiguous
+ADDRESS_GAP = 1 << 40  # fake allocations are far apart, so no address is ambiguous
 
 
 class LaunchBindingError(ValueError):
@@ -31,9 +31,19 @@ class LaunchBindingError(ValueError):
 def triton_dtype(name: str):
     import triton.language as tl  # lazy: Triton start-up cost
 
-    aliases = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
-               "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16", "fp16": "float16",
-               "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i1": "int1", "u1": "int1"}
+    aliases = {
+        "fp8e4nv": "float8e4nv",
+        "fp8e5": "float8e5",
+        "fp8e4b15": "float8e4b15",
+        "fp8e4b8": "float8e4b8",
+        "fp8e5b16": "float8e5b16",
+        "fp16": "float16",
+        "bf16": "bfloat16",
+        "fp32": "float32",
+        "fp64": "float64",
+        "i1": "int1",
+        "u1": "int1",
+    }
     attr = aliases.get(name)
     if attr is None:
         attr = name.replace("i", "int", 1) if name.startswith("i") else name.replace("u", "uint", 1)
@@ -93,7 +103,7 @@ def fake_value(arg, index: int, more: Iterator[int] | None = None):
         more = more if more is not None else itertools.count(1 << 16)
         return tuple(fake_value(a, next(more), more) for a in arg.items)
     assert isinstance(arg, ScalarSpec)
-    if arg.kind == "dtype":      # a dtype-valued constexpr: the `tl.dtype` object a real caller passes
+    if arg.kind == "dtype":  # a dtype-valued constexpr: the `tl.dtype` object a real caller passes
         return triton_dtype(arg.value)
     return arg.value
 
@@ -104,14 +114,13 @@ def fake_descriptor(spec: DescriptorSpec, base: FakeTensor):
     try:
         from triton.tools.tensor_descriptor import TensorDescriptor  # lazy: Triton start-up cost
     except ImportError:
-        raise LaunchBindingError("this Triton has no host-side TensorDescriptor (triton.tools.tensor_descriptor)") \
-            from None
+        raise LaunchBindingError("this Triton has no host-side TensorDescriptor (triton.tools.tensor_descriptor)") from None
     try:
-        return TensorDescriptor(base, list(spec.tensor.shape), list(spec.tensor.strides), list(spec.block),
-                                spec.padding)
+        return TensorDescriptor(base, list(spec.tensor.shape), list(spec.tensor.strides), list(spec.block), spec.padding)
     except (AssertionError, ValueError, TypeError) as exc:
-        raise LaunchBindingError(f"Triton refuses this descriptor over {base!r} with block {list(spec.block)}: "
-                                 f"{exc or type(exc).__name__}") from None
+        raise LaunchBindingError(
+            f"Triton refuses this descriptor over {base!r} with block {list(spec.block)}: {exc or type(exc).__name__}"
+        ) from None
 
 
 # ---------------------------------------------------------------- kernels and configs
@@ -125,7 +134,7 @@ class KernelChain:
     layers: list[Any] = field(default_factory=list)
 
 
-_MAX_WRAPPERS = 16   # a `.fn` chain longer than this is a cycle or not a kernel
+_MAX_WRAPPERS = 16  # a `.fn` chain longer than this is a cycle or not a kernel
 
 
 def unwrap(obj) -> KernelChain:
@@ -135,7 +144,7 @@ def unwrap(obj) -> KernelChain:
     from triton.runtime.autotuner import Autotuner, Heuristics  # lazy: Triton start-up cost
     from triton.runtime.jit import JITFunction
 
-    layers: list[Any] = []      # Triton's Autotuner and Heuristics objects (Triton ships no types)
+    layers: list[Any] = []  # Triton's Autotuner and Heuristics objects (Triton ships no types)
     start = obj
     for _ in range(_MAX_WRAPPERS):
         if isinstance(obj, JITFunction):
@@ -170,22 +179,23 @@ def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding
 
     jit = chain.jit
     names = [p.name for p in jit.params]
-    more = itertools.count(len(launch.args) + len(launch.kwargs))   # a tuple's tensors: past every argument
+    more = itertools.count(len(launch.args) + len(launch.kwargs))  # a tuple's tensors: past every argument
     values = [fake_value(a, i, more) for i, a in enumerate(launch.args)]
     if len(values) > len(names):
         raise LaunchBindingError(
-            f"{jit.__name__} takes {len(names)} arguments but the launch passes {len(values)} positionally")
+            f"{jit.__name__} takes {len(names)} arguments but the launch passes {len(values)} positionally"
+        )
     base: dict[str, Any] = dict(zip(names, values))
     for i, (key, spec) in enumerate(launch.kwargs):
         if key not in names and key not in _OPTION_KEYS:
-            raise LaunchBindingError(f"{jit.__name__} has no parameter '{key}' "
-                                     f"(parameters: {', '.join(names)})")
-        if key in base and key in names[:len(values)]:
+            raise LaunchBindingError(f"{jit.__name__} has no parameter '{key}' (parameters: {', '.join(names)})")
+        if key in base and key in names[: len(values)]:
             raise LaunchBindingError(f"argument '{key}' given both positionally and by keyword")
         base[key] = fake_value(spec, len(values) + i, more)
 
-    def expand(layer_index: int, args: dict[str, Any], config: dict[str, Any],
-               options: dict[str, Any]) -> list[ConfigBinding]:
+    def expand(
+        layer_index: int, args: dict[str, Any], config: dict[str, Any], options: dict[str, Any]
+    ) -> list[ConfigBinding]:
         if layer_index == len(chain.layers):
             return [ConfigBinding(args, options, config)]
         layer = chain.layers[layer_index]
@@ -209,8 +219,11 @@ def expand_configs(chain: KernelChain, launch: LaunchSpec) -> list[ConfigBinding
             out.extend(expand(layer_index + 1, a, c, options))
         return out
 
-    options = {k: base.pop(k).value if isinstance(base[k], ScalarSpec) else base.pop(k)
-               for k in list(base) if k in _OPTION_KEYS and k not in names}
+    options = {
+        k: base.pop(k).value if isinstance(base[k], ScalarSpec) else base.pop(k)
+        for k in list(base)
+        if k in _OPTION_KEYS and k not in names
+    }
     return expand(0, base, {}, options)
 
 
@@ -241,8 +254,8 @@ class BoundLaunch:
     constexprs: dict[Any, Any]
     attrs: dict[Any, Any]
     options: Any
-    arguments: dict[str, Any]          # every parameter by name (fake tensors, scalars)
-    key: str                            # specialization key: identical keys compile identically
+    arguments: dict[str, Any]  # every parameter by name (fake tensors, scalars)
+    key: str  # specialization key: identical keys compile identically
 
 
 def bind(jit, binding: ConfigBinding, backend, forced_i64: set[str]) -> BoundLaunch:
@@ -264,11 +277,18 @@ def bind(jit, binding: ConfigBinding, backend, forced_i64: set[str]) -> BoundLau
     # Triton's own packing of a bound launch into signature, constexprs and attributes: no public API
     # does it without a device, so its private method is used
     options, signature, constexprs, attrs = jit._pack_args(  # noqa: SLF001 - Triton's, no public equivalent
-        backend, kwargs, bound_args, specialization, options)
+        backend, kwargs, bound_args, specialization, options
+    )
     # launch options that only shape later stages (warps, stages, CTAs) do not change the TTIR
     ttir_options = {k: v for k, v in sorted(vars(options).items()) if k not in _OPTION_KEYS}
-    key = repr((sorted(signature.items()), sorted((str(k), repr(v)) for k, v in constexprs.items()),
-                sorted((str(k), repr(v)) for k, v in attrs.items()), repr(ttir_options)))
+    key = repr(
+        (
+            sorted(signature.items()),
+            sorted((str(k), repr(v)) for k, v in constexprs.items()),
+            sorted((str(k), repr(v)) for k, v in attrs.items()),
+            repr(ttir_options),
+        )
+    )
     return BoundLaunch(signature, constexprs, attrs, options, dict(bound_args), key)
 
 
@@ -329,20 +349,23 @@ def descriptor_arguments(name: str, desc: Any, args: list[tuple[str, Any]]) -> l
     owned = [args[0]]
     for ssa, ty in args[1:]:
         text = ssa.lstrip("%")
-        if not (text.startswith(name) and _OWNED.match(text[len(name):])):
+        if not (text.startswith(name) and _OWNED.match(text[len(name) :])):
             break
         owned.append((ssa, ty))
     rank = len(desc.shape)
-    groups: list[str] = []              # the shape and stride arguments' SSA names
-    flags: list[str] = []               # the padding and TF32-rounding flags' SSA names
+    groups: list[str] = []  # the shape and stride arguments' SSA names
+    flags: list[str] = []  # the padding and TF32-rounding flags' SSA names
     values: list[Any] = [desc.base if owned[0][1].is_ptr else desc]
     for ssa, ty in owned[1:]:
         if not ty.is_int:
             return None
         if ty.bits == 1:
             flags.append(ssa)
-            values.append(int(getattr(desc, "padding", "zero") == "nan") if len(flags) == 1
-                          else int(bool(getattr(desc, "round_f32_to_tf32", False))))
+            values.append(
+                int(getattr(desc, "padding", "zero") == "nan")
+                if len(flags) == 1
+                else int(bool(getattr(desc, "round_f32_to_tf32", False)))
+            )
             continue
         index = len(groups) % (2 * rank)
         groups.append(ssa)
@@ -359,7 +382,6 @@ def _binding_message(jit, exc: TypeError) -> str:
         # the binder's own wording ("missing a required argument: 'N'"), without its function name
         return f"{text.split('() ', 1)[-1]} (signature: {signature})"
     return f"{text} (signature: {signature})"
-
 
 
 def grid_of(launch: LaunchSpec, arguments: dict[str, Any]) -> tuple[int, int, int]:

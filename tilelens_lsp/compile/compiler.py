@@ -14,10 +14,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from tilelens_lsp.compile.binding import (BoundLaunch, ConfigBinding, FakeTensor, bind, expand_configs, grid_of,
-                                          unwrap)
-from tilelens_lsp.compile.driver import (fix_codegen_locations, fix_hip_binder_without_torch, host_driver,
-                                         parse_target)
+from tilelens_lsp.compile.binding import BoundLaunch, ConfigBinding, FakeTensor, bind, expand_configs, grid_of, unwrap
+from tilelens_lsp.compile.driver import fix_codegen_locations, fix_hip_binder_without_torch, host_driver, parse_target
 from tilelens_lsp.model import Frame, LaunchSpec, ScalarSpec
 
 
@@ -97,18 +95,19 @@ class CompiledConfig:
     `error` is that step's exception, traceback included. A config the caller skipped (see
     `compile_launch`) has neither `module` nor `error`."""
 
-    jit: Any                              # the JITFunction
-    config: dict[str, Any]                # constexpr values and autotune/heuristics picks, for display
+    jit: Any  # the JITFunction
+    config: dict[str, Any]  # constexpr values and autotune/heuristics picks, for display
     bound: BoundLaunch | None = None
     grid: tuple[int, int, int] | None = None
-    module: Any = None                    # the TTIR module (passes run up to `ttir`)
-    context: Any = None                   # the MLIR context `module` lives in: keep both alive together
+    module: Any = None  # the TTIR module (passes run up to `ttir`)
+    context: Any = None  # the MLIR context `module` lives in: keep both alive together
     error: Exception | None = None
     failed_at: str = ""
 
 
-def compile_launch(kernel_obj, launch: LaunchSpec, target: str, *,
-                   skip: Callable[[CompiledConfig], bool] | None = None) -> Iterator[CompiledConfig]:
+def compile_launch(
+    kernel_obj, launch: LaunchSpec, target: str, *, skip: Callable[[CompiledConfig], bool] | None = None
+) -> Iterator[CompiledConfig]:
     """Every config of `launch` on `kernel_obj` (autotune configs × heuristics), bound and compiled to TTIR
     for `target`, in config order.
 
@@ -125,8 +124,9 @@ def compile_launch(kernel_obj, launch: LaunchSpec, target: str, *,
     compiler = compiler_for(target)
     jit = chain.jit
     names = [p.name for p in jit.params]
-    forced = {n for n, a in list(zip(names, launch.args)) + list(launch.kwargs)
-              if isinstance(a, ScalarSpec) and a.kind == "i64"}
+    forced = {
+        n for n, a in list(zip(names, launch.args)) + list(launch.kwargs) if isinstance(a, ScalarSpec) and a.kind == "i64"
+    }
     constexprs = {p.name for p in jit.params if p.is_constexpr}
     for binding in bindings:
         config = {k: _plain(v) for k, v in binding.arguments.items() if k in constexprs}
@@ -134,8 +134,15 @@ def compile_launch(kernel_obj, launch: LaunchSpec, target: str, *,
         yield _compiled(compiler, jit, launch, binding, config, forced, skip)
 
 
-def _compiled(compiler: HostCompiler, jit: Any, launch: LaunchSpec, binding: ConfigBinding, config: dict[str, Any],
-              forced: set[str], skip: Callable[[CompiledConfig], bool] | None) -> CompiledConfig:
+def _compiled(
+    compiler: HostCompiler,
+    jit: Any,
+    launch: LaunchSpec,
+    binding: ConfigBinding,
+    config: dict[str, Any],
+    forced: set[str],
+    skip: Callable[[CompiledConfig], bool] | None,
+) -> CompiledConfig:
     """One config bound, its grid evaluated and compiled (unless `skip` holds its verdict): the record
     built once, as far as it got."""
     try:
@@ -187,8 +194,13 @@ def compile_error_stack(exc: BaseException, mapper) -> tuple[tuple[Frame, ...], 
             if isinstance(gen, CodeGenerator) and id(gen) not in seen and gen.cur_node is not None:
                 seen.add(id(gen))
                 node = gen.cur_node
-                frames.append(Frame(mapper.portable(gen.file_name), gen.begin_line + getattr(node, "lineno", 1),
-                                    gen.begin_col + getattr(node, "col_offset", 0)))
+                frames.append(
+                    Frame(
+                        mapper.portable(gen.file_name),
+                        gen.begin_line + getattr(node, "lineno", 1),
+                        gen.begin_col + getattr(node, "col_offset", 0),
+                    )
+                )
     message = next((m for m in (getattr(c, "error_message", None) for c in reversed(chain)) if m), None)
     if message is None:
         message = str(exc).strip().splitlines()[-1]

@@ -63,7 +63,7 @@ def host_driver(target):
     must see exactly what a plain import on this host sees."""
     from triton.runtime import driver  # lazy: Triton start-up cost
 
-    saved = driver.__dict__.get("_active")   # never the `active` property: it would create a driver
+    saved = driver.__dict__.get("_active")  # never the `active` property: it would create a driver
     install_host_driver(target)
     try:
         yield
@@ -94,8 +94,9 @@ def fix_codegen_locations() -> None:
             last_loc = self.builder.get_loc()
             self.cur_node = node
             if hasattr(node, "lineno") and hasattr(node, "col_offset"):
-                here = self.builder.create_loc(self.file_name, self.begin_line + node.lineno,
-                                               self.begin_col + node.col_offset)
+                here = self.builder.create_loc(
+                    self.file_name, self.begin_line + node.lineno, self.begin_col + node.col_offset
+                )
                 if self.name_loc_as_prefix is not None:
                     here = self.builder.create_name_loc(self.name_loc_as_prefix, here)
                 self.builder.set_loc(here)

@@ -26,29 +26,72 @@ from tilelens_lsp.compile.binding import LaunchBindingError, unwrap
 from tilelens_lsp.compile.compiler import compile_launch, compiler_for
 from tilelens_lsp.launches.statements import run_statements
 
-SIZE = 1 << 22           # elements of every synthesized tensor
-INT_VALUE = 128          # every integer scalar
+SIZE = 1 << 22  # elements of every synthesized tensor
+INT_VALUE = 128  # every integer scalar
 GRID = (2, 2, 2)
 
-_MEMORY_CALLS = {"load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg",
-                 "atomic_and", "atomic_or", "atomic_xor", "make_block_ptr", "make_tensor_descriptor",
-                 "prefetch"}
-_PASS_THROUGH = {"to", "multiple_of", "max_contiguous", "max_constancy", "broadcast_to", "expand_dims",
-                 "reshape", "view", "where", "cast", "advance"}
+_MEMORY_CALLS = {
+    "load",
+    "store",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
+    "atomic_cas",
+    "atomic_xchg",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "make_block_ptr",
+    "make_tensor_descriptor",
+    "prefetch",
+}
+_PASS_THROUGH = {
+    "to",
+    "multiple_of",
+    "max_contiguous",
+    "max_constancy",
+    "broadcast_to",
+    "expand_dims",
+    "reshape",
+    "view",
+    "where",
+    "cast",
+    "advance",
+}
 _POINTER_NAME = re.compile(r"(ptr|_p$|^p_|pointer|_ptrs?$)", re.IGNORECASE)
-_INDEX_NAME = re.compile(r"(idx|index|indices|ids$|_id$|label|offsets|seqlen|cu_|lens$|count|table|perm|"
-                         r"expert|token|sorted|split|chunk_indices|map)", re.IGNORECASE)
-_FLOAT_NAME = re.compile(r"(^eps|eps$|epsilon|scale|alpha|beta|temperature|^lr$|momentum|decay|dropout|"
-                         r"theta|softcap|threshold|smoothing|^p$|prob|lambda|^lam|coef|factor|margin|"
-                         r"^min_val|^max_val|value$|^gamma$|^delta$|mean$|std$|^tau$|weight_decay)", re.IGNORECASE)
-_FLAG_NAME = re.compile(r"^(HAS|IS|USE|ENABLE|RETURN|SAVE|STORE|EVEN|APPLY|NEED|DO|WITH|CAUSAL|OUTPUT|"
-                        r"COMPUTE|TRANS|TRANSPOSE|REVERSE|INPLACE|BIAS|RESIDUAL|ADD|FUSE|HEAD_FIRST|"
-                        r"IS_VARLEN|USE_|STATIC|ATOMIC|EXCLUSIVE|CHECK|MASK|DIVISIBLE)", re.IGNORECASE)
+_INDEX_NAME = re.compile(
+    r"(idx|index|indices|ids$|_id$|label|offsets|seqlen|cu_|lens$|count|table|perm|"
+    r"expert|token|sorted|split|chunk_indices|map)",
+    re.IGNORECASE,
+)
+_FLOAT_NAME = re.compile(
+    r"(^eps|eps$|epsilon|scale|alpha|beta|temperature|^lr$|momentum|decay|dropout|"
+    r"theta|softcap|threshold|smoothing|^p$|prob|lambda|^lam|coef|factor|margin|"
+    r"^min_val|^max_val|value$|^gamma$|^delta$|mean$|std$|^tau$|weight_decay)",
+    re.IGNORECASE,
+)
+_FLAG_NAME = re.compile(
+    r"^(HAS|IS|USE|ENABLE|RETURN|SAVE|STORE|EVEN|APPLY|NEED|DO|WITH|CAUSAL|OUTPUT|"
+    r"COMPUTE|TRANS|TRANSPOSE|REVERSE|INPLACE|BIAS|RESIDUAL|ADD|FUSE|HEAD_FIRST|"
+    r"IS_VARLEN|USE_|STATIC|ATOMIC|EXCLUSIVE|CHECK|MASK|DIVISIBLE)",
+    re.IGNORECASE,
+)
 
 _DTYPE_NAME = re.compile(r"dtype", re.IGNORECASE)
 _ACC_NAME = re.compile(r"(ACC|ACCUM)", re.IGNORECASE)
-_DTYPE_ATTRS = {"primitive_bitwidth", "is_floating", "is_fp16", "is_bf16", "is_fp32", "is_fp64", "is_int",
-                "is_int_signed", "is_int_unsigned", "scalar", "itemsize"}
+_DTYPE_ATTRS = {
+    "primitive_bitwidth",
+    "is_floating",
+    "is_fp16",
+    "is_bf16",
+    "is_fp32",
+    "is_fp64",
+    "is_int",
+    "is_int_signed",
+    "is_int_unsigned",
+    "scalar",
+    "itemsize",
+}
 _TILE_NAME = re.compile(r"(BLOCK|TILE|^B[A-Z]$|^BS$|SIZE|^CHUNK)", re.IGNORECASE)
 
 
@@ -102,7 +145,7 @@ def _bases(expr: ast.AST | None, through=None) -> set[str]:
     if isinstance(expr, ast.Call) and _call_name(expr) in _PASS_THROUGH:
         if isinstance(expr.func, ast.Attribute) and _call_name(expr) in ("to", "advance", "view", "reshape"):
             return _bases(expr.func.value, through)
-        return set().union(*(_bases(a, through) for a in expr.args[:2 if _call_name(expr) == "where" else 1]))
+        return set().union(*(_bases(a, through) for a in expr.args[: 2 if _call_name(expr) == "where" else 1]))
     if isinstance(expr, ast.Call) and through is not None:
         return set().union(set(), *(_bases(a, through) for a in through(expr)))
     if isinstance(expr, ast.Tuple):
@@ -145,17 +188,21 @@ def index_pointers(jit, pointers: set[str]) -> set[str]:
                     for n in ast.walk(t):
                         if isinstance(n, ast.Name):
                             loaded[n.id] = loaded.get(n.id, set()) | sources
-    names = _flow(jit, {})[0]       # every pointer name, locals included
-    addresses: list[ast.AST] = []   # expressions that compute addresses
+    names = _flow(jit, {})[0]  # every pointer name, locals included
+    addresses: list[ast.AST] = []  # expressions that compute addresses
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and _call_name(node) in _MEMORY_CALLS and node.args:
             addresses.append(node.args[0])
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and \
-                (node.target.id in names or _POINTER_NAME.search(node.target.id)):
-            addresses.append(node.value)    # `weight_ptr += row_idx * N`
-        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and (t.id in names or _POINTER_NAME.search(t.id))
-                                                  for t in node.targets):
-            addresses.append(node.value)    # `src = helper(table, i * stride)`
+        elif (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.target, ast.Name)
+            and (node.target.id in names or _POINTER_NAME.search(node.target.id))
+        ):
+            addresses.append(node.value)  # `weight_ptr += row_idx * N`
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and (t.id in names or _POINTER_NAME.search(t.id)) for t in node.targets
+        ):
+            addresses.append(node.value)  # `src = helper(table, i * stride)`
     out: set[str] = set()
     for expr in addresses:
         bases = _bases(expr)
@@ -201,8 +248,19 @@ def dtype_params(jit) -> set[str]:
     return out
 
 
-_DESCRIPTOR_METHODS = {"load", "store", "gather", "scatter", "atomic_add", "atomic_min", "atomic_max",
-                       "atomic_and", "atomic_or", "atomic_xor", "reduce"}
+_DESCRIPTOR_METHODS = {
+    "load",
+    "store",
+    "gather",
+    "scatter",
+    "atomic_add",
+    "atomic_min",
+    "atomic_max",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "reduce",
+}
 
 
 def descriptor_params(jit) -> dict[str, int]:
@@ -212,9 +270,14 @@ def descriptor_params(jit) -> dict[str, int]:
     fn = _source_ast(jit)
     out: dict[str, int] = {}
     for node in ast.walk(fn) if fn is not None else ():
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id in params
-                and node.func.attr in _DESCRIPTOR_METHODS and node.args):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in params
+            and node.func.attr in _DESCRIPTOR_METHODS
+            and node.args
+        ):
             continue
         first = node.args[0]
         if isinstance(first, (ast.List, ast.Tuple)):
@@ -243,8 +306,13 @@ def compared_literals(jit) -> dict[str, object]:
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
             left, right = node.left, node.comparators[0]
             for a, b in ((left, right), (right, left)):
-                if isinstance(a, ast.Name) and isinstance(b, ast.Constant) and a.id not in out \
-                        and isinstance(b.value, (str, int, float)) and not isinstance(b.value, bool):
+                if (
+                    isinstance(a, ast.Name)
+                    and isinstance(b, ast.Constant)
+                    and a.id not in out
+                    and isinstance(b.value, (str, int, float))
+                    and not isinstance(b.value, bool)
+                ):
                     out[a.id] = b.value
     return out
 
@@ -281,8 +349,9 @@ def _flow(jit, seen: dict) -> tuple[set[str], set[str]]:
             return []
         returned = _flow(helper, seen)[1]
         names = [p.name for p in helper.params]
-        return [a for i, a in enumerate(call.args) if i < len(names) and names[i] in returned] + \
-            [k.value for k in call.keywords if k.arg in returned]
+        return [a for i, a in enumerate(call.args) if i < len(names) and names[i] in returned] + [
+            k.value for k in call.keywords if k.arg in returned
+        ]
 
     pointers: set[str] = set()
     returns: set[str] = set()
@@ -290,8 +359,11 @@ def _flow(jit, seen: dict) -> tuple[set[str], set[str]]:
     for node in ast.walk(fn):
         if isinstance(node, ast.Call):
             if _call_name(node) in _MEMORY_CALLS:
-                first = node.args[0] if node.args else next(
-                    (k.value for k in node.keywords if k.arg in ("pointer", "base")), None)
+                first = (
+                    node.args[0]
+                    if node.args
+                    else next((k.value for k in node.keywords if k.arg in ("pointer", "base")), None)
+                )
                 pointers |= _bases(first, through)
             elif helper_of(node) is not None:
                 helper = helper_of(node)
@@ -373,8 +445,8 @@ def _constexpr_value(param, flags: bool, size: int, literals: dict[str, object])
     if _TILE_NAME.search(name):
         return str(size)
     if re.match(r"(MAX_|NUM_|N_|NB$|GROUP)", name, re.IGNORECASE):
-        return "4"   # counts, unroll depths, group sizes: small (a static_range of 32 x 32 compiles for minutes)
-    return "16"      # a dimension (D, K, HEAD_DIM): tl.dot wants at least 16
+        return "4"  # counts, unroll depths, group sizes: small (a static_range of 32 x 32 compiles for minutes)
+    return "16"  # a dimension (D, K, HEAD_DIM): tl.dot wants at least 16
 
 
 def layout_strides(params: list[str]) -> dict[str, int]:
@@ -408,8 +480,15 @@ def candidates(jit, layers, name: str, layout: bool = False, int_value: int = IN
     strides = layout_strides([p.name for p in jit.params if not p.is_constexpr]) if layout else {}
     dtyped = dtype_params(jit)
     descriptors = descriptor_params(jit)
-    variants = [("fp32", False, 32), ("fp16", False, 32), ("fp32", True, 32), ("fp32", False, 64),
-                ("fp16", True, 64), ("fp32", False, 16), ("i32", False, 32)]   # last: integer kernels
+    variants = [
+        ("fp32", False, 32),
+        ("fp16", False, 32),
+        ("fp32", True, 32),
+        ("fp32", False, 64),
+        ("fp16", True, 64),
+        ("fp32", False, 16),
+        ("i32", False, 32),
+    ]  # last: integer kernels
     out: list[str] = []
     for (dtype, flags, size), none in [(v, True) for v in variants[:2]] + [(v, False) for v in variants]:
         if none and not optional:
@@ -444,8 +523,9 @@ def candidates(jit, layers, name: str, layout: bool = False, int_value: int = IN
     return out
 
 
-def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None], layout: bool = False,
-               int_value: int = INT_VALUE) -> Synthesized:
+def synthesize(
+    kernel_obj, name: str, compiles: Callable[[str], str | None], layout: bool = False, int_value: int = INT_VALUE
+) -> Synthesized:
     """The first candidate for which `compiles(directive)` returns None (no error); `layout` and
     `int_value`: see `candidates`."""
     try:
@@ -466,11 +546,10 @@ def synthesize(kernel_obj, name: str, compiles: Callable[[str], str | None], lay
 
 def compile_check(module, target: str = "cuda:89") -> Callable[[str], str | None]:
     """A `compiles` for `synthesize`: bind and compile the launch's first config to TTIR."""
-    compiler_for(target)   # warm before the first candidate, as the compiles that follow use it
+    compiler_for(target)  # warm before the first candidate, as the compiles that follow use it
 
     def compiles(text: str) -> str | None:
-        launches, errors = run_statements(text, {}, locate=lambda line, col: (line, col), end_line=1,
-                                          mode="launch")
+        launches, errors = run_statements(text, {}, locate=lambda line, col: (line, col), end_line=1, mode="launch")
         if errors or not launches:
             return f"directive: {errors[0].message if errors else 'no launch'}"
         launch = launches[0]
@@ -479,11 +558,14 @@ def compile_check(module, target: str = "cuda:89") -> Callable[[str], str | None
             if first.error is not None:
                 raise first.error
         except Exception as exc:  # noqa: BLE001 - any failure means: try the next candidate
-            inner: BaseException = exc   # an error inside an inlined helper is re-raised at the call `from` the helper's
+            inner: BaseException = exc  # an error inside an inlined helper is re-raised at the call `from` the helper's
             while inner.__cause__ is not None and inner.__cause__ is not inner:
                 inner = inner.__cause__
-            message = getattr(inner, "error_message", None) or getattr(exc, "error_message", None) or next(
-                (line for line in reversed(str(inner).strip().splitlines()) if line.strip(" ^")), "")
+            message = (
+                getattr(inner, "error_message", None)
+                or getattr(exc, "error_message", None)
+                or next((line for line in reversed(str(inner).strip().splitlines()) if line.strip(" ^")), "")
+            )
             return f"{type(exc).__name__}: {str(message).strip()}"
         return None
 

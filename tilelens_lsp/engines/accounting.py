@@ -16,20 +16,24 @@ from typing import Iterator
 from tilelens_lsp.ttir.reader import Block, Module, Op, Region
 
 MEMORY_OP = re.compile(r"load|store|atomic|descriptor|gather|scatter|async|tma|copy|prefetch")
-REGISTER_OPS = ("tt.gather", "tt.histogram",   # names that sound like memory but stay in registers
-                "tt.make_tensor_descriptor")  # (a descriptor is a pointer with a shape: its loads access)
+REGISTER_OPS = (
+    "tt.gather",
+    "tt.histogram",  # names that sound like memory but stay in registers
+    "tt.make_tensor_descriptor",
+)  # (a descriptor is a pointer with a shape: its loads access)
 MAX_CONTEXTS = 1 << 16
-COUNTS: Counter[str] = Counter()   # launches checked, memory ops seen and accounted (tests read it)
+COUNTS: Counter[str] = Counter()  # launches checked, memory ops seen and accounted (tests read it)
 
-Context = tuple[int, tuple[str, ...]]   # (id of the op, call-site locs innermost last)
+Context = tuple[int, tuple[str, ...]]  # (id of the op, call-site locs innermost last)
 
 
 def is_memory_op(op: Op) -> bool:
     return bool(MEMORY_OP.search(op.name)) and op.name not in REGISTER_OPS
 
 
-def contexts_in_ops(ops: Iterator[Op], module: Module, stack: tuple[str, ...],
-                    depth: int = 0) -> Iterator[tuple[Op, tuple[str, ...]]]:
+def contexts_in_ops(
+    ops: Iterator[Op], module: Module, stack: tuple[str, ...], depth: int = 0
+) -> Iterator[tuple[Op, tuple[str, ...]]]:
     """(memory op, call stack) for the ops given and everything they reach through calls."""
     for op in ops:
         if is_memory_op(op):

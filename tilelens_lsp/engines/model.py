@@ -43,8 +43,9 @@ def launch_tensors(params: Sequence[str], launch: LaunchSpec) -> dict[str, Tenso
     return out
 
 
-def build_model(module: ttir_reader.Module, bound: BoundLaunch, tensors: dict[str, TensorSpec],
-                grid: tuple[int, int, int], budget: int) -> LaunchModel:
+def build_model(
+    module: ttir_reader.Module, bound: BoundLaunch, tensors: dict[str, TensorSpec], grid: tuple[int, int, int], budget: int
+) -> LaunchModel:
     """The model of one compiled config: `module`'s entry arguments given their values."""
     values, infos = arg_values(module.funcs[module.entry], bound, tensors)
     return LaunchModel(module, values, infos, grid, budget)
@@ -67,38 +68,49 @@ def entry_arguments(func: ttir_reader.Func, bound: BoundLaunch) -> list[tuple[st
             continue
         lowered = descriptor_arguments(name, value, func.args[i:])
         if lowered is None:
-            raise Refusal("tensor-descriptor", f"the entry arguments of descriptor {name} are not in a layout the "
-                          "model knows")
+            raise Refusal(
+                "tensor-descriptor", f"the entry arguments of descriptor {name} are not in a layout the model knows"
+            )
         for v in lowered:
             ssa, ty = func.args[i]
             out.append((ssa, name, v, ty))
             i += 1
     if i != len(func.args) or len(out) != len(func.args):
-        raise Refusal("tensor-descriptor" if any(sig.startswith("tensordesc") for _, sig, _ in flat) else
-                      "reader-misalignment", f"the kernel's {len(func.args)} entry arguments do not line up with "
-                      f"its {len(flat)} declared ones")
+        raise Refusal(
+            "tensor-descriptor" if any(sig.startswith("tensordesc") for _, sig, _ in flat) else "reader-misalignment",
+            f"the kernel's {len(func.args)} entry arguments do not line up with its {len(flat)} declared ones",
+        )
     return out
 
 
-def arg_values(func: ttir_reader.Func, bound: BoundLaunch, tensors: dict[str, TensorSpec]
-               ) -> tuple[dict[str, Any], dict[str, ArgInfo]]:
+def arg_values(
+    func: ttir_reader.Func, bound: BoundLaunch, tensors: dict[str, TensorSpec]
+) -> tuple[dict[str, Any], dict[str, ArgInfo]]:
     """Entry-function arguments: every non-constexpr parameter, in order."""
     values: dict[str, Any] = {}
     infos: dict[str, ArgInfo] = {}
     for ssa, name, value, ty in entry_arguments(func, bound):
-        kept = "desc<" in ty.elem         # a !tt.tensordesc (printed tdesc<...> by 3.6) the TTIR keeps
+        kept = "desc<" in ty.elem  # a !tt.tensordesc (printed tdesc<...> by 3.6) the TTIR keeps
         if ty.is_ptr or kept:
             spec = tensors.get(name)
             if spec is None:
                 values[ssa] = Opaque("pointer-provenance", f"pointer argument {name} is not a declared tensor")
                 continue
             size = element_size(spec.dtype)
-            infos[name] = ArgInfo(name, size, -spec.offset, spec.storage - spec.offset,
-                                  value_intervals(spec.values) or None, covered_runs(spec))
+            infos[name] = ArgInfo(
+                name,
+                size,
+                -spec.offset,
+                spec.storage - spec.offset,
+                value_intervals(spec.values) or None,
+                covered_runs(spec),
+            )
             if kept:
-                values[ssa] = DescV(PtrV(name, np.zeros(1, dtype=np.int64), size),
-                                    tuple(IntV(np.array([int(n)]), 32) for n in value.shape),
-                                    tuple(IntV(np.array([int(n)]), 64) for n in value.strides))
+                values[ssa] = DescV(
+                    PtrV(name, np.zeros(1, dtype=np.int64), size),
+                    tuple(IntV(np.array([int(n)]), 32) for n in value.shape),
+                    tuple(IntV(np.array([int(n)]), 64) for n in value.strides),
+                )
                 continue
             values[ssa] = PtrV(name, np.zeros(1, dtype=np.int64), elem_bytes(ty.pointee))
         elif ty.is_int:

@@ -39,8 +39,9 @@ class RangeV:
 
     def map(self, fn: Callable[[np.ndarray], np.ndarray]) -> "RangeV":
         src = None if self.src is None else (fn(self.src[0]), fn(self.src[1]), self.src[2])
-        return RangeV(fn(self.lo), fn(self.hi), self.bits, None if self.undef is None else fn(self.undef), src,
-                      self.decl, self.segment)
+        return RangeV(
+            fn(self.lo), fn(self.hi), self.bits, None if self.undef is None else fn(self.undef), src, self.decl, self.segment
+        )
 
 
 @dataclass
@@ -53,17 +54,38 @@ class PtrSpan:
     pointee: int
     undef: np.ndarray | None = None
     src: tuple[np.ndarray, np.ndarray, str] | None = None
-    segment: bool = False     # built from a segment's index (see RangeV)
+    segment: bool = False  # built from a segment's index (see RangeV)
 
     def map(self, fn: Callable[[np.ndarray], np.ndarray], pointee: int | None = None) -> "PtrSpan":
         src = None if self.src is None else (fn(self.src[0]), fn(self.src[1]), self.src[2])
-        return PtrSpan(self.arg, fn(self.lo), fn(self.hi), self.pointee if pointee is None else pointee,
-                       None if self.undef is None else fn(self.undef), src, self.segment)
+        return PtrSpan(
+            self.arg,
+            fn(self.lo),
+            fn(self.hi),
+            self.pointee if pointee is None else pointee,
+            None if self.undef is None else fn(self.undef),
+            src,
+            self.segment,
+        )
 
-    def plus(self, lo: np.ndarray, hi: np.ndarray, undef: np.ndarray | None = None,
-             src: tuple | None = None, keep_src: bool = True, segment: bool = False) -> "PtrSpan":
-        return PtrSpan(self.arg, self.lo + lo, self.hi + hi, self.pointee, _undef(self.undef, undef),
-                       self.src if keep_src else src, self.segment or segment)
+    def plus(
+        self,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        undef: np.ndarray | None = None,
+        src: tuple | None = None,
+        keep_src: bool = True,
+        segment: bool = False,
+    ) -> "PtrSpan":
+        return PtrSpan(
+            self.arg,
+            self.lo + lo,
+            self.hi + hi,
+            self.pointee,
+            _undef(self.undef, undef),
+            self.src if keep_src else src,
+            self.segment or segment,
+        )
 
 
 def _undef(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
@@ -85,8 +107,14 @@ def bounds(v) -> tuple[np.ndarray, np.ndarray]:
     return v.a, v.a
 
 
-def loaded(intervals: tuple[tuple[int, int], ...], shape: tuple[int, ...], bits: int, name: str,
-           mask: np.ndarray | None, other: np.ndarray | None) -> RangeV:
+def loaded(
+    intervals: tuple[tuple[int, int], ...],
+    shape: tuple[int, ...],
+    bits: int,
+    name: str,
+    mask: np.ndarray | None,
+    other: np.ndarray | None,
+) -> RangeV:
     """A load of a tensor declared `values=...` (sorted disjoint [LO, HI) intervals): masked-off lanes
     take `other` (or are undefined)."""
     lo_a = np.full(shape, intervals[0][0], dtype=np.int64)
@@ -101,7 +129,7 @@ def loaded(intervals: tuple[tuple[int, int], ...], shape: tuple[int, ...], bits:
         else:
             o = np.broadcast_to(other, shape)
             if off.any():
-                decl = None          # a lane holding `other` is not one of the declared values
+                decl = None  # a lane holding `other` is not one of the declared values
             lo_a, hi_a = np.where(off, o, lo_a), np.where(off, o, hi_a)
             src = (np.where(off, o, src[0]), np.where(off, o, src[1]), name)
     return RangeV(lo_a, hi_a, bits, undef, src, decl)
@@ -122,10 +150,30 @@ def snap(r: RangeV) -> RangeV:
     return RangeV(lo, hi, r.bits, r.undef, r.src, r.decl, r.segment)
 
 
-NEGATE = {"slt": "sge", "sle": "sgt", "sgt": "sle", "sge": "slt", "eq": "ne", "ne": "eq",
-          "ult": "uge", "ule": "ugt", "ugt": "ule", "uge": "ult"}
-FLIP = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle", "eq": "eq", "ne": "ne",
-        "ult": "ugt", "ule": "uge", "ugt": "ult", "uge": "ule"}
+NEGATE = {
+    "slt": "sge",
+    "sle": "sgt",
+    "sgt": "sle",
+    "sge": "slt",
+    "eq": "ne",
+    "ne": "eq",
+    "ult": "uge",
+    "ule": "ugt",
+    "ugt": "ule",
+    "uge": "ult",
+}
+FLIP = {
+    "slt": "sgt",
+    "sle": "sge",
+    "sgt": "slt",
+    "sge": "sle",
+    "eq": "eq",
+    "ne": "ne",
+    "ult": "ugt",
+    "ule": "uge",
+    "ugt": "ult",
+    "uge": "ule",
+}
 
 
 def refine(x: RangeV, pred: str, y) -> tuple[RangeV, np.ndarray]:
@@ -137,9 +185,9 @@ def refine(x: RangeV, pred: str, y) -> tuple[RangeV, np.ndarray]:
     if pred.startswith("u"):
         if (ylo < 0).any():
             return x, np.zeros(np.broadcast_shapes(lo.shape, ylo.shape), bool)
-        if pred in ("ult", "ule"):          # x <u y with y >= 0: 0 <= x < y as signed values
+        if pred in ("ult", "ule"):  # x <u y with y >= 0: 0 <= x < y as signed values
             lo = np.maximum(lo, 0)
-        elif (lo < 0).any():                # x >u y: a negative x is a huge unsigned one
+        elif (lo < 0).any():  # x >u y: a negative x is a huge unsigned one
             return x, np.zeros(np.broadcast_shapes(lo.shape, ylo.shape), bool)
         pred = "s" + pred[1:]
     if pred == "slt":
@@ -153,7 +201,7 @@ def refine(x: RangeV, pred: str, y) -> tuple[RangeV, np.ndarray]:
     elif pred == "eq":
         lo, hi = np.maximum(lo, ylo), np.minimum(hi, yhi)
     elif pred == "ne":
-        point = ylo == yhi           # only a known value can be removed, and only at an end
+        point = ylo == yhi  # only a known value can be removed, and only at an end
         lo = np.where(point & (lo == ylo), lo + 1, lo)
         hi = np.where(point & (hi == ylo), hi - 1, hi)
     lo, hi = np.broadcast_arrays(lo, hi)
@@ -161,15 +209,18 @@ def refine(x: RangeV, pred: str, y) -> tuple[RangeV, np.ndarray]:
     empty = out.lo > out.hi
     if x.undef is not None:
         empty = empty & ~x.undef
-    lo, hi = np.where(empty, np.broadcast_to(x.lo, empty.shape), out.lo), \
-        np.where(empty, np.broadcast_to(x.hi, empty.shape), out.hi)
+    lo, hi = (
+        np.where(empty, np.broadcast_to(x.lo, empty.shape), out.lo),
+        np.where(empty, np.broadcast_to(x.hi, empty.shape), out.hi),
+    )
     src = x.src
     if src is not None:
         if x.decl is not None or (_equal_broadcast(src[0], x.lo) and _equal_broadcast(src[1], x.hi)):
-            src = (lo, hi, src[2])      # the value is the loaded element itself
-        elif not (np.array_equal(np.broadcast_to(x.lo, lo.shape), lo)
-                  and np.array_equal(np.broadcast_to(x.hi, hi.shape), hi)):
-            src = None                  # an end moved: which declared value gives it is not known
+            src = (lo, hi, src[2])  # the value is the loaded element itself
+        elif not (
+            np.array_equal(np.broadcast_to(x.lo, lo.shape), lo) and np.array_equal(np.broadcast_to(x.hi, hi.shape), hi)
+        ):
+            src = None  # an end moved: which declared value gives it is not known
     return RangeV(lo, hi, x.bits, x.undef, src, x.decl, x.segment or isinstance(y, RangeV)), empty
 
 
@@ -178,8 +229,7 @@ def hull(a, b, bits: int) -> RangeV:
     alo, ahi = bounds(a)
     blo, bhi = bounds(b)
     ua, ub = getattr(a, "undef", None), getattr(b, "undef", None)
-    return RangeV(np.minimum(alo, blo), np.maximum(ahi, bhi), bits, _undef(ua, ub),
-                  segment=_segment(a) or _segment(b))
+    return RangeV(np.minimum(alo, blo), np.maximum(ahi, bhi), bits, _undef(ua, ub), segment=_segment(a) or _segment(b))
 
 
 def _segment(v) -> bool:
@@ -204,7 +254,7 @@ def _binary(name: str, a, b, bits: int) -> RangeV | None:
     if name == "arith.addi":
         return RangeV(alo + blo, ahi + bhi, bits, undef, src)
     if name == "arith.subi":
-        if ranged_b and src is not None:      # x - r: the low end comes from r's high end
+        if ranged_b and src is not None:  # x - r: the low end comes from r's high end
             src = (src[1], src[0], src[2])
         return RangeV(alo - bhi, ahi - blo, bits, undef, src)
     if name in ("arith.muli", "arith.shli"):
@@ -229,10 +279,13 @@ def _binary(name: str, a, b, bits: int) -> RangeV | None:
             d = np.left_shift(np.ones_like(b.a), np.clip(b.a, 0, 62))
             return RangeV(alo // d, ahi // d, bits, undef, src)
         divisions: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-            "arith.divsi": _tdiv, "arith.divui": np.floor_divide, "arith.floordivsi": np.floor_divide,
-            "arith.ceildivsi": lambda x, y: -((-x) // y)}
+            "arith.divsi": _tdiv,
+            "arith.divui": np.floor_divide,
+            "arith.floordivsi": np.floor_divide,
+            "arith.ceildivsi": lambda x, y: -((-x) // y),
+        }
         fn = divisions[name]
-        return RangeV(fn(alo, b.a), fn(ahi, b.a), bits, undef, src)   # monotone for a positive divisor
+        return RangeV(fn(alo, b.a), fn(ahi, b.a), bits, undef, src)  # monotone for a positive divisor
     if name in ("arith.remsi", "arith.remui"):
         if ranged_b or (b.a <= 0).any():
             return None
@@ -248,8 +301,12 @@ def _binary(name: str, a, b, bits: int) -> RangeV | None:
         pick = np.minimum if name == "arith.minsi" else np.maximum
         return RangeV(pick(alo, blo), pick(ahi, bhi), bits, undef)
     if name == "arith.andi" and const is not None and (const >= 0).all():
-        return RangeV(np.zeros_like(np.broadcast_to(const, np.broadcast_shapes(alo.shape, const.shape))),
-                      np.broadcast_to(const, np.broadcast_shapes(ahi.shape, const.shape)).copy(), bits, undef)
+        return RangeV(
+            np.zeros_like(np.broadcast_to(const, np.broadcast_shapes(alo.shape, const.shape))),
+            np.broadcast_to(const, np.broadcast_shapes(ahi.shape, const.shape)).copy(),
+            bits,
+            undef,
+        )
     return None
 
 
@@ -263,8 +320,10 @@ def compare(pred: str, a, b) -> tuple[np.ndarray, np.ndarray]:
             return np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
         pred = "s" + pred[1:]
     table = {
-        "slt": (ahi < blo, alo >= bhi), "sle": (ahi <= blo, alo > bhi),
-        "sgt": (alo > bhi, ahi <= blo), "sge": (alo >= bhi, ahi < blo),
+        "slt": (ahi < blo, alo >= bhi),
+        "sle": (ahi <= blo, alo > bhi),
+        "sgt": (alo > bhi, ahi <= blo),
+        "sge": (alo >= bhi, ahi < blo),
         "eq": ((alo == ahi) & (blo == bhi) & (alo == blo), (ahi < blo) | (alo > bhi)),
         "ne": ((ahi < blo) | (alo > bhi), (alo == ahi) & (blo == bhi) & (alo == blo)),
     }
@@ -291,8 +350,7 @@ def choose(cond: np.ndarray, a, b, bits: int) -> RangeV:
         za = np.zeros(shape, bool) if ua is None else ua
         zb = np.zeros(shape, bool) if ub is None else ub
         undef = np.where(cond, za, zb)
-    return RangeV(np.where(cond, alo, blo), np.where(cond, ahi, bhi), bits, undef,
-                  segment=_segment(a) or _segment(b))
+    return RangeV(np.where(cond, alo, blo), np.where(cond, ahi, bhi), bits, undef, segment=_segment(a) or _segment(b))
 
 
 def _equal_broadcast(a: np.ndarray, b: np.ndarray) -> bool:

@@ -17,17 +17,17 @@ import os
 from collections import Counter
 from typing import Protocol
 
-from tilelens_lsp.engines.affine import AffineGraph, NotAffine
 from tilelens_lsp.engines import accounting
+from tilelens_lsp.engines.affine import AffineGraph, NotAffine
 from tilelens_lsp.engines.enumerate import AccessGraph
 from tilelens_lsp.engines.grid import GridGraph, NotGrid
 from tilelens_lsp.engines.values import LaunchModel, Obligation, SiteResult
 from tilelens_lsp.refusal import Refusal
 
-WITNESS_SHARE = 8                # an out-of-bounds launch is enumerated when it fits budget / this
-ENGINE_ENV = "TILELENS_ENGINE"   # auto (default) | enumerate | compare (tests: both engines, must agree) | grid
-GRID_PROGRAMS = 1 << 16          # launches of more programs than this go to the grid engine ...
-GRID_SHARE = 16                  # ... unless programs x lanes x ops fit the budget / this
+WITNESS_SHARE = 8  # an out-of-bounds launch is enumerated when it fits budget / this
+ENGINE_ENV = "TILELENS_ENGINE"  # auto (default) | enumerate | compare (tests: both engines, must agree) | grid
+GRID_PROGRAMS = 1 << 16  # launches of more programs than this go to the grid engine ...
+GRID_SHARE = 16  # ... unless programs x lanes x ops fit the budget / this
 ENGINES: Counter[str] = Counter()  # launches answered per engine in this process (tests and benchmarks)
 
 
@@ -84,7 +84,7 @@ def launch_size(model: LaunchModel) -> int:
     return gx * gy * gz * lanes * max(ops, 1)
 
 
-EXACT_RETRY_PROGRAMS = 1 << 20   # up to here a grid answer with an unconfirmed bound is retried exactly
+EXACT_RETRY_PROGRAMS = 1 << 20  # up to here a grid answer with an unconfirmed bound is retried exactly
 
 
 def unconfirmed(graph: Engine) -> bool:
@@ -148,7 +148,7 @@ def _grid(model: LaunchModel, forced: bool) -> GridGraph | None:
     try:
         grid.run()
     except NotGrid as exc:
-        if forced:      # the forced mode: refused by kind, never another engine's answer
+        if forced:  # the forced mode: refused by kind, never another engine's answer
             raise Refusal("out-of-vocabulary", f"the grid engine does not follow this launch: {exc}") from None
         ENGINES["grid-declined"] += 1
         return None
@@ -169,11 +169,11 @@ def _summary(model: LaunchModel, mode: str) -> AffineGraph | AccessGraph | None:
                 ENGINES["enumeration"] += 1
                 return trial
             summary.fill_witnesses()
-    except (NotAffine, OverflowError):   # OverflowError: a coefficient past int64
+    except (NotAffine, OverflowError):  # OverflowError: a coefficient past int64
         return None
-    except Exception:   # a bug of the summary must not cost the launch its verdict: enumerate
+    except Exception:  # a bug of the summary must not cost the launch its verdict: enumerate
         if mode == "compare":
-            raise       # ... but tests must see it
+            raise  # ... but tests must see it
         ENGINES["summary-failed"] += 1
         return None
     if mode == "compare":
@@ -188,8 +188,7 @@ def site_footprints(sites: dict) -> dict:
     out = {}
     for key, site in sites.items():
         s, e = site.intervals()
-        out[key] = (site.op, site.loc, s.tolist(), e.tolist(), site.exact, site.oob is not None,
-                    site.refusal is not None)
+        out[key] = (site.op, site.loc, s.tolist(), e.tolist(), site.exact, site.oob is not None, site.refusal is not None)
     return out
 
 

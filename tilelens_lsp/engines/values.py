@@ -17,14 +17,12 @@ from tilelens_lsp.dtypes import element_bytes
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Module
 
-
-
 # ---------------------------------------------------------------- values
 
 
 @dataclass
 class IntV:
-    a: np.ndarray   # (P or 1, *shape); bool for i1, int64 otherwise (wrapped to `bits`)
+    a: np.ndarray  # (P or 1, *shape); bool for i1, int64 otherwise (wrapped to `bits`)
     bits: int
 
 
@@ -38,10 +36,11 @@ class PtrV:
     __slots__ = ("arg", "terms", "pointee", "_sum")
     MAX_TERMS = 4
 
-    def __init__(self, arg: str, boff: np.ndarray | None = None, pointee: int = 1,
-                 terms: tuple[np.ndarray, ...] | None = None) -> None:
-        self.arg = arg                   # kernel parameter the address derives from
-        self.pointee = pointee           # bytes per element of the pointee type
+    def __init__(
+        self, arg: str, boff: np.ndarray | None = None, pointee: int = 1, terms: tuple[np.ndarray, ...] | None = None
+    ) -> None:
+        self.arg = arg  # kernel parameter the address derives from
+        self.pointee = pointee  # bytes per element of the pointee type
         self.terms: tuple[np.ndarray, ...]
         self._sum: np.ndarray | None
         if terms is not None:
@@ -78,8 +77,7 @@ class PtrV:
         return PtrV(self.arg, pointee=self.pointee, terms=tuple(terms))
 
     def map(self, fn: Callable[[np.ndarray], np.ndarray], pointee: int | None = None) -> "PtrV":
-        return PtrV(self.arg, pointee=self.pointee if pointee is None else pointee,
-                    terms=tuple(fn(t) for t in self.terms))
+        return PtrV(self.arg, pointee=self.pointee if pointee is None else pointee, terms=tuple(fn(t) for t in self.terms))
 
     def __repr__(self) -> str:
         return f"PtrV({self.arg}, {len(self.terms)} terms, shape {self.shape()})"
@@ -106,10 +104,10 @@ MaskBound = TypeVar("MaskBound")
 class Opaque(Generic[MaskBound]):
     """A value the model does not compute: loaded data (`why='data'`) or an unmodelled op."""
 
-    why: str          # data | float | out-of-vocabulary | inline-asm
+    why: str  # data | float | out-of-vocabulary | inline-asm
     message: str = ""
     loc: str = ""
-    bound: MaskBound | None = None   # for an unknown mask: lanes where it may be true (None: any lane)
+    bound: MaskBound | None = None  # for an unknown mask: lanes where it may be true (None: any lane)
 
 
 Value = Any
@@ -165,12 +163,12 @@ class SiteResult:
     arg: str
     loc: str
     call_stack: tuple[str, ...]
-    starts: list[np.ndarray] = field(default_factory=list)   # half-open element intervals touched
+    starts: list[np.ndarray] = field(default_factory=list)  # half-open element intervals touched
     ends: list[np.ndarray] = field(default_factory=list)
     exact: bool = True
-    oob: dict[str, Any] | None = None        # first out-of-bounds lane, in evaluation order
+    oob: dict[str, Any] | None = None  # first out-of-bounds lane, in evaluation order
     refusal: Refusal | None = None
-    view_out: dict[str, Any] | None = None   # first lane inside the storage but outside the view
+    view_out: dict[str, Any] | None = None  # first lane inside the storage but outside the view
     # (starts, ends, program index) per program, for races; None when the engine cannot give them
     tagged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
     # two lanes of one program storing one element: pid, lanes, element, their values (None when
@@ -179,15 +177,19 @@ class SiteResult:
     # per-lane bounds of a store or load built from a declared-range index, for possible races:
     # (lo, hi, program, lane) flat arrays of element intervals [lo, hi); None past the race budget
     bounds: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
-    per_program: Any = None     # the grid engine's symbolic per-program footprint (grid.PerProgram), for races
+    per_program: Any = None  # the grid engine's symbolic per-program footprint (grid.PerProgram), for races
 
     def add_tagged(self, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
         if self.tagged is None:
             return
         last = self.tagged[-1] if self.tagged else None
-        if last is not None and last[1].shape == starts.shape and np.array_equal(last[1], starts) \
-                and np.array_equal(last[2], progs):
-            self.tagged[-1] = (last[0], ends, progs)    # a row continued by the next loop iteration
+        if (
+            last is not None
+            and last[1].shape == starts.shape
+            and np.array_equal(last[1], starts)
+            and np.array_equal(last[2], progs)
+        ):
+            self.tagged[-1] = (last[0], ends, progs)  # a row continued by the next loop iteration
             return
         self.tagged.append((starts, ends, progs))
 
@@ -225,7 +227,7 @@ def merge_intervals(starts: list[np.ndarray], ends: list[np.ndarray]) -> tuple[n
     s, e = s[order], e[order]
     reach = np.maximum.accumulate(e)
     new = np.ones(s.size, dtype=bool)
-    new[1:] = s[1:] > reach[:-1]          # adjacent intervals merge too
+    new[1:] = s[1:] > reach[:-1]  # adjacent intervals merge too
     first = np.flatnonzero(new)
     last = np.concatenate((first[1:] - 1, [s.size - 1]))
     return s[first], reach[last]
@@ -246,19 +248,19 @@ class Obligation:
 class ArgInfo:
     name: str
     elem_size: int
-    lo: int          # lowest valid element index relative to the argument's address
-    hi: int          # one past the highest
+    lo: int  # lowest valid element index relative to the argument's address
+    hi: int  # one past the highest
     # declared set of the tensor's elements: sorted disjoint half-open intervals ((LO, HI), ...)
     values: tuple[tuple[int, int], ...] | None = None
-    view: tuple[np.ndarray, np.ndarray] | None = None   # runs the declared view covers, when it does
+    view: tuple[np.ndarray, np.ndarray] | None = None  # runs the declared view covers, when it does
     # not cover its whole storage (element indices relative to the argument's address)
 
 
 @dataclass
 class LaunchModel:
     module: Module
-    arg_values: dict[str, Any]       # entry func arg SSA name → value (scalar ints, ptrs, opaque)
-    args: dict[str, ArgInfo]         # pointer parameters by name
+    arg_values: dict[str, Any]  # entry func arg SSA name → value (scalar ints, ptrs, opaque)
+    args: dict[str, ArgInfo]  # pointer parameters by name
     grid: tuple[int, int, int]
     budget: int
 
@@ -331,6 +333,14 @@ BINARY_OPS = {
 
 
 COMPARISONS = {
-    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
-    "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "slt": np.less,
+    "sle": np.less_equal,
+    "sgt": np.greater,
+    "sge": np.greater_equal,
+    "ult": np.less,
+    "ule": np.less_equal,
+    "ugt": np.greater,
+    "uge": np.greater_equal,
 }

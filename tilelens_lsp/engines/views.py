@@ -12,11 +12,12 @@ import math
 
 import numpy as np
 
-MAX_RUNS = 1 << 20       # views with more separate runs are not checked (no TL004, never a guess)
+MAX_RUNS = 1 << 20  # views with more separate runs are not checked (no TL004, never a guess)
 
 
-def covered_runs(shape: tuple[int, ...], strides: tuple[int, ...], storage_span: int
-                 ) -> tuple[np.ndarray, np.ndarray] | None:
+def covered_runs(
+    shape: tuple[int, ...], strides: tuple[int, ...], storage_span: int
+) -> tuple[np.ndarray, np.ndarray] | None:
     """(starts, ends) of the elements {Σ i_k·strides_k} the view covers, or None when the view covers
     every element of its storage span or has too many runs to list."""
     dims = [(n, s) for n, s in zip(shape, strides) if n > 1 and s != 0]
@@ -24,7 +25,7 @@ def covered_runs(shape: tuple[int, ...], strides: tuple[int, ...], storage_span:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     numel = math.prod(n for n, _ in dims)
     if numel >= 1 << 62 or storage_span >= 1 << 62 or any(abs(s) * n >= 1 << 62 for n, s in dims):
-        return None         # past int64 element indices: not checked
+        return None  # past int64 element indices: not checked
     inner = next(((n, s) for n, s in dims if s == 1), None)
     outer = [(n, s) for n, s in dims if (n, s) != inner] if inner else dims
     runs = numel // (inner[0] if inner else 1)
@@ -48,8 +49,7 @@ def covered_runs(shape: tuple[int, ...], strides: tuple[int, ...], storage_span:
     return starts, ends
 
 
-def first_outside(starts: np.ndarray, ends: np.ndarray, view: tuple[np.ndarray, np.ndarray], lo: int, hi: int
-                  ) -> int | None:
+def first_outside(starts: np.ndarray, ends: np.ndarray, view: tuple[np.ndarray, np.ndarray], lo: int, hi: int) -> int | None:
     """The lowest element of the intervals [starts, ends) that lies in [lo, hi) but outside the view."""
     vs, ve = view
     s = np.maximum(starts, lo)

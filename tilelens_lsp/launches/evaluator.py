@@ -14,28 +14,72 @@ import math
 import operator
 from typing import Any, Callable, Iterable, Mapping
 
-from tilelens_lsp.launches.specs import (DTYPE_ALIASES, DTYPE_MODULES, DTYPES, FUNCTIONS, MAX_DEPTH, MAX_DIRECTIVE_CHARS,
-                                         DType, EvalError, Failed, GridLambda, as_grid, canonical_dtype,
-                                         check_int, check_number, kind_of, make_descriptor, make_tensor,
-                                         need_int, need_number, short, transpose, with_values, ValueList)
+from tilelens_lsp.launches.specs import (
+    DTYPE_ALIASES,
+    DTYPE_MODULES,
+    DTYPES,
+    FUNCTIONS,
+    MAX_DEPTH,
+    MAX_DIRECTIVE_CHARS,
+    DType,
+    EvalError,
+    Failed,
+    GridLambda,
+    ValueList,
+    as_grid,
+    canonical_dtype,
+    check_int,
+    check_number,
+    kind_of,
+    make_descriptor,
+    make_tensor,
+    need_int,
+    need_number,
+    short,
+    transpose,
+    with_values,
+)
 from tilelens_lsp.model import ScalarSpec, TensorSpec
 
-_ALLOWED = ("allowed: literals, names, + - * // % **, unary -, cdiv, triton.cdiv, min, max, "
-            "tuples, tensor specs")
+_ALLOWED = "allowed: literals, names, + - * // % **, unary -, cdiv, triton.cdiv, min, max, tuples, tensor specs"
 _CALLS_MESSAGE = "only " + ", ".join(FUNCTIONS)
 _BINOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
-    ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
-    ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
+    ast.Add: ("+", operator.add),
+    ast.Sub: ("-", operator.sub),
+    ast.Mult: ("*", operator.mul),
+    ast.FloorDiv: ("//", operator.floordiv),
+    ast.Mod: ("%", operator.mod),
     ast.Pow: ("**", operator.pow),
 }
-_OTHER_OPS = {ast.Div: "/", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|",
-              ast.BitAnd: "&", ast.BitXor: "^", ast.Not: "not", ast.Invert: "~"}
+_OTHER_OPS = {
+    ast.Div: "/",
+    ast.MatMult: "@",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitOr: "|",
+    ast.BitAnd: "&",
+    ast.BitXor: "^",
+    ast.Not: "not",
+    ast.Invert: "~",
+}
 NODE_WORDS = {
-    "List": "a list", "Dict": "a dict", "Set": "a set", "Compare": "a comparison",
-    "BoolOp": "'and'/'or'", "IfExp": "a conditional expression", "JoinedStr": "an f-string",
-    "ListComp": "a comprehension", "SetComp": "a comprehension", "DictComp": "a comprehension",
-    "GeneratorExp": "a generator", "NamedExpr": "':='", "Slice": "a slice",
-    "Starred": "'*' unpacking", "Await": "'await'", "Yield": "'yield'", "YieldFrom": "'yield'",
+    "List": "a list",
+    "Dict": "a dict",
+    "Set": "a set",
+    "Compare": "a comparison",
+    "BoolOp": "'and'/'or'",
+    "IfExp": "a conditional expression",
+    "JoinedStr": "an f-string",
+    "ListComp": "a comprehension",
+    "SetComp": "a comprehension",
+    "DictComp": "a comprehension",
+    "GeneratorExp": "a generator",
+    "NamedExpr": "':='",
+    "Slice": "a slice",
+    "Starred": "'*' unpacking",
+    "Await": "'await'",
+    "Yield": "'yield'",
+    "YieldFrom": "'yield'",
 }
 
 
@@ -52,15 +96,22 @@ def call_name(func: ast.AST) -> str:
 class Evaluator:
     """Evaluates one expression over `env`; `meta_name[...]` reads `meta` inside a grid lambda."""
 
-    def __init__(self, env: Mapping[str, Any], *, source: str = "",
-                 meta: Mapping[str, Any] | None = None, meta_name: str | None = None,
-                 future: Mapping[str, int] | None = None, depth: int = 0) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, Any],
+        *,
+        source: str = "",
+        meta: Mapping[str, Any] | None = None,
+        meta_name: str | None = None,
+        future: Mapping[str, int] | None = None,
+        depth: int = 0,
+    ) -> None:
         self.env = env
         self.source = source
         self.meta = meta
         self.meta_name = meta_name
         self.future = future or {}
-        self.depth = depth      # nesting so far (a grid lambda's body continues its launch's count)
+        self.depth = depth  # nesting so far (a grid lambda's body continues its launch's count)
 
     def eval(self, node: ast.AST) -> Any:
         self.depth += 1
@@ -87,8 +138,9 @@ class Evaluator:
             if not math.isfinite(v):
                 raise EvalError("float literal out of range", node)
             return v
-        raise EvalError(f"{type(v).__name__} literals are not allowed in directives "
-                        "(use int, float, bool, str or None)", node)
+        raise EvalError(
+            f"{type(v).__name__} literals are not allowed in directives (use int, float, bool, str or None)", node
+        )
 
     def _e_Name(self, node: ast.Name) -> Any:
         name = node.id
@@ -103,15 +155,20 @@ class Evaluator:
         if dtype:
             return DType(dtype)
         if name in ("cdiv", "min", "max", "tensor", "triton"):
-            raise EvalError(f"'{name}' must be called here, as in {name}(...)"
-                            if name != "triton" else "'triton' is only allowed as triton.cdiv(a, b)",
-                            node)
+            raise EvalError(
+                f"'{name}' must be called here, as in {name}(...)"
+                if name != "triton"
+                else "'triton' is only allowed as triton.cdiv(a, b)",
+                node,
+            )
         raise EvalError(self._unknown_name(name), node)
 
     def _unknown_name(self, name: str) -> str:
         if name in self.future:
-            return (f"unknown name '{name}': it is bound on line {self.future[name]}, below this "
-                    "directive (a binding applies to the directives after it)")
+            return (
+                f"unknown name '{name}': it is bound on line {self.future[name]}, below this "
+                "directive (a binding applies to the directives after it)"
+            )
         names = sorted(k for k, v in self.env.items() if not isinstance(v, Failed))
         close = difflib.get_close_matches(name, names, 1)
         guess = f"did you mean '{close[0]}'? " if close else ""
@@ -137,15 +194,16 @@ class Evaluator:
         if entry is None:
             sym = _OTHER_OPS.get(type(node.op), type(node.op).__name__)
             hint = ": use // for integer division" if sym == "/" else ""
-            raise EvalError(f"operator '{sym}' is not allowed in directives{hint} "
-                            "(allowed: + - * // % **)", node)
+            raise EvalError(f"operator '{sym}' is not allowed in directives{hint} (allowed: + - * // % **)", node)
         sym, fn = entry
         left = need_number(self.eval(node.left), f"operator '{sym}'", node)
         right = need_number(self.eval(node.right), f"operator '{sym}'", node)
-        if (sym == "**" and isinstance(left, int) and isinstance(right, int)
-                and abs(left) > 1 and right > 64):
-            raise EvalError(f"{short(left)} ** {short(right)} is too large: directive values are "
-                            "limited to 2**64 in magnitude", node, static=False)
+        if sym == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right > 64:
+            raise EvalError(
+                f"{short(left)} ** {short(right)} is too large: directive values are limited to 2**64 in magnitude",
+                node,
+                static=False,
+            )
         try:
             result = fn(left, right)
         except ZeroDivisionError:
@@ -159,8 +217,9 @@ class Evaluator:
             sym = "-" if isinstance(node.op, ast.USub) else "+"
             value = need_number(self.eval(node.operand), f"unary '{sym}'", node)
             return -value if sym == "-" else +value
-        raise EvalError(f"operator '{_OTHER_OPS.get(type(node.op), '?')}' is not allowed in "
-                        "directives (allowed: + - * // % **)", node)
+        raise EvalError(
+            f"operator '{_OTHER_OPS.get(type(node.op), '?')}' is not allowed in directives (allowed: + - * // % **)", node
+        )
 
     # -- calls, tensors, attributes
 
@@ -190,14 +249,19 @@ class Evaluator:
         if not isinstance(spec, TensorSpec):
             raise EvalError(f"'.values(LO, HI)' needs a tensor spec, got {kind_of(spec)}", node)
         if node.keywords or not node.args or any(isinstance(a, ast.Starred) for a in node.args):
-            raise EvalError("'.values' takes .values(LO, HI), every element in [LO, HI), or a list of "
-                            "intervals and points: .values([(0, V), -100])", node)
+            raise EvalError(
+                "'.values' takes .values(LO, HI), every element in [LO, HI), or a list of "
+                "intervals and points: .values([(0, V), -100])",
+                node,
+            )
         args = tuple(self._values_arg(a) for a in node.args)
-        if len(args) == 1 and isinstance(args[0], tuple):   # a list, or one (LO, HI) pair
+        if len(args) == 1 and isinstance(args[0], tuple):  # a list, or one (LO, HI) pair
             return with_values(spec, args[0], node)
         if len(args) == 1:
-            raise EvalError("'.values' takes two arguments .values(LO, HI) or one list .values([(0, V), -100]), "
-                            f"got {kind_of(args[0])}", node)
+            raise EvalError(
+                f"'.values' takes two arguments .values(LO, HI) or one list .values([(0, V), -100]), got {kind_of(args[0])}",
+                node,
+            )
         return with_values(spec, args if len(args) == 2 else ValueList(args), node)
 
     def _f_cdiv(self, args: list[Any], node: ast.Call) -> int:
@@ -223,7 +287,7 @@ class Evaluator:
         if len(args) != 1:
             raise EvalError(f"i64 takes 1 argument, got {len(args)}", node)
         v = need_int(args[0], "the argument of i64", node)
-        if not -2**63 <= v < 2**63:
+        if not -(2**63) <= v < 2**63:
             raise EvalError(f"i64({short(v)}) does not fit in a signed 64-bit int", node, False)
         return ScalarSpec("i64", v)
 
@@ -234,15 +298,15 @@ class Evaluator:
         given: dict[str, ast.expr] = dict(zip(params, node.args))
         for kw in node.keywords:
             if kw.arg not in params:
-                raise EvalError(f"tensor() has no parameter '{kw.arg}' (parameters: "
-                                f"{', '.join(params)})", kw.value)
+                raise EvalError(f"tensor() has no parameter '{kw.arg}' (parameters: {', '.join(params)})", kw.value)
             if kw.arg in given:
                 raise EvalError(f"tensor() got '{kw.arg}' twice", kw.value)
             given[kw.arg] = kw.value
         for required in ("dtype", "shape"):
             if required not in given:
-                raise EvalError(f"tensor() needs a {required}: tensor(fp16, (M, K), strides=..., "
-                                "offset=..., storage=...)", node)
+                raise EvalError(
+                    f"tensor() needs a {required}: tensor(fp16, (M, K), strides=..., offset=..., storage=...)", node
+                )
         dtype = self._dtype_of(given.pop("dtype"))
         values = {k: self._values_arg(v) if k == "values" else self.eval(v) for k, v in given.items()}
         return make_tensor(dtype, node=node, **values)
@@ -255,8 +319,9 @@ class Evaluator:
         given: dict[str, ast.expr] = dict(zip(params, node.args))
         for kw in node.keywords:
             if kw.arg not in params or kw.arg in given:
-                raise EvalError(f"descriptor() has no parameter '{kw.arg}' or got it twice (parameters: "
-                                f"{', '.join(params)})", kw.value)
+                raise EvalError(
+                    f"descriptor() has no parameter '{kw.arg}' or got it twice (parameters: {', '.join(params)})", kw.value
+                )
             given[kw.arg] = kw.value
         for required in ("tensor", "block"):
             if required not in given:
@@ -270,8 +335,7 @@ class Evaluator:
             if dtype is None:
                 close = difflib.get_close_matches(node.id, DTYPES + tuple(DTYPE_ALIASES), 1)
                 guess = f"did you mean {close[0]}? " if close else ""
-                raise EvalError(f"unknown dtype '{node.id}' ({guess}Triton dtypes: "
-                                f"{' '.join(DTYPES)})", node)
+                raise EvalError(f"unknown dtype '{node.id}' ({guess}Triton dtypes: {' '.join(DTYPES)})", node)
             return dtype
         value = self.eval(node)
         if isinstance(value, str) and canonical_dtype(value):
@@ -290,15 +354,17 @@ class Evaluator:
     def _meta(self, node: ast.Subscript) -> Any:
         key = self.eval(node.slice)
         if not isinstance(key, str):
-            raise EvalError(f"{self.meta_name}[...] needs a string key, as in "
-                            f"{self.meta_name}[\"BLOCK_SIZE\"]", node)
+            raise EvalError(f'{self.meta_name}[...] needs a string key, as in {self.meta_name}["BLOCK_SIZE"]', node)
         assert self.meta is not None
         try:
             return self.meta[key]
         except KeyError:
             have = ", ".join(sorted(map(str, self.meta))) or "nothing"
-            raise EvalError(f"the grid reads {self.meta_name}[\"{key}\"] but the launch has no "
-                            f"'{key}' (it has: {have})", node, static=False) from None
+            raise EvalError(
+                f"the grid reads {self.meta_name}[\"{key}\"] but the launch has no '{key}' (it has: {have})",
+                node,
+                static=False,
+            ) from None
 
     def _e_Attribute(self, node: ast.Attribute) -> Any:
         if node.attr == "T":
@@ -314,11 +380,13 @@ class Evaluator:
             if dtype is None:
                 close = difflib.get_close_matches(node.attr, DTYPES + tuple(DTYPE_ALIASES), 1)
                 guess = f"did you mean {owner}.{close[0]}? " if close else ""
-                raise EvalError(f"unknown dtype '{owner}.{node.attr}' ({guess}Triton dtypes: "
-                                f"{' '.join(DTYPES)})", node)
+                raise EvalError(f"unknown dtype '{owner}.{node.attr}' ({guess}Triton dtypes: {' '.join(DTYPES)})", node)
             return DType(dtype)
-        raise EvalError(f"attribute '.{node.attr}' is not allowed in directives (only '.T' on a "
-                        "tensor spec, tl.<dtype> and triton.cdiv)", node)
+        raise EvalError(
+            f"attribute '.{node.attr}' is not allowed in directives (only '.T' on a "
+            "tensor spec, tl.<dtype> and triton.cdiv)",
+            node,
+        )
 
     # -- grid lambdas (read by `_GridLambdaReader`, which evaluates the body with an inner evaluator)
 
@@ -342,8 +410,9 @@ class _GridLambdaReader:
             raise EvalError("a grid lambda takes exactly one parameter: lambda meta: (...)", node)
         param = a.args[0].arg
         outer = self.outer
-        inner = Evaluator(outer.env, source=outer.source, meta=_Probe(), meta_name=param,
-                          future=outer.future, depth=outer.depth)
+        inner = Evaluator(
+            outer.env, source=outer.source, meta=_Probe(), meta_name=param, future=outer.future, depth=outer.depth
+        )
         if not any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(node.body)):
             return GridLambda(as_grid(inner.eval(node.body), node.body))
         captures = self._captures(node.body, param)
@@ -374,8 +443,9 @@ class _GridLambdaReader:
             if isinstance(n, ast.Name) and n.id != param and n.id in env:
                 value = env[n.id]
                 if not isinstance(value, (int, float, str)):
-                    raise EvalError(f"a grid lambda can only use int, float, bool or str names; "
-                                    f"'{n.id}' is {kind_of(value)}", n)
+                    raise EvalError(
+                        f"a grid lambda can only use int, float, bool or str names; '{n.id}' is {kind_of(value)}", n
+                    )
                 out[n.id] = value
         return tuple(sorted(out.items()))
 
@@ -387,8 +457,9 @@ class _Probe(dict):
         return 1
 
 
-def eval_grid(grid_expr: str, grid_env: Mapping[str, Any] | Iterable[tuple[str, Any]],
-              meta: Mapping[str, Any]) -> tuple[int, ...]:
+def eval_grid(
+    grid_expr: str, grid_env: Mapping[str, Any] | Iterable[tuple[str, Any]], meta: Mapping[str, Any]
+) -> tuple[int, ...]:
     """Evaluate a grid lambda's body (`LaunchSpec.grid_expr`) once the meta-parameters are known.
 
     Raises EvalError with a precise message for anything not a grid of 1 to 3 ints >= 0.

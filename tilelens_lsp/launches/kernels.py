@@ -18,10 +18,10 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 @dataclass(frozen=True)
 class KernelDef:
     name: str
-    line: int                 # 1-based line of the `def`
-    column: int               # 1-based column of the `def`
+    line: int  # 1-based line of the `def`
+    column: int  # 1-based column of the `def`
     params: tuple[str, ...]
-    is_helper: bool           # a @jit function only called from other @jit functions
+    is_helper: bool  # a @jit function only called from other @jit functions
 
 
 def is_jit(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -76,7 +76,7 @@ def kernel_head(text: str, name: str) -> tuple[int, str] | None:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name:
                 first = min([d.lineno for d in n.decorator_list] + [n.lineno])
                 line = _LINE_BREAK.split(text)[first - 1]
-                return first, line[:len(line) - len(line.lstrip())]
+                return first, line[: len(line) - len(line.lstrip())]
     return None
 
 
@@ -109,8 +109,12 @@ def _module_level(body: list[ast.stmt]):
     for stmt in body:
         yield stmt
         if isinstance(stmt, (ast.If, ast.Try)):
-            for block in (stmt.body, stmt.orelse, getattr(stmt, "finalbody", []),
-                          *[h.body for h in getattr(stmt, "handlers", [])]):
+            for block in (
+                stmt.body,
+                stmt.orelse,
+                getattr(stmt, "finalbody", []),
+                *[h.body for h in getattr(stmt, "handlers", [])],
+            ):
                 yield from _module_level(block)
 
 
@@ -122,16 +126,16 @@ def _assigned_kernels(text: str, defs: list[KernelDef], called: set[str], launch
     for m in _modules(text):
         plain = {n.name: n for n in ast.walk(m) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for stmt in _module_level(m.body):
-            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
                 continue
             name = stmt.targets[0].id
             if name in by_name:
                 continue
             params: tuple[str, ...] | None = None
-            jit_call = any(isinstance(c, ast.Call) and (getattr(c.func, "attr", None) == "jit"
-                                                        or getattr(c.func, "id", None) == "jit")
-                           for c in ast.walk(stmt.value))
+            jit_call = any(
+                isinstance(c, ast.Call) and (getattr(c.func, "attr", None) == "jit" or getattr(c.func, "id", None) == "jit")
+                for c in ast.walk(stmt.value)
+            )
             for n in ast.walk(stmt.value):
                 if isinstance(n, ast.Name) and n.id in by_name:
                     params = by_name[n.id].params
@@ -142,8 +146,7 @@ def _assigned_kernels(text: str, defs: list[KernelDef], called: set[str], launch
                     break
             if params is None:
                 continue
-            kernel = KernelDef(name, stmt.lineno, stmt.col_offset + 1, params,
-                               name in called and name not in launched)
+            kernel = KernelDef(name, stmt.lineno, stmt.col_offset + 1, params, name in called and name not in launched)
             by_name[name] = kernel
             out.append(kernel)
     return out

@@ -17,8 +17,7 @@ def unknown_keywords(launch: LaunchSpec, kernel: KernelDef) -> list[str]:
     return [name for name, _ in launch.kwargs if name not in kernel.params]
 
 
-def check_keywords(kernels: list[KernelDef], launches: list[LaunchSpec]
-                   ) -> tuple[list[LaunchSpec], list[DirectiveError]]:
+def check_keywords(kernels: list[KernelDef], launches: list[LaunchSpec]) -> tuple[list[LaunchSpec], list[DirectiveError]]:
     """The launches whose keywords all name parameters, and a TL020 for each of the others."""
     by_name = {k.name: k for k in kernels}
     kept: list[LaunchSpec] = []
@@ -32,6 +31,13 @@ def check_keywords(kernels: list[KernelDef], launches: list[LaunchSpec]
         name = unknown[0]
         close = difflib.get_close_matches(name, kernel.params, n=1, cutoff=0.6)
         guess = f": did you mean '{close[0]}'?" if close else f" (its parameters: {', '.join(kernel.params)})"
-        errors.append(DirectiveError(launch.line, 1, f"unknown parameter '{name}' of {launch.kernel}{guess}",
-                                     end_line=launch.line + launch.source.count("\n"), kernel=launch.kernel))
+        errors.append(
+            DirectiveError(
+                launch.line,
+                1,
+                f"unknown parameter '{name}' of {launch.kernel}{guess}",
+                end_line=launch.line + launch.source.count("\n"),
+                kernel=launch.kernel,
+            )
+        )
     return kept, errors

@@ -29,8 +29,8 @@ _BINDING_START = re.compile(r"(?:^|;)\s*([A-Za-z_]\w*)\s*=(?!=)")
 
 @dataclass(frozen=True)
 class _Piece:
-    line: int   # 1-based line in the file
-    col: int    # 0-based column where `text` starts
+    line: int  # 1-based line in the file
+    col: int  # 0-based column where `text` starts
     text: str
 
 
@@ -82,7 +82,7 @@ def _directive_blocks(text: str) -> list[_Block]:
     for number, line in enumerate(lines, 1):
         m = _DIRECTIVE.match(line)
         if m and is_ignore(m.group(1)):
-            continue   # a suppression comment (suppress.py), not a launch
+            continue  # a suppression comment (suppress.py), not a launch
         if m and (number in comments or number > trusted_after):
             content = m.group(1)
             lead = len(content) - len(content.lstrip())
@@ -95,8 +95,7 @@ def _directive_blocks(text: str) -> list[_Block]:
         size = len(block[0].text)
         brackets = Brackets()
         brackets.feed(block[0].text)
-        while (number + len(block) in pieces and size < MAX_DIRECTIVE_CHARS
-               and brackets.innermost()):
+        while number + len(block) in pieces and size < MAX_DIRECTIVE_CHARS and brackets.innermost():
             block.append(pieces[number + len(block)])
             brackets.feed(block[-1].text)
             used.add(block[-1].line)
@@ -112,8 +111,10 @@ def directive_blocks(text: str) -> list[tuple[tuple[int, int, str], ...]]:
     return [tuple((p.line, p.col, p.text) for p in block.pieces) for block in _directive_blocks(text)]
 
 
-def parse_directives(text: str, known_kernels: set[str] | None = None,
-                     ) -> tuple[list[LaunchSpec], list[DirectiveError]]:
+def parse_directives(
+    text: str,
+    known_kernels: set[str] | None = None,
+) -> tuple[list[LaunchSpec], list[DirectiveError]]:
     """Every `# tilelens:` launch of a file, evaluated; bad directives become DirectiveErrors."""
     blocks = _directive_blocks(text)
     bound_at: dict[str, int] = {}
@@ -126,9 +127,15 @@ def parse_directives(text: str, known_kernels: set[str] | None = None,
     for block in blocks:
         first = block.pieces[0].line
         future = {n: line for n, line in bound_at.items() if line > first}
-        found, failed = run_statements(block.text, env, locate=block.locate,
-                                       end_line=block.pieces[-1].line, origin="comment",
-                                       known_kernels=known_kernels, future=future)
+        found, failed = run_statements(
+            block.text,
+            env,
+            locate=block.locate,
+            end_line=block.pieces[-1].line,
+            origin="comment",
+            known_kernels=known_kernels,
+            future=future,
+        )
         launches.extend(found)
         errors.extend(failed)
     return launches, errors

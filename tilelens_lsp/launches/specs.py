@@ -15,22 +15,57 @@ from tilelens_lsp.model import ArgSpec, DescriptorSpec, ScalarSpec, TensorSpec, 
 
 # ---------------------------------------------------------------- vocabulary
 
-DTYPES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64",
-          "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64")
+DTYPES = (
+    "fp8e4nv",
+    "fp8e5",
+    "fp8e4b15",
+    "fp8e4b8",
+    "fp8e5b16",
+    "fp16",
+    "bf16",
+    "fp32",
+    "fp64",
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u1",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+)
 DTYPE_ALIASES = {
-    "bool": "i1", "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint1": "u1", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-    "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b15": "fp8e4b15",
-    "float8e4b8": "fp8e4b8", "float8e5b16": "fp8e5b16",
+    "bool": "i1",
+    "int1": "i1",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint1": "u1",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "float8e4nv": "fp8e4nv",
+    "float8e5": "fp8e5",
+    "float8e4b15": "fp8e4b15",
+    "float8e4b8": "fp8e4b8",
+    "float8e5b16": "fp8e5b16",
 }
 FUNCTIONS = ("cdiv", "triton.cdiv", "min", "max", "i64", "tensor", "descriptor")
-RESERVED = frozenset(DTYPES) | frozenset(DTYPE_ALIASES) | {"cdiv", "min", "max", "tensor", "triton", "meta", "tl",
-                                                          "descriptor"}
-DTYPE_MODULES = ("tl", "triton.language")   # `tl.float16`, `triton.language.bfloat16`: a dtype value
-LIMIT = 2**64                 # magnitude bound on every integer a directive computes
-MAX_GRID = 2**31 - 1          # program ids are i32
-MAX_DEPTH = 64                # expression nesting
+RESERVED = (
+    frozenset(DTYPES) | frozenset(DTYPE_ALIASES) | {"cdiv", "min", "max", "tensor", "triton", "meta", "tl", "descriptor"}
+)
+DTYPE_MODULES = ("tl", "triton.language")  # `tl.float16`, `triton.language.bfloat16`: a dtype value
+LIMIT = 2**64  # magnitude bound on every integer a directive computes
+MAX_GRID = 2**31 - 1  # program ids are i32
+MAX_DEPTH = 64  # expression nesting
 MAX_DIRECTIVE_CHARS = 20_000
 
 
@@ -100,8 +135,9 @@ def kind_of(v: Any) -> str:
 
 def check_int(v: int, node: ast.AST | None, static: bool = False) -> int:
     if abs(v) > LIMIT:
-        raise EvalError(f"the value {short(v)} is too large: directive values are limited to 2**64 "
-                        "in magnitude", node, static)
+        raise EvalError(
+            f"the value {short(v)} is too large: directive values are limited to 2**64 in magnitude", node, static
+        )
     return v
 
 
@@ -146,8 +182,15 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def make_tensor(dtype: str, shape: Any, strides: Any = None, offset: Any = 0, storage: Any = None,
-                node: ast.AST | None = None, values: Any = None) -> TensorSpec:
+def make_tensor(
+    dtype: str,
+    shape: Any,
+    strides: Any = None,
+    offset: Any = 0,
+    storage: Any = None,
+    node: ast.AST | None = None,
+    values: Any = None,
+) -> TensorSpec:
     """A checked TensorSpec; storage defaults to the minimal one covering the view."""
     node = node or ast.Constant(0)
     dims = _int_tuple(shape, "a tensor size", node)
@@ -170,8 +213,11 @@ def make_tensor(dtype: str, shape: Any, strides: Any = None, offset: Any = 0, st
     if storage is None:
         storage = span
     elif need_int(storage, "storage", node) < span:
-        raise EvalError(f"storage={storage} is smaller than the {span} elements the view {label} "
-                        f"spans (offset + largest index + 1)", node, False)
+        raise EvalError(
+            f"storage={storage} is smaller than the {span} elements the view {label} spans (offset + largest index + 1)",
+            node,
+            False,
+        )
     spec = TensorSpec(dtype, dims, steps, offset, check_int(storage, node))
     return spec if values is None else with_values(spec, values, node)
 
@@ -180,7 +226,7 @@ class ValueList(tuple):
     """A list literal of a directive (`[(0, V), -100]`): only a value set takes one."""
 
 
-MAX_VALUE_PARTS = 64      # intervals and points of one declared value set
+MAX_VALUE_PARTS = 64  # intervals and points of one declared value set
 
 
 def with_values(t: TensorSpec, values: Any, node: ast.AST | None = None) -> TensorSpec:
@@ -192,31 +238,40 @@ def with_values(t: TensorSpec, values: Any, node: ast.AST | None = None) -> Tens
     label = _spec_text(t.dtype, t.shape)
     if not (t.dtype.startswith(("i", "u")) and t.dtype[1:].isdigit()) and t.dtype not in ("bool", "i1"):
         raise EvalError(f"values=(LO, HI) declares the range of an integer tensor; {label} is not one", node)
-    if isinstance(values, tuple) and not isinstance(values, ValueList) and len(values) == 2 \
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+    if (
+        isinstance(values, tuple)
+        and not isinstance(values, ValueList)
+        and len(values) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+    ):
         lo, hi = values
         if lo >= hi:
-            raise EvalError(f"the value range of {label} is empty: values=({lo}, {hi}) needs LO < HI "
-                            "(HI is excluded)", node, False)
+            raise EvalError(
+                f"the value range of {label} is empty: values=({lo}, {hi}) needs LO < HI (HI is excluded)", node, False
+            )
         return replace(t, values=(lo, hi))
     if not isinstance(values, tuple) or not values:
-        raise EvalError(f"values of {label} must be a pair (LO, HI) or a list of intervals and points "
-                        f"such as [(0, V), -100], got {kind_of(values)}", node)
+        raise EvalError(
+            f"values of {label} must be a pair (LO, HI) or a list of intervals and points "
+            f"such as [(0, V), -100], got {kind_of(values)}",
+            node,
+        )
     if len(values) > MAX_VALUE_PARTS:
-        raise EvalError(f"values of {label} has {len(values)} parts: at most {MAX_VALUE_PARTS} intervals "
-                        "and points", node)
+        raise EvalError(f"values of {label} has {len(values)} parts: at most {MAX_VALUE_PARTS} intervals and points", node)
     parts = []
     for item in values:
         if isinstance(item, int) and not isinstance(item, bool):
             parts.append((item, item + 1))
             continue
         if not (isinstance(item, tuple) and len(item) == 2):
-            raise EvalError(f"values of {label}: each part is an interval (LO, HI) or a point V, got "
-                            f"{kind_of(item)}", node)
+            raise EvalError(f"values of {label}: each part is an interval (LO, HI) or a point V, got {kind_of(item)}", node)
         lo, hi = (need_int(v, "a value bound", node) for v in item)
         if lo >= hi:
-            raise EvalError(f"the interval ({lo}, {hi}) in the values of {label} is empty: it needs "
-                            "LO < HI (HI is excluded)", node, False)
+            raise EvalError(
+                f"the interval ({lo}, {hi}) in the values of {label} is empty: it needs LO < HI (HI is excluded)",
+                node,
+                False,
+            )
         parts.append((lo, hi))
     merged: list[tuple[int, int]] = []
     for lo, hi in sorted(parts):
@@ -229,8 +284,7 @@ def with_values(t: TensorSpec, values: Any, node: ast.AST | None = None) -> Tens
 
 def transpose(t: TensorSpec, node: ast.AST | None = None) -> TensorSpec:
     if len(t.shape) != 2:
-        raise EvalError(f"'.T' needs a 2-D tensor spec, got {len(t.shape)}-D "
-                        f"{_spec_text(t.dtype, t.shape)}", node)
+        raise EvalError(f"'.T' needs a 2-D tensor spec, got {len(t.shape)}-D {_spec_text(t.dtype, t.shape)}", node)
     return TensorSpec(t.dtype, t.shape[::-1], t.strides[::-1], t.offset, t.storage, t.values)
 
 
@@ -243,12 +297,11 @@ def make_descriptor(tensor: Any, block: Any, padding: Any = "zero", node: ast.AS
     dims = _int_tuple(block, "a block size", node)
     label = _spec_text(tensor.dtype, tensor.shape)
     if len(dims) != len(tensor.shape):
-        raise EvalError(f"the block of a descriptor over {label} needs {len(tensor.shape)} sizes, got "
-                        f"{len(dims)}", node)
+        raise EvalError(f"the block of a descriptor over {label} needs {len(tensor.shape)} sizes, got {len(dims)}", node)
     if any(d < 1 for d in dims):
         raise EvalError(f"block sizes of a descriptor must be >= 1, got {dims}", node, False)
     if padding not in ("zero", "nan"):
-        raise EvalError(f"a descriptor's padding is \"zero\" or \"nan\", got {padding!r}", node)
+        raise EvalError(f'a descriptor\'s padding is "zero" or "nan", got {padding!r}', node)
     return DescriptorSpec(tensor, dims, padding)
 
 
@@ -263,8 +316,7 @@ def as_grid(value: Any, node: ast.AST | None = None) -> tuple[int, ...]:
         if d < 0:
             raise EvalError(f"grid dimension {i} is {d}: grid sizes must be >= 0", node, False)
         if d > MAX_GRID:
-            raise EvalError(f"grid dimension {i} is {short(d)}: above the 2**31-1 programs a "
-                            "launch can have", node, False)
+            raise EvalError(f"grid dimension {i} is {short(d)}: above the 2**31-1 programs a launch can have", node, False)
     return tuple(dims)
 
 
@@ -275,7 +327,7 @@ def to_arg(value: Any, node: ast.AST | None = None) -> ArgSpec:
     if isinstance(value, bool):
         return ScalarSpec("bool", value)
     if isinstance(value, int):
-        if not -2**63 <= value < 2**64:
+        if not -(2**63) <= value < 2**64:
             raise EvalError(f"integer argument {short(value)} does not fit in 64 bits", node)
         return ScalarSpec("int", value)
     if isinstance(value, float):
@@ -284,11 +336,11 @@ def to_arg(value: Any, node: ast.AST | None = None) -> ArgSpec:
         return ScalarSpec("str", value)
     if value is None:
         return ScalarSpec("none", None)
-    if isinstance(value, DType):       # a dtype-valued constexpr (`compute_type=bf16`): bound as tl.<dtype>
+    if isinstance(value, DType):  # a dtype-valued constexpr (`compute_type=bf16`): bound as tl.<dtype>
         return ScalarSpec("dtype", value.name)
     if isinstance(value, GridLambda):
         raise EvalError("a lambda is only allowed as the grid: KERNEL[lambda meta: ...](ARGS)", node)
-    if isinstance(value, tuple):       # a tuple argument (`(fp16[N], fp16[N])`: per-rank pointers)
+    if isinstance(value, tuple):  # a tuple argument (`(fp16[N], fp16[N])`: per-rank pointers)
         if not value:
             raise EvalError("an empty tuple is not a launch argument", node)
         return TupleSpec(tuple(to_arg(v, node) for v in value))

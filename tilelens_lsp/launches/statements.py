@@ -13,8 +13,16 @@ import re
 from typing import Any, Callable, Mapping
 
 from tilelens_lsp.launches.evaluator import NODE_WORDS, Evaluator, call_name
-from tilelens_lsp.launches.specs import (MAX_DIRECTIVE_CHARS, RESERVED, EvalError, Failed, GridLambda,
-                                         as_grid, kind_of, to_arg)
+from tilelens_lsp.launches.specs import (
+    MAX_DIRECTIVE_CHARS,
+    RESERVED,
+    EvalError,
+    Failed,
+    GridLambda,
+    as_grid,
+    kind_of,
+    to_arg,
+)
 from tilelens_lsp.model import DirectiveError, LaunchSpec
 from tilelens_lsp.textlines import split_lines
 
@@ -87,8 +95,7 @@ def _bind(stmt: ast.Assign, ev: Evaluator, env: dict[str, Any]) -> None:
         if not isinstance(n, ast.Name):
             raise EvalError("only plain names can be bound: NAME = expr", n)
         if n.id in RESERVED:
-            raise EvalError(f"'{n.id}' is reserved in directives (a dtype or function name): "
-                            "choose another name", n)
+            raise EvalError(f"'{n.id}' is reserved in directives (a dtype or function name): choose another name", n)
         names.append(n)
     value = ev.eval(stmt.value)
     if isinstance(target, ast.Tuple):
@@ -104,7 +111,7 @@ def _assigned_names(stmt: ast.stmt) -> list[str]:
         return []
     out = []
     for t in stmt.targets:
-        for n in (t.elts if isinstance(t, ast.Tuple) else [t]):
+        for n in t.elts if isinstance(t, ast.Tuple) else [t]:
             if isinstance(n, ast.Name):
                 out.append(n.id)
     return out
@@ -118,8 +125,7 @@ class _LaunchErrors(Exception):
         self.errors = errors
 
 
-def _launch(call: ast.Call, ev: Evaluator, known: set[str] | None, line: int, text: str,
-            origin: str) -> LaunchSpec:
+def _launch(call: ast.Call, ev: Evaluator, known: set[str] | None, line: int, text: str, origin: str) -> LaunchSpec:
     func = call.func
     if isinstance(func, ast.Name):
         error = EvalError(f"launch of '{func.id}' has no grid: write {func.id}[GRID](ARGS)", call)
@@ -145,8 +151,7 @@ def _launch(call: ast.Call, ev: Evaluator, known: set[str] | None, line: int, te
     if known and kernel not in known:
         close = difflib.get_close_matches(kernel, sorted(known), 1)
         guess = f"; did you mean '{close[0]}'?" if close else ""
-        report(EvalError(f"unknown kernel '{kernel}' (kernels in this file: "
-                         f"{', '.join(sorted(known))}){guess}", func.value))
+        report(EvalError(f"unknown kernel '{kernel}' (kernels in this file: {', '.join(sorted(known))}){guess}", func.value))
     grid = attempt(lambda: _grid(ev.eval(func.slice), func.slice))
     if any(k.arg is None for k in call.keywords):
         report(EvalError("'**' unpacking is not allowed in a launch", call))
@@ -160,9 +165,17 @@ def _launch(call: ast.Call, ev: Evaluator, known: set[str] | None, line: int, te
         raise _LaunchErrors(errors)
     # every keyword has its name here: a '**' (no name) was reported above
     named = tuple((name, value) for name, value in kwargs if name is not None)
-    return LaunchSpec(kernel=kernel, line=line, args=tuple(args), kwargs=named,
-                      grid=grid[0], grid_expr=grid[1], grid_env=grid[2],
-                      source=_source_of(text, call), origin=origin)
+    return LaunchSpec(
+        kernel=kernel,
+        line=line,
+        args=tuple(args),
+        kwargs=named,
+        grid=grid[0],
+        grid_expr=grid[1],
+        grid_env=grid[2],
+        source=_source_of(text, call),
+        origin=origin,
+    )
 
 
 def _grid(value: Any, node: ast.AST) -> tuple[tuple[int, ...] | None, str | None, tuple]:
@@ -189,10 +202,17 @@ def _syntax_message(e: SyntaxError) -> str:
     return f"syntax error: {msg}"
 
 
-def run_statements(text: str, env: dict[str, Any], *, locate: Locate, end_line: int,
-                   origin: str = "comment", known_kernels: set[str] | None = None,
-                   future: Mapping[str, int] | None = None, mode: str = "any",
-                   ) -> tuple[list[LaunchSpec], list[DirectiveError]]:
+def run_statements(
+    text: str,
+    env: dict[str, Any],
+    *,
+    locate: Locate,
+    end_line: int,
+    origin: str = "comment",
+    known_kernels: set[str] | None = None,
+    future: Mapping[str, int] | None = None,
+    mode: str = "any",
+) -> tuple[list[LaunchSpec], list[DirectiveError]]:
     """Run the bindings and launches of one directive (or one toml string) against `env`.
 
     `mode` is `any`, `bindings` (a toml `let`) or `launch` (a toml `launch`: exactly one launch).
@@ -237,8 +257,7 @@ def run_statements(text: str, env: dict[str, Any], *, locate: Locate, end_line: 
                 launches.append(_launch(stmt.value, ev, known_kernels, line, text, origin))
             else:
                 forms = {"bindings": "`NAME = expr` bindings", "launch": "one `KERNEL[GRID](ARGS)`"}
-                raise EvalError(f"expected {forms.get(mode, _STATEMENT_FORMS)}, got "
-                                f"{_describe_statement(stmt)}", stmt)
+                raise EvalError(f"expected {forms.get(mode, _STATEMENT_FORMS)}, got {_describe_statement(stmt)}", stmt)
         except EvalError as e:
             fail_at(e, stmt)
         except _LaunchErrors as e:

@@ -53,7 +53,7 @@ class ConfigLaunches:
 class _Table:
     index: int
     data: Any
-    header_line: int   # 1-based; 0 when the table has no `[[...]]` header (inline array)
+    header_line: int  # 1-based; 0 when the table has no `[[...]]` header (inline array)
     end_line: int
 
 
@@ -93,8 +93,7 @@ def _declares_tilelens(pyproject: Path) -> bool:
     return isinstance(tool, dict) and "tilelens" in tool
 
 
-def find_config(file: Path, workspace_root: Path | None,
-                config_file: Path | None = None) -> tuple[Path, str] | None:
+def find_config(file: Path, workspace_root: Path | None, config_file: Path | None = None) -> tuple[Path, str] | None:
     """(config path, origin): the explicit config, else the workspace `tilelens.toml`, else the
     nearest `pyproject.toml` above `file` that has a `[tool.tilelens]` table."""
     if config_file is not None:
@@ -156,13 +155,12 @@ def _load_target(cfg: _Config, section: dict[str, Any], fmt: str) -> None:
         return
     start = 1
     if fmt == "pyproject":
-        start = next((i for i, line in enumerate(cfg.lines, 1)
-                      if re.match(r"^\s*\[\s*tool\s*\.\s*tilelens\s*\]", line)), 1)
+        start = next((i for i, line in enumerate(cfg.lines, 1) if re.match(r"^\s*\[\s*tool\s*\.\s*tilelens\s*\]", line)), 1)
     line = _key_line(cfg.lines, "target", start, len(cfg.lines)) or start
     value = section["target"]
     try:
         if not isinstance(value, str):
-            raise ValueError(f"`target` must be a string such as \"cuda:89\", got {value!r}")
+            raise ValueError(f'`target` must be a string such as "cuda:89", got {value!r}')
         cfg.target = check_target(value)
     except ValueError as e:
         cfg.errors.append(TomlError(cfg.path, line, str(e)))
@@ -180,8 +178,13 @@ def _load_tables(cfg: _Config, tables: Any, fmt: str) -> None:
     if len(headers) != len(tables):
         headers = [0] * len(tables)
     for index, (data, header) in enumerate(zip(tables, headers)):
-        end = next((i - 1 for i in range(header + 1, len(cfg.lines) + 1)
-                    if _ANY_HEADER.match(cfg.lines[i - 1])), len(cfg.lines)) if header else 0
+        end = (
+            next(
+                (i - 1 for i in range(header + 1, len(cfg.lines) + 1) if _ANY_HEADER.match(cfg.lines[i - 1])), len(cfg.lines)
+            )
+            if header
+            else 0
+        )
         cfg.tables.append(_Table(len(cfg.tables), data, header, end))
 
 
@@ -212,8 +215,11 @@ def _table_problems(table: _Table) -> list[tuple[str, str]]:
     """(key, message) for each structural problem of one table."""
     if not isinstance(table.data, dict):
         return [("", "each launch must be a table with `file` and `launch`")]
-    out = [(k, f"unknown key '{k}' in a launch table (keys: {', '.join(TABLE_KEYS)})")
-           for k in table.data if k not in TABLE_KEYS]
+    out = [
+        (k, f"unknown key '{k}' in a launch table (keys: {', '.join(TABLE_KEYS)})")
+        for k in table.data
+        if k not in TABLE_KEYS
+    ]
     if "file" in table.data and "module" in table.data:
         out.append(("module", "a launch table names its kernel by `file` or by `module`, not both"))
     for key in ("file", "launch"):
@@ -241,7 +247,8 @@ def _find_module(name: str, path: list[str]) -> str | None:
     modules, then namespace packages) but by directory listing alone: no package's `__init__` runs and
     nothing is imported (importlib's PathFinder needs a namespace package's parent imported, and raises
     KeyError otherwise). Self-contained: it also runs in the worker's interpreter as a script."""
-    import os   # here, not at the top: this function's source is the script it runs
+    import os  # here, not at the top: this function's source is the script it runs
+
     parts = name.split(".")
     if not all(p.isidentifier() for p in parts):
         return None
@@ -256,7 +263,7 @@ def _find_module(name: str, path: list[str]) -> str | None:
             if os.path.isfile(candidate + ".py"):
                 if last:
                     return os.path.abspath(candidate + ".py")
-                return None             # a plain module has no submodules
+                return None  # a plain module has no submodules
             if os.path.isdir(candidate):
                 namespace.append(candidate)
         if found is not None:
@@ -270,7 +277,7 @@ def _find_module(name: str, path: list[str]) -> str | None:
     return None
 
 
-_BATCHED: dict[tuple[str, str, str | None], str] = {}   # module_file's answers, found many at a time
+_BATCHED: dict[tuple[str, str, str | None], str] = {}  # module_file's answers, found many at a time
 
 
 def _resolve_in(names: list[str], folder: Path, python: str | None) -> None:
@@ -279,15 +286,17 @@ def _resolve_in(names: list[str], folder: Path, python: str | None) -> None:
     todo = [n for n in dict.fromkeys(names) if (n, str(folder), python) not in _BATCHED]
     if len(todo) < 2 or not python or os.path.abspath(python) == os.path.abspath(sys.executable):
         return
-    script = (inspect.getsource(_find_module) +
-              "import sys\npath = [p for p in sys.path if p] + [sys.argv[1]]\n"
-              "for n in sys.argv[2:]:\n    print(_find_module(n, path) or '')\n")
+    script = (
+        inspect.getsource(_find_module) + "import sys\npath = [p for p in sys.path if p] + [sys.argv[1]]\n"
+        "for n in sys.argv[2:]:\n    print(_find_module(n, path) or '')\n"
+    )
     try:
-        proc = subprocess.run([python, "-c", script, str(folder), *todo], capture_output=True, text=True,
-                              timeout=120, cwd=str(folder))
+        proc = subprocess.run(
+            [python, "-c", script, str(folder), *todo], capture_output=True, text=True, timeout=120, cwd=str(folder)
+        )
     except (OSError, subprocess.TimeoutExpired):
         return
-    lines = proc.stdout.split("\n")[:len(todo)] if proc.returncode == 0 else []
+    lines = proc.stdout.split("\n")[: len(todo)] if proc.returncode == 0 else []
     if len(lines) == len(todo):
         _BATCHED.update({(n, str(folder), python): line.strip() for n, line in zip(todo, lines)})
 
@@ -300,11 +309,14 @@ def module_file(name: str, folder: Path, python: str | None = None) -> Path | No
     if (name, str(folder), python) in _BATCHED:
         found = _BATCHED[(name, str(folder), python)]
     elif python and os.path.abspath(python) != os.path.abspath(sys.executable):
-        script = (inspect.getsource(_find_module) +
-                  "import sys\nprint(_find_module(sys.argv[1], [p for p in sys.path if p] + [sys.argv[2]]) or '')\n")
+        script = (
+            inspect.getsource(_find_module)
+            + "import sys\nprint(_find_module(sys.argv[1], [p for p in sys.path if p] + [sys.argv[2]]) or '')\n"
+        )
         try:
-            proc = subprocess.run([python, "-c", script, name, str(folder)], capture_output=True, text=True,
-                                  timeout=60, cwd=str(folder))
+            proc = subprocess.run(
+                [python, "-c", script, name, str(folder)], capture_output=True, text=True, timeout=60, cwd=str(folder)
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         found = proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else ""
@@ -332,8 +344,7 @@ def _locator(cfg: _Config, key_line: int, value: str):
     return locate
 
 
-def _evaluate_table(cfg: _Config, table: _Table, known_kernels: set[str] | None,
-                    out: ConfigLaunches) -> None:
+def _evaluate_table(cfg: _Config, table: _Table, known_kernels: set[str] | None, out: ConfigLaunches) -> None:
     env: dict[str, Any] = {}
     for key, mode in (("let", "bindings"), ("launch", "launch")):
         source = table.data.get(key)
@@ -341,12 +352,17 @@ def _evaluate_table(cfg: _Config, table: _Table, known_kernels: set[str] | None,
             continue
         source = textwrap.dedent(source).strip("\n")
         line = _value_line(cfg, table, key)
-        launches, errors = run_statements(source, env, locate=_locator(cfg, line, source),
-                                          end_line=line, origin=cfg.origin,
-                                          known_kernels=known_kernels, mode=mode)
+        launches, errors = run_statements(
+            source,
+            env,
+            locate=_locator(cfg, line, source),
+            end_line=line,
+            origin=cfg.origin,
+            known_kernels=known_kernels,
+            mode=mode,
+        )
         out.launches.extend(launches)
-        out.errors.extend(TomlError(cfg.path, e.line, f"`{key}`: {e.message}", e.column, e.kernel)
-                          for e in errors)
+        out.errors.extend(TomlError(cfg.path, e.line, f"`{key}`: {e.message}", e.column, e.kernel) for e in errors)
 
 
 def launches_by_table(config_file: Path, origin: str = "config") -> list[tuple[dict[str, Any], ConfigLaunches]]:
@@ -360,8 +376,9 @@ def launches_by_table(config_file: Path, origin: str = "config") -> list[tuple[d
     return out
 
 
-def launches_for_file(path: Path, workspace_root: Path | None, config_file: Path | None = None,
-                      known_kernels: set[str] | None = None) -> ConfigLaunches:
+def launches_for_file(
+    path: Path, workspace_root: Path | None, config_file: Path | None = None, known_kernels: set[str] | None = None
+) -> ConfigLaunches:
     """The toml-declared launches of `path` (see `find_config` for which toml is read).
 
     Errors are those of the config as a whole (invalid toml, bad target) and of the tables naming
@@ -377,8 +394,10 @@ def launches_for_file(path: Path, workspace_root: Path | None, config_file: Path
         if _table_file(cfg, table) != target:
             continue
         problems = _table_problems(table)
-        out.errors.extend(TomlError(cfg.path, _value_line(cfg, table, key) if key else
-                                    (table.header_line or 1), message) for key, message in problems)
+        out.errors.extend(
+            TomlError(cfg.path, _value_line(cfg, table, key) if key else (table.header_line or 1), message)
+            for key, message in problems
+        )
         if not problems:
             _evaluate_table(cfg, table, known_kernels, out)
     return out
@@ -409,8 +428,18 @@ def files_in_config(config_file: Path, python: str | None = None) -> list[Path]:
     """
     cfg = _load_or_raise(config_file)
     files: list[Path] = []
-    _resolve_in([t.data["module"] for t in cfg.tables if isinstance(t.data, dict) and isinstance(
-        t.data.get("module"), str) and t.data["module"] and "file" not in t.data], cfg.path.parent, python)
+    _resolve_in(
+        [
+            t.data["module"]
+            for t in cfg.tables
+            if isinstance(t.data, dict)
+            and isinstance(t.data.get("module"), str)
+            and t.data["module"]
+            and "file" not in t.data
+        ],
+        cfg.path.parent,
+        python,
+    )
     for table in cfg.tables:
         file = _table_file(cfg, table, python)
         if file is not None and file not in files:
@@ -427,8 +456,13 @@ def declared_by_folder(folder: Path, path: Path, python: str | None = None) -> b
             continue
         cfg = _load(config, origin)
         # `module =` only: a `file =` that leaves the folder ("../elsewhere/k.py") gives it no file to import
-        return any(isinstance(table.data, dict) and "module" in table.data and "file" not in table.data
-                   and _table_file(cfg, table, python) == Path(path).resolve() for table in cfg.tables)
+        return any(
+            isinstance(table.data, dict)
+            and "module" in table.data
+            and "file" not in table.data
+            and _table_file(cfg, table, python) == Path(path).resolve()
+            for table in cfg.tables
+        )
     return False
 
 
@@ -442,11 +476,21 @@ def config_errors(config_file: Path, origin: str = "config", python: str | None 
         line = table.header_line or 1
         module = table.data.get("module") if isinstance(table.data, dict) else None
         if file is None and isinstance(module, str) and "file" not in table.data:
-            errors.append(TomlError(cfg.path, _value_line(cfg, table, "module"),
-                                    f"`module`: no module named '{module}' in {python or sys.executable}"))
+            errors.append(
+                TomlError(
+                    cfg.path,
+                    _value_line(cfg, table, "module"),
+                    f"`module`: no module named '{module}' in {python or sys.executable}",
+                )
+            )
         elif file is None:
             errors.extend(TomlError(cfg.path, line, m) for _, m in _table_problems(table))
         elif not file.is_file():
-            errors.append(TomlError(cfg.path, _value_line(cfg, table, "file"),
-                                    f"`file`: {table.data['file']} does not exist (looked for {file})"))
+            errors.append(
+                TomlError(
+                    cfg.path,
+                    _value_line(cfg, table, "file"),
+                    f"`file`: {table.data['file']} does not exist (looked for {file})",
+                )
+            )
     return errors

@@ -26,17 +26,29 @@ Units = Callable[[str], int]
 
 _OVERFLOW_OP = re.compile(r"overflow in address arithmetic: (\w+) gives")
 _OPS: dict[str, tuple[type, ...]] = {
-    "mul": (ast.Mult,), "add": (ast.Add,), "sub": (ast.Sub,), "shl": (ast.LShift,),
-    "div": (ast.FloorDiv, ast.Div), "rem": (ast.Mod,), "divs": (ast.FloorDiv,), "rems": (ast.Mod,),
+    "mul": (ast.Mult,),
+    "add": (ast.Add,),
+    "sub": (ast.Sub,),
+    "shl": (ast.LShift,),
+    "div": (ast.FloorDiv, ast.Div),
+    "rem": (ast.Mod,),
+    "divs": (ast.FloorDiv,),
+    "rems": (ast.Mod,),
 }
 _DID_YOU_MEAN = re.compile(r"unknown (?:name|dtype|kernel|parameter) '(?P<old>\w+)'.*?did you mean '?(?P<new>\w+)'?\?")
 _NOT_SUPPRESSIBLE = frozenset({suppress.UNUSED, "TL040", "TL050"})
 _UNDECLARED = re.compile(r"^(?P<kernel>\w+) has no declared launch")
-DECLARE_LAUNCH = "tilelens.declareLaunch"    # the command behind TL100's fix where edits cannot be resolved
+DECLARE_LAUNCH = "tilelens.declareLaunch"  # the command behind TL100's fix where edits cannot be resolved
 
 
-def code_actions(uri: str, text: str, diagnostics: list[types.Diagnostic], units: Units = convert.utf16_units,
-                 only: Sequence[str] | None = None, resolve_edits: bool = True) -> list[types.CodeAction]:
+def code_actions(
+    uri: str,
+    text: str,
+    diagnostics: list[types.Diagnostic],
+    units: Units = convert.utf16_units,
+    only: Sequence[str] | None = None,
+    resolve_edits: bool = True,
+) -> list[types.CodeAction]:
     """The quick fixes for the tilelens diagnostics among `diagnostics` (those the client sent).
     `resolve_edits`: the client resolves a code action's edit lazily (else TL100's fix is a command)."""
     if only is not None and not any(types.CodeActionKind.QuickFix.value.startswith(k) for k in only):
@@ -78,7 +90,7 @@ def _char_index(line: str, client_char: int, units: Units) -> int:
 
 def _byte_col(lines: list[str], pos: types.Position, units: Units) -> int:
     line = lines[pos.line] if 0 <= pos.line < len(lines) else ""
-    return len(line[:_char_index(line, pos.character, units)].encode("utf-8"))
+    return len(line[: _char_index(line, pos.character, units)].encode("utf-8"))
 
 
 def _edit(text: str, line: int, start: int, end: int, new: str, units: Units) -> types.TextEdit:
@@ -87,11 +99,14 @@ def _edit(text: str, line: int, start: int, end: int, new: str, units: Units) ->
     return types.TextEdit(range=rng, new_text=new)
 
 
-def _action(title: str, uri: str, edits: list[types.TextEdit], diag: types.Diagnostic,
-            preferred: bool) -> types.CodeAction:
-    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
-                            is_preferred=preferred or None,
-                            edit=types.WorkspaceEdit(changes={uri: edits}))
+def _action(title: str, uri: str, edits: list[types.TextEdit], diag: types.Diagnostic, preferred: bool) -> types.CodeAction:
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diag],
+        is_preferred=preferred or None,
+        edit=types.WorkspaceEdit(changes={uri: edits}),
+    )
 
 
 # ---------------------------------------------------------------- TL003: compute in 64 bits
@@ -110,7 +125,7 @@ def _int64_fix(uri: str, text: str, diag: types.Diagnostic, units: Units) -> typ
     matching = [n for n in at if isinstance(n.op, wanted)] or at
     if not matching:
         return None
-    node = min(matching, key=lambda n: (n.end_lineno, n.end_col_offset))   # the innermost
+    node = min(matching, key=lambda n: (n.end_lineno, n.end_col_offset))  # the innermost
     operand = _operand_to_widen(node, _program_ids(tree, lineno))
     if operand is None:
         return None
@@ -121,8 +136,10 @@ def _int64_fix(uri: str, text: str, diag: types.Diagnostic, units: Units) -> typ
         edits = [_edit(text, end_line - 1, end_col, end_col, f".to({int64})", units)]
         shown = f"{src}.to({int64})"
     else:
-        edits = [_edit(text, operand.lineno - 1, operand.col_offset, operand.col_offset, "(", units),
-                 _edit(text, end_line - 1, end_col, end_col, f").to({int64})", units)]
+        edits = [
+            _edit(text, operand.lineno - 1, operand.col_offset, operand.col_offset, "(", units),
+            _edit(text, end_line - 1, end_col, end_col, f").to({int64})", units),
+        ]
         shown = f"({src}).to({int64})"
     return _action(f"Compute in 64 bits: {shown}", uri, edits, diag, preferred=True)
 
@@ -138,6 +155,7 @@ def _operand_to_widen(node: ast.BinOp, pid_names: set[str]) -> ast.expr | None:
             walk(n.right)
         else:
             leaves.append(n)
+
     walk(node)
     candidates = [n for n in leaves if not isinstance(n, ast.Constant)]
     for n in candidates:
@@ -147,16 +165,24 @@ def _operand_to_widen(node: ast.BinOp, pid_names: set[str]) -> ast.expr | None:
 
 
 def _is_program_id(n: ast.AST) -> bool:
-    return (isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
-            and getattr(n.func, "attr", getattr(n.func, "id", "")) == "program_id")
+    return (
+        isinstance(n, ast.Call)
+        and isinstance(n.func, (ast.Attribute, ast.Name))
+        and getattr(n.func, "attr", getattr(n.func, "id", "")) == "program_id"
+    )
 
 
 def _program_ids(tree: ast.Module, lineno: int) -> set[str]:
     """Names assigned a program id in the function around `lineno`."""
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.lineno <= lineno <= (fn.end_lineno or 0):
-            return {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _is_program_id(n.value)
-                    for t in n.targets if isinstance(t, ast.Name)}
+            return {
+                t.id
+                for n in ast.walk(fn)
+                if isinstance(n, ast.Assign) and _is_program_id(n.value)
+                for t in n.targets
+                if isinstance(t, ast.Name)
+            }
     return set()
 
 
@@ -190,7 +216,7 @@ def _did_you_mean_fix(uri: str, lines: list[str], diag: types.Diagnostic, units:
         hit = word.search(text, lo)
         if hit is None:
             continue
-        b0, b1 = len(text[:hit.start()].encode("utf-8")), len(text[:hit.end()].encode("utf-8"))
+        b0, b1 = len(text[: hit.start()].encode("utf-8")), len(text[: hit.end()].encode("utf-8"))
         edit = _edit("\n".join(lines), line, b0, b1, new, units)
         return _action(f"Replace '{old}' with '{new}'", uri, [edit], diag, preferred=True)
     return None
@@ -218,13 +244,12 @@ def _suppress_fix(uri: str, lines: list[str], diag: types.Diagnostic, units: Uni
     body = current.rstrip()
     if body.endswith("\\"):
         # A backslash continuation cannot take a comment: put it alone on the line above.
-        indent = current[:len(current) - len(current.lstrip())]
+        indent = current[: len(current) - len(current.lstrip())]
         edit = _edit(text, line, 0, 0, f"{indent}# tilelens: ignore[{code}]\n", units)
     else:
         end = len(body.encode("utf-8"))
         edit = _edit(text, line, end, len(current.encode("utf-8")), f"  # tilelens: ignore[{code}]", units)
     return _action(title, uri, [edit], diag, preferred=False)
-
 
 
 # ---------------------------------------------------------------- TL100: declare an example launch

@@ -34,9 +34,10 @@ def _plural(n: int, word: str) -> str:
 
 def verdict(launches: list[LaunchResult]) -> str:
     """`clean`, `2 errors`, `1 error · 1 warning`, `refused: indirect-address`, `compile error`."""
+
     def distinct(severity: str) -> int:
-        return len({(d.code, d.line, d.column) for launch in launches for d in launch.diagnostics
-                    if d.severity == severity})
+        return len({(d.code, d.line, d.column) for launch in launches for d in launch.diagnostics if d.severity == severity})
+
     parts = []
     errors, warnings = distinct("error"), distinct("warning")
     if errors:
@@ -69,7 +70,7 @@ def lenses(uri: str, text: str, result: FileResult | None, state: str = NEVER) -
     for kernel in find_kernels(text):
         launches = [launch for launch in result.launches if launch.kernel == kernel.name] if result else []
         if kernel.is_helper and not launches:
-            continue   # a helper is analysed through the kernels that call it
+            continue  # a helper is analysed through the kernels that call it
         line = _first_decorator(lines, kernel.line - 1)
         rng = types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=0))
         if result is None:
@@ -78,14 +79,18 @@ def lenses(uri: str, text: str, result: FileResult | None, state: str = NEVER) -
             label = "tilelens: no launch declared"
         else:
             label = "tilelens: " + title(launches)
-        out.append(types.CodeLens(range=rng, command=types.Command(title=label, command=SHOW,
-                                                                   arguments=[uri, kernel.name])))
-        if result is not None and not launches:   # TL100's fix, one click away
-            out.append(types.CodeLens(range=rng, command=types.Command(
-                title="declare an example launch", command=DECLARE_LAUNCH, arguments=[uri, kernel.name])))
+        out.append(types.CodeLens(range=rng, command=types.Command(title=label, command=SHOW, arguments=[uri, kernel.name])))
+        if result is not None and not launches:  # TL100's fix, one click away
+            out.append(
+                types.CodeLens(
+                    range=rng,
+                    command=types.Command(
+                        title="declare an example launch", command=DECLARE_LAUNCH, arguments=[uri, kernel.name]
+                    ),
+                )
+            )
             continue
-        out.append(types.CodeLens(range=rng, command=types.Command(title="re-run", command=RERUN,
-                                                                   arguments=[uri])))
+        out.append(types.CodeLens(range=rng, command=types.Command(title="re-run", command=RERUN, arguments=[uri])))
     return out
 
 
@@ -106,11 +111,17 @@ def summary(result: FileResult | None, kernel: str | None = None) -> dict[str, A
     launches = [launch for launch in result.launches if kernel is None or launch.kernel == kernel]
     rows: list[dict[str, Any]] = []
     for launch in launches:
-        rows.append({
-            "kernel": launch.kernel, "line": launch.line, "config": launch.config, "status": launch.status,
-            "grid": list(launch.grid), "verdict": verdict([launch]),
-            "diagnostics": [{"code": d.code, "line": d.line, "severity": d.severity} for d in launch.diagnostics],
-        })
+        rows.append(
+            {
+                "kernel": launch.kernel,
+                "line": launch.line,
+                "config": launch.config,
+                "status": launch.status,
+                "grid": list(launch.grid),
+                "verdict": verdict([launch]),
+                "diagnostics": [{"code": d.code, "line": d.line, "severity": d.severity} for d in launch.diagnostics],
+            }
+        )
     if not launches:
         text = f"tilelens: {kernel or 'this file'}: no launch declared"
     else:
@@ -120,7 +131,9 @@ def summary(result: FileResult | None, kernel: str | None = None) -> dict[str, A
             config = ", ".join(f"{k}={v}" for k, v in row["config"].items()) or "no constexprs"
             grid = "×".join(str(g) for g in row["grid"]) or "?"
             found = ", ".join(f"{d['code']} line {d['line']}" for d in row["diagnostics"])
-            body.append(f"  {row['kernel']} (line {row['line']}) · {config} · grid {grid} · {row['verdict']}"
-                        + (f" ({found})" if found else ""))
+            body.append(
+                f"  {row['kernel']} (line {row['line']}) · {config} · grid {grid} · {row['verdict']}"
+                + (f" ({found})" if found else "")
+            )
         text = "\n".join([head, *body])
     return {"kernel": kernel, "launches": rows, "text": text}

@@ -20,8 +20,8 @@ from typing import Any
 from lsprotocol import types
 
 from tilelens_lsp.diagnostics import LSP_SEVERITY
-from tilelens_lsp.textlines import split_lines
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, code_url
+from tilelens_lsp.textlines import split_lines
 
 SOURCE = "tilelens"
 
@@ -54,7 +54,7 @@ class ExpressionIndex:
     """Expressions of one source text by their start (line, byte column), for diagnostic ranges."""
 
     def __init__(self, text: str) -> None:
-        self.lines = split_lines(text)        # LSP's breaks: not str.splitlines()
+        self.lines = split_lines(text)  # LSP's breaks: not str.splitlines()
         self._calls: dict[tuple[int, int], Span] = {}
         self._exprs: dict[tuple[int, int], Span] = {}
         try:
@@ -128,8 +128,9 @@ def expression_index(text: str) -> ExpressionIndex:
 
 
 def to_client_range(index: ExpressionIndex, span: Span, units: Units) -> types.Range:
-    return types.Range(start=_position(index, span.line, span.col, units),
-                       end=_position(index, span.end_line, span.end_col, units))
+    return types.Range(
+        start=_position(index, span.line, span.col, units), end=_position(index, span.end_line, span.end_col, units)
+    )
 
 
 def _position(index: ExpressionIndex, line: int, byte_col: int, units: Units) -> types.Position:
@@ -137,7 +138,7 @@ def _position(index: ExpressionIndex, line: int, byte_col: int, units: Units) ->
     if line >= len(index.lines):
         return types.Position(line=line, character=0)
     raw = index.lines[line].encode("utf-8")
-    prefix = raw[:max(0, byte_col)].decode("utf-8", errors="ignore")
+    prefix = raw[: max(0, byte_col)].decode("utf-8", errors="ignore")
     return types.Position(line=line, character=units(prefix))
 
 
@@ -158,8 +159,7 @@ def launch_labels(result: FileResult) -> list[str]:
     labels = []
     for launch in result.launches:
         siblings = by_kernel[launch.kernel]
-        keys = [k for k in launch.config
-                if len({repr(s.config.get(k)) for s in siblings}) > 1]
+        keys = [k for k in launch.config if len({repr(s.config.get(k)) for s in siblings}) > 1]
         label = launch.kernel
         if keys:
             label += "[" + ", ".join(f"{k}={_short(launch.config[k])}" for k in keys) + "]"
@@ -167,8 +167,10 @@ def launch_labels(result: FileResult) -> list[str]:
     counts: dict[str, int] = {}
     for label in labels:
         counts[label] = counts.get(label, 0) + 1
-    return [f"{label} ({_declared_at(launch, result)})" if counts[label] > 1 or _in_toml(launch, result) else label
-            for label, launch in zip(labels, result.launches)]
+    return [
+        f"{label} ({_declared_at(launch, result)})" if counts[label] > 1 or _in_toml(launch, result) else label
+        for label, launch in zip(labels, result.launches)
+    ]
 
 
 def _in_toml(launch: LaunchResult, result: FileResult) -> bool:
@@ -196,7 +198,7 @@ class DocumentContext:
     """What a conversion needs to know about the document and the workspace."""
 
     uri: str
-    rel: str                         # the document's portable (workspace-relative) path
+    rel: str  # the document's portable (workspace-relative) path
     text: str
     root: Path | None
     related_support: bool = True
@@ -219,8 +221,16 @@ def to_lsp_diagnostics(result: FileResult, ctx: DocumentContext) -> list[types.D
         placed.append((diag, anchor, related, diag.message, label, kernel))
         # A helper defined in this document: its call sites here get the diagnostic too.
         for site in _call_sites(diag, anchor, ctx):
-            placed.append((diag, site, [(anchor, "the access, inside the called helper")],
-                           f"{diag.message} (through this call; the access is on line {anchor.line})", label, kernel))
+            placed.append(
+                (
+                    diag,
+                    site,
+                    [(anchor, "the access, inside the called helper")],
+                    f"{diag.message} (through this call; the access is on line {anchor.line})",
+                    label,
+                    kernel,
+                )
+            )
 
     merged: dict[tuple, list] = {}
     order: list[tuple] = []
@@ -228,9 +238,13 @@ def to_lsp_diagnostics(result: FileResult, ctx: DocumentContext) -> list[types.D
         rng = frame_range(index, anchor.line, anchor.column, diag.code, ctx.units)
         if diag.end_line and diag.end_line >= diag.line and (anchor.line, anchor.column) == (diag.line, diag.column):
             # A directive spread over several comment lines: cover all of them.
-            end_col = (diag.end_column - 1 if diag.end_column else
-                       len(index.lines[diag.end_line - 1].encode("utf-8")) if diag.end_line <= len(index.lines)
-                       else 0)
+            end_col = (
+                diag.end_column - 1
+                if diag.end_column
+                else len(index.lines[diag.end_line - 1].encode("utf-8"))
+                if diag.end_line <= len(index.lines)
+                else 0
+            )
             rng = types.Range(start=rng.start, end=_position(index, diag.end_line - 1, end_col, ctx.units))
         key = (diag.code, rng.start.line, rng.start.character, rng.end.line, rng.end.character, message)
         if key not in merged:
@@ -286,17 +300,22 @@ def _call_sites(diag: Diagnostic, anchor: Frame, ctx: DocumentContext) -> list[F
     if anchor not in stack:
         return []
     k = stack.index(anchor)
-    return [f for f in stack[k + 1:] if _same_path(f.path, ctx.rel) and (f.line, f.column) != (anchor.line,
-                                                                                              anchor.column)]
+    return [f for f in stack[k + 1 :] if _same_path(f.path, ctx.rel) and (f.line, f.column) != (anchor.line, anchor.column)]
 
 
 def _same_path(frame_path: str, rel: str) -> bool:
     return frame_path == rel or (not frame_path and not rel)
 
 
-def _lsp_diagnostic(diag: Diagnostic, rng: types.Range, message: str, related: list[tuple[Frame, str]],
-                    launches: list[tuple[str, str]], ctx: DocumentContext,
-                    index: ExpressionIndex) -> types.Diagnostic:
+def _lsp_diagnostic(
+    diag: Diagnostic,
+    rng: types.Range,
+    message: str,
+    related: list[tuple[Frame, str]],
+    launches: list[tuple[str, str]],
+    ctx: DocumentContext,
+    index: ExpressionIndex,
+) -> types.Diagnostic:
     data: dict[str, Any] = {"code": diag.code}
     if diag.witness is not None:
         data["witness"] = diag.witness.to_json()
@@ -310,13 +329,20 @@ def _lsp_diagnostic(diag: Diagnostic, rng: types.Range, message: str, related: l
     if ctx.related_support and related:
         related_info = [info for info in (_related(f, why, ctx, index) for f, why in related) if info]
     return types.Diagnostic(
-        range=rng, message=message, severity=_SEVERITY.get(diag.severity, types.DiagnosticSeverity.Warning),
-        code=diag.code, code_description=types.CodeDescription(href=code_url(diag.code)), source=SOURCE,
-        related_information=related_info or None, data=data)
+        range=rng,
+        message=message,
+        severity=_SEVERITY.get(diag.severity, types.DiagnosticSeverity.Warning),
+        code=diag.code,
+        code_description=types.CodeDescription(href=code_url(diag.code)),
+        source=SOURCE,
+        related_information=related_info or None,
+        data=data,
+    )
 
 
-def _related(frame: Frame, why: str, ctx: DocumentContext,
-             index: ExpressionIndex) -> types.DiagnosticRelatedInformation | None:
+def _related(
+    frame: Frame, why: str, ctx: DocumentContext, index: ExpressionIndex
+) -> types.DiagnosticRelatedInformation | None:
     if _same_path(frame.path, ctx.rel):
         uri, other = ctx.uri, index
     else:
@@ -327,7 +353,8 @@ def _related(frame: Frame, why: str, ctx: DocumentContext,
         other = _file_index(str(path))
     rng = frame_range(other, frame.line, frame.column, "", ctx.units)
     return types.DiagnosticRelatedInformation(
-        location=types.Location(uri=uri, range=rng), message=f"{why} ({frame.path}:{frame.line})")
+        location=types.Location(uri=uri, range=rng), message=f"{why} ({frame.path}:{frame.line})"
+    )
 
 
 def _file_index(path: str) -> ExpressionIndex:
@@ -349,8 +376,8 @@ def resolve_portable(portable: str, root: Path | None) -> Path | None:
         return (root / portable).resolve()
     if portable.startswith("triton/"):
         base = _triton_dir()
-        if base is not None and (base / portable[len("triton/"):]).is_file():
-            return base / portable[len("triton/"):]
+        if base is not None and (base / portable[len("triton/") :]).is_file():
+            return base / portable[len("triton/") :]
     return None
 
 
@@ -369,39 +396,55 @@ def summary(result: FileResult) -> str:
     """`3 launches, 1 diagnostic` for the run log."""
     n_launch = len(result.launches)
     n_diag = len(result.all_diagnostics())
-    return (f"{n_launch} launch{'es' if n_launch != 1 else ''}, "
-            f"{n_diag} diagnostic{'s' if n_diag != 1 else ''}")
+    return f"{n_launch} launch{'es' if n_launch != 1 else ''}, {n_diag} diagnostic{'s' if n_diag != 1 else ''}"
 
 
 # ---------------------------------------------------------------- directive help → LSP (directive_help.py)
 
 
 _ITEM_KINDS = {
-    "kernel": types.CompletionItemKind.Function, "function": types.CompletionItemKind.Function,
-    "parameter": types.CompletionItemKind.Property, "dtype": types.CompletionItemKind.TypeParameter,
-    "name": types.CompletionItemKind.Variable, "attribute": types.CompletionItemKind.Property,
+    "kernel": types.CompletionItemKind.Function,
+    "function": types.CompletionItemKind.Function,
+    "parameter": types.CompletionItemKind.Property,
+    "dtype": types.CompletionItemKind.TypeParameter,
+    "name": types.CompletionItemKind.Variable,
+    "attribute": types.CompletionItemKind.Property,
     "code": types.CompletionItemKind.EnumMember,
 }
 
 
 def to_completion_list(items: list[Any]) -> types.CompletionList:
     """`directive_help.Item`s in their order (sort_text keeps it: kernels and keywords first)."""
-    return types.CompletionList(is_incomplete=False, items=[
-        types.CompletionItem(label=item.label, kind=_ITEM_KINDS.get(item.kind, types.CompletionItemKind.Text),
-                             detail=item.detail or None, insert_text=item.insert_text,
-                             filter_text=item.label.rstrip("="), sort_text=f"{item.sort}{i:04d}")
-        for i, item in enumerate(items)])
+    return types.CompletionList(
+        is_incomplete=False,
+        items=[
+            types.CompletionItem(
+                label=item.label,
+                kind=_ITEM_KINDS.get(item.kind, types.CompletionItemKind.Text),
+                detail=item.detail or None,
+                insert_text=item.insert_text,
+                filter_text=item.label.rstrip("="),
+                sort_text=f"{item.sort}{i:04d}",
+            )
+            for i, item in enumerate(items)
+        ],
+    )
 
 
 def to_signature_help(sig: Any, units: Units) -> types.SignatureHelp:
     """A `directive_help.Signature`; parameter offsets leave here in the client's units."""
-    params = [types.ParameterInformation(label=(units(sig.label[:start]), units(sig.label[:end])),
-                                         documentation=doc or None)
-              for start, end, doc in sig.parameters]
+    params = [
+        types.ParameterInformation(label=(units(sig.label[:start]), units(sig.label[:end])), documentation=doc or None)
+        for start, end, doc in sig.parameters
+    ]
     info = types.SignatureInformation(
-        label=sig.label, parameters=params, active_parameter=sig.active,
+        label=sig.label,
+        parameters=params,
+        active_parameter=sig.active,
         documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=sig.documentation)
-        if sig.documentation else None)
+        if sig.documentation
+        else None,
+    )
     return types.SignatureHelp(signatures=[info], active_signature=0, active_parameter=sig.active)
 
 
@@ -409,8 +452,10 @@ def target_range(text: str, target: Any, units: Units) -> types.Range:
     """A `directive_help.Target` (character columns) as a range in the client's units."""
     lines = split_lines(text)
     line = lines[target.line] if target.line < len(lines) else ""
-    return types.Range(start=types.Position(line=target.line, character=units(line[:target.start])),
-                       end=types.Position(line=target.line, character=units(line[:target.end])))
+    return types.Range(
+        start=types.Position(line=target.line, character=units(line[: target.start])),
+        end=types.Position(line=target.line, character=units(line[: target.end])),
+    )
 
 
 def column_from_units(line: str, character: int, units: Units) -> int:

@@ -23,26 +23,36 @@ FUNCTION_HELP = {
     "cdiv": ("cdiv(a, b)", "ceiling division: the number of blocks of size b that cover a"),
     "min": ("min(a, b, ...)", "the smallest value"),
     "max": ("max(a, b, ...)", "the largest value"),
-    "tensor": ("tensor(dtype, shape, strides=None, offset=0, storage=None, values=None)",
-               "a tensor spec; any strided view of a larger storage"),
+    "tensor": (
+        "tensor(dtype, shape, strides=None, offset=0, storage=None, values=None)",
+        "a tensor spec; any strided view of a larger storage",
+    ),
     "i64": ("i64(value)", "an int scalar passed as a 64-bit argument"),
 }
-_SIGNATURES = {   # parameter names of each function, for signature help
-    "cdiv": ("a", "b"), "min": ("a", "b", "..."), "max": ("a", "b", "..."), "i64": ("value",),
+_SIGNATURES = {  # parameter names of each function, for signature help
+    "cdiv": ("a", "b"),
+    "min": ("a", "b", "..."),
+    "max": ("a", "b", "..."),
+    "i64": ("value",),
     "tensor": ("dtype", "shape", "strides=None", "offset=0", "storage=None", "values=None"),
     "values": ("LO", "HI"),
 }
 _PARAM_DOCS = {
-    "tensor": ("a dtype: fp16, bf16, fp32, i32, ...", "a tuple of sizes: (M, K)",
-               "elements to step per dimension (default: contiguous)",
-               "elements from the storage's start to the view's first element",
-               "elements in the storage (default: just what the view spans)",
-               "(LO, HI): every element lies in [LO, HI); integer tensors only"),
+    "tensor": (
+        "a dtype: fp16, bf16, fp32, i32, ...",
+        "a tuple of sizes: (M, K)",
+        "elements to step per dimension (default: contiguous)",
+        "elements from the storage's start to the view's first element",
+        "elements in the storage (default: just what the view spans)",
+        "(LO, HI): every element lies in [LO, HI); integer tensors only",
+    ),
     "values": ("smallest value of any element", "one past the largest value of any element"),
 }
 TENSOR_KEYWORDS = ("strides", "offset", "storage", "values")
-_TRANSFORMS = (("T", "the transposed view of a 2-D tensor spec"),
-               ("values", "values(LO, HI): every element of this integer tensor lies in [LO, HI)"))
+_TRANSFORMS = (
+    ("T", "the transposed view of a 2-D tensor spec"),
+    ("values", "values(LO, HI): every element of this integer tensor lies in [LO, HI)"),
+)
 
 
 # ---------------------------------------------------------------- records
@@ -56,7 +66,7 @@ class Item:
     kind: str
     detail: str = ""
     insert_text: str | None = None
-    sort: int = 5          # lower sorts first
+    sort: int = 5  # lower sorts first
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,7 @@ class Param:
     annotation: str = ""
     default: str = ""
     constexpr: bool = False
-    supplied_by: str = ""        # "@triton.autotune" or "@triton.heuristics" when a decorator sets it
+    supplied_by: str = ""  # "@triton.autotune" or "@triton.heuristics" when a decorator sets it
 
     @property
     def label(self) -> str:
@@ -95,7 +105,7 @@ class Param:
 @dataclass(frozen=True)
 class KernelInfo:
     name: str
-    target: Target                # the name on its `def` line
+    target: Target  # the name on its `def` line
     params: tuple[Param, ...]
     doc: str = ""
 
@@ -121,8 +131,9 @@ def kernels(text: str) -> dict[str, KernelInfo]:
         fn = defs.get((k.name, k.line)) or _header_def(lines, k.line)
         params = _params(fn) if fn is not None else tuple(Param(p) for p in k.params)
         doc = (ast.get_docstring(fn) or "") if fn is not None else ""
-        out[k.name] = KernelInfo(k.name, Target(k.line - 1, start, start + len(k.name)), params,
-                                 doc.strip().split("\n\n")[0])
+        out[k.name] = KernelInfo(
+            k.name, Target(k.line - 1, start, start + len(k.name)), params, doc.strip().split("\n\n")[0]
+        )
     return out
 
 
@@ -138,7 +149,7 @@ def _header_def(lines: list[str], line: int) -> ast.FunctionDef | None:
     """The `def` at 1-based `line` parsed from its header alone (the file around it does not parse);
     decorators are not read, so nothing is marked as supplied by one."""
     header: list[str] = []
-    for text in lines[line - 1:line + 40]:
+    for text in lines[line - 1 : line + 40]:
         header.append(text)
         try:
             tree = ast.parse("\n".join(s.strip() for s in header) + "\n    pass")
@@ -152,15 +163,21 @@ def _header_def(lines: list[str], line: int) -> ast.FunctionDef | None:
 def _params(fn: ast.FunctionDef) -> tuple[Param, ...]:
     a = fn.args
     positional = a.posonlyargs + a.args
-    defaults: dict[str, ast.expr] = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults):],
-                                             a.defaults))
+    defaults: dict[str, ast.expr] = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults) :], a.defaults))
     defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
     supplied = _decorator_supplied(fn)
     out = []
     for p in positional + a.kwonlyargs:
         annotation = _unparse(p.annotation)
-        out.append(Param(p.arg, annotation, _unparse(defaults.get(p.arg)),
-                         annotation.split(".")[-1] == "constexpr", supplied.get(p.arg, "")))
+        out.append(
+            Param(
+                p.arg,
+                annotation,
+                _unparse(defaults.get(p.arg)),
+                annotation.split(".")[-1] == "constexpr",
+                supplied.get(p.arg, ""),
+            )
+        )
     return tuple(out)
 
 
@@ -212,12 +229,12 @@ def _lines(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class _Cursor:
-    prefix: str          # the directive's text from its start to the cursor (continuation lines joined by \n)
-    first_line: int      # 0-based line of the directive's first line
-    line: int            # 0-based cursor line
-    col: int             # 0-based cursor column, never left of the directive's text
-    line_text: str       # the whole cursor line
-    content_col: int     # 0-based column where the directive text starts on the cursor line
+    prefix: str  # the directive's text from its start to the cursor (continuation lines joined by \n)
+    first_line: int  # 0-based line of the directive's first line
+    line: int  # 0-based cursor line
+    col: int  # 0-based cursor column, never left of the directive's text
+    line_text: str  # the whole cursor line
+    content_col: int  # 0-based column where the directive text starts on the cursor line
 
 
 def _cursor(text: str, line: int, col: int) -> _Cursor | None:
@@ -236,20 +253,20 @@ def _cursor(text: str, line: int, col: int) -> _Cursor | None:
         if col < here[1]:
             m = _DIRECTIVE_LINE.match(line_text)
             if m is None or col < m.end():
-                return None           # on the `# tilelens:` marker itself
+                return None  # on the `# tilelens:` marker itself
             col = here[1]
-        return _Cursor("\n".join(earlier + [line_text[here[1]:col]]), pieces[0][0] - 1, line, col,
-                       line_text, here[1])
-    m = _DIRECTIVE_LINE.match(line_text)   # a directive line with nothing on it yet, or a suppression
+        return _Cursor("\n".join(earlier + [line_text[here[1] : col]]), pieces[0][0] - 1, line, col, line_text, here[1])
+    m = _DIRECTIVE_LINE.match(line_text)  # a directive line with nothing on it yet, or a suppression
     if m is None or col < m.end():
         return None
-    return _Cursor(line_text[m.end():col], line, line, col, line_text, m.end())
+    return _Cursor(line_text[m.end() : col], line, line, col, line_text, m.end())
 
 
 # ---------------------------------------------------------------- scanning the text before the cursor
 
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<ws>\s+)
   | (?P<name>[^\W\d]\w*)
   | (?P<num>\d[\w.]*)
@@ -257,35 +274,37 @@ _TOKEN = re.compile(r"""
   | (?P<open_str>['"][^\n]*)
   | (?P<comment>\#[^\n]*)
   | (?P<op>\*\*|//|==|!=|<=|>=|.)
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 _IGNORE_OPEN = re.compile(r"ignore[ \t]*\[([^\]]*)$")
 _OPERAND_BEFORE = frozenset({"=", ",", "+", "-", "*", "/", "//", "%", "**", ":", "(", "[", None})
 
 
 @dataclass
 class _Tok:
-    kind: str        # name, num, str, op, group (a closed bracket pair)
+    kind: str  # name, num, str, op, group (a closed bracket pair)
     value: str
-    frame: "_Frame | None" = None   # for a group: the frame it closed
+    frame: "_Frame | None" = None  # for a group: the frame it closed
 
 
 @dataclass
 class _Frame:
-    char: str                  # "(" or "[", or "" for the statement level
-    kind: str                  # stmt, launch, grid, shape, call, paren, subscript
-    name: str = ""             # the kernel of a launch or grid, the function of a call
-    positional: int = 0        # arguments before the current one that were positional
+    char: str  # "(" or "[", or "" for the statement level
+    kind: str  # stmt, launch, grid, shape, call, paren, subscript
+    name: str = ""  # the kernel of a launch or grid, the function of a call
+    positional: int = 0  # arguments before the current one that were positional
     commas: int = 0
     keywords: list[str] = field(default_factory=list)
-    arg: list[_Tok] = field(default_factory=list)   # the current argument's tokens so far
+    arg: list[_Tok] = field(default_factory=list)  # the current argument's tokens so far
 
 
 @dataclass
 class _Scan:
-    stack: list[_Frame]        # stack[0] is the statement level
-    word: str                  # the identifier being typed (may be empty)
-    bound_here: list[str]      # names bound by earlier statements of this directive
-    in_number: bool = False    # the cursor ends a number: nothing to complete, signature help still
+    stack: list[_Frame]  # stack[0] is the statement level
+    word: str  # the identifier being typed (may be empty)
+    bound_here: list[str]  # names bound by earlier statements of this directive
+    in_number: bool = False  # the cursor ends a number: nothing to complete, signature help still
 
 
 def _scan(prefix: str) -> _Scan | None:
@@ -404,10 +423,10 @@ def _bound_above(text: str, before_line: int) -> dict[str, _Binding]:
                 continue
             source = " ".join((ast.get_source_segment(block, stmt) or "").split())
             for target in stmt.targets:
-                for n in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                for n in target.elts if isinstance(target, ast.Tuple) else [target]:
                     if isinstance(n, ast.Name) and n.id not in out:
                         line, col, piece = pieces[min(n.lineno, len(pieces)) - 1]
-                        start = col + len(piece.encode()[:n.col_offset].decode("utf-8", "ignore"))
+                        start = col + len(piece.encode()[: n.col_offset].decode("utf-8", "ignore"))
                         out[n.id] = _Binding(n.id, Target(line - 1, start, start + len(n.id)), source)
     return out
 
@@ -421,7 +440,7 @@ def complete(text: str, line: int, col: int) -> list[Item] | None:
     if cur is None:
         return None
     suppression = _IGNORE_OPEN.match(cur.prefix)
-    if suppression is not None:   # `# tilelens: ignore[TL001, |`: the codes not listed yet
+    if suppression is not None:  # `# tilelens: ignore[TL001, |`: the codes not listed yet
         listed = set(re.findall(r"TL\d{3}", suppression.group(1)))
         return [Item(code, "code", title, sort=0) for code, title in CODE_TITLES.items() if code not in listed]
     scan = _scan(cur.prefix)
@@ -432,7 +451,7 @@ def complete(text: str, line: int, col: int) -> list[Item] | None:
     if prev is not None and prev.value == ".":
         return _attributes(frame.arg)
     if prev is not None and not (prev.kind == "op" and prev.value in _OPERAND_BEFORE):
-        return None     # right after an operand: an operator comes next, not a name
+        return None  # right after an operand: an operator comes next, not a name
     known = kernels(text)
     bound = _bound_above(text, cur.first_line)
     names = [Item(b.name, "name", b.source, sort=1) for b in bound.values()]
@@ -444,23 +463,25 @@ def complete(text: str, line: int, col: int) -> list[Item] | None:
         if arg_start:
             return [Item(k.name, "kernel", k.signature_label(), sort=0) for k in known.values()]
         if not _binding_value(frame.arg):
-            return None   # naming a new binding: nothing to complete
+            return None  # naming a new binding: nothing to complete
         return names + functions + (_dtypes() if prev is not None and prev.value in ("=", ",") else [])
     if frame.kind == "launch":
         if arg_start:
             return _keywords(known.get(frame.name), frame) + _dtypes() + names + functions
         keyword = _keyword_of(frame)
         if keyword and len(frame.arg) == 2:
-            param = next((p for p in known[frame.name].params if p.name == keyword), None) \
-                if frame.name in known else None
+            param = next((p for p in known[frame.name].params if p.name == keyword), None) if frame.name in known else None
             return (names + functions) if param is not None and param.constexpr else (_dtypes() + names + functions)
         return names + functions
     if frame.kind == "call" and frame.name == "tensor" and arg_start:
         if frame.commas == 0:
             return _dtypes()
-        given = set(frame.keywords) | set((("dtype", "shape") + TENSOR_KEYWORDS)[:frame.positional])
-        keywords = [Item(f"{k}=", "parameter", _PARAM_DOCS["tensor"][2 + i], insert_text=f"{k}=", sort=0)
-                    for i, k in enumerate(TENSOR_KEYWORDS) if k not in given]
+        given = set(frame.keywords) | set((("dtype", "shape") + TENSOR_KEYWORDS)[: frame.positional])
+        keywords = [
+            Item(f"{k}=", "parameter", _PARAM_DOCS["tensor"][2 + i], insert_text=f"{k}=", sort=0)
+            for i, k in enumerate(TENSOR_KEYWORDS)
+            if k not in given
+        ]
         return keywords + names + functions
     return names + functions
 
@@ -479,14 +500,13 @@ def _dtypes() -> list[Item]:
 def _keywords(kernel: KernelInfo | None, frame: _Frame) -> list[Item]:
     if kernel is None:
         return []
-    covered = {p.name for p in kernel.params[:frame.positional]} | set(frame.keywords)
+    covered = {p.name for p in kernel.params[: frame.positional]} | set(frame.keywords)
     out = []
     for p in kernel.params:
         if p.name in covered or p.supplied_by:
             continue
         what = "constexpr" if p.constexpr else (p.annotation or "runtime argument")
-        out.append(Item(f"{p.name}=", "parameter", f"{kernel.name}: {p.label} ({what})",
-                        insert_text=f"{p.name}=", sort=0))
+        out.append(Item(f"{p.name}=", "parameter", f"{kernel.name}: {p.label} ({what})", insert_text=f"{p.name}=", sort=0))
     return out
 
 
@@ -496,8 +516,11 @@ def _attributes(arg: list[_Tok]) -> list[Item] | None:
         return None
     if before.kind == "name" and before.value == "triton":
         return [Item("cdiv", "function", FUNCTION_HELP["cdiv"][0])]
-    if before.kind == "group" and before.frame is not None and (
-            before.frame.kind == "shape" or before.frame.name in ("tensor", "values")):
+    if (
+        before.kind == "group"
+        and before.frame is not None
+        and (before.frame.kind == "shape" or before.frame.name in ("tensor", "values"))
+    ):
         return [Item(name, "attribute", doc) for name, doc in _TRANSFORMS]
     return None
 
@@ -545,8 +568,9 @@ def _kernel_signature(kernel: KernelInfo, frame: _Frame) -> Signature:
         at += len(p.label) + 2
     constexprs = [p.name for p in kernel.params if p.constexpr]
     docs = [kernel.doc] if kernel.doc else []
-    docs.append(f"defined on line {kernel.target.line + 1}"
-                + (f"; constexpr: {', '.join(constexprs)}" if constexprs else ""))
+    docs.append(
+        f"defined on line {kernel.target.line + 1}" + (f"; constexpr: {', '.join(constexprs)}" if constexprs else "")
+    )
     return Signature(label, tuple(params), _active([p.name for p in kernel.params], frame), "\n\n".join(docs))
 
 

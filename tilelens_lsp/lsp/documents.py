@@ -74,15 +74,19 @@ def apply(doc: Document, change: Any, encoding: str = "utf-16") -> None:
         a, b = b, a
     text = doc.text[:a] + new + doc.text[b:]
     end = a + len(new)
-    if text[a - 1:a + 1] == "\r\n" or text[end - 1:end + 1] == "\r\n" or doc.text[b - 1:b + 1] == "\r\n" \
-            or doc.text[a - 1:a + 1] == "\r\n":
-        doc.text, doc.starts = text, _starts(text)      # a break split or joined at the seam
+    if (
+        text[a - 1 : a + 1] == "\r\n"
+        or text[end - 1 : end + 1] == "\r\n"
+        or doc.text[b - 1 : b + 1] == "\r\n"
+        or doc.text[a - 1 : a + 1] == "\r\n"
+    ):
+        doc.text, doc.starts = text, _starts(text)  # a break split or joined at the seam
         return
     sl = line_of(doc.starts, a)
     el = line_of(doc.starts, b)
     delta = len(new) - (b - a)
     inserted = np.fromiter((a + m.end() for m in BREAK.finditer(new)), dtype=np.int64)
-    doc.starts = np.concatenate((doc.starts[:sl + 1], inserted, doc.starts[el + 1:] + delta))
+    doc.starts = np.concatenate((doc.starts[: sl + 1], inserted, doc.starts[el + 1 :] + delta))
     doc.text = text
 
 
@@ -96,7 +100,7 @@ def offset(doc: Document, pos: Any, encoding: str) -> int:
     stop = int(doc.starts[line + 1]) if line + 1 < len(doc.starts) else len(doc.text)
     body = doc.text[start:stop]
     if line + 1 < len(doc.starts):
-        body = body.rstrip("\r\n")                         # the line without its break
+        body = body.rstrip("\r\n")  # the line without its break
     if encoding in ("utf-32", "utf32") or body.isascii():
         return start + min(units, len(body))
     count = 0

@@ -27,8 +27,8 @@ class Editor:
 
     def __init__(self, server: LanguageServer) -> None:
         self.server = server
-        self.loop: asyncio.AbstractEventLoop | None = None   # the server's event loop, once it runs
-        self.documents = Documents()     # the text as the client has it (documents.py), not pygls' copy
+        self.loop: asyncio.AbstractEventLoop | None = None  # the server's event loop, once it runs
+        self.documents = Documents()  # the text as the client has it (documents.py), not pygls' copy
 
     # -- capabilities
 
@@ -54,7 +54,7 @@ class Editor:
         text = self.documents.text(uri)
         if text is not None:
             return text
-        try:     # not open: pygls reads it from disk
+        try:  # not open: pygls reads it from disk
             return self.server.workspace.get_text_document(uri).source
         except Exception:  # noqa: BLE001 - an unreadable document is analysed from disk anyway
             return ""
@@ -69,8 +69,9 @@ class Editor:
         if text is not None:
             try:
                 old = self.server.workspace.get_text_document(uri)
-                self.server.workspace.put_text_document(types.TextDocumentItem(
-                    uri=uri, language_id=old.language_id or "python", version=version, text=text))
+                self.server.workspace.put_text_document(
+                    types.TextDocumentItem(uri=uri, language_id=old.language_id or "python", version=version, text=text)
+                )
             except Exception:  # noqa: BLE001 - pygls' copy is only a convenience; ours is the text
                 pass
         return text
@@ -107,7 +108,8 @@ class Editor:
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
         self.server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
         self.refresh_lenses()
 
     def refresh_lenses(self) -> None:
@@ -120,11 +122,19 @@ class Editor:
 
     async def register_watchers(self) -> None:
         try:
-            await self.server.client_register_capability_async(types.RegistrationParams(registrations=[
-                types.Registration(
-                    id="tilelens-config-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                    register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                        watchers=[types.FileSystemWatcher(glob_pattern=CONFIG_GLOB)]))]))
+            await self.server.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id="tilelens-config-watch",
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=[types.FileSystemWatcher(glob_pattern=CONFIG_GLOB)]
+                            ),
+                        )
+                    ]
+                )
+            )
         except Exception as exc:  # noqa: BLE001 - a client that refuses just gets no watcher
             self.log(f"could not register the config file watcher: {exc}")
 
@@ -135,8 +145,12 @@ class Editor:
 
     async def configuration(self, section: str, timeout: float = 10) -> Any:
         """The client's settings under `section` (workspace/configuration), or None."""
-        pulled = await asyncio.wait_for(self.server.workspace_configuration_async(
-            types.ConfigurationParams(items=[types.ConfigurationItem(section=section)])), timeout)
+        pulled = await asyncio.wait_for(
+            self.server.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=section)])
+            ),
+            timeout,
+        )
         return pulled[0] if pulled else None
 
     # -- progress bars (window/workDoneProgress)
@@ -145,8 +159,9 @@ class Editor:
         await asyncio.wait_for(self.server.work_done_progress.create_async(token), timeout)
 
     def begin_progress(self, token: str, title: str, message: str) -> None:
-        self.server.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title=title, message=message, cancellable=True))
+        self.server.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title=title, message=message, cancellable=True)
+        )
 
     def end_progress(self, token: str, message: str | None = None) -> None:
         progress = self.server.work_done_progress
@@ -169,7 +184,7 @@ class Editor:
             return
         try:
             asyncio.run_coroutine_threadsafe(coro, loop)
-        except RuntimeError:   # closed meanwhile: the server is exiting
+        except RuntimeError:  # closed meanwhile: the server is exiting
             coro.close()
 
     def _call_soon(self, fn: Callable[[Any], None], params: Any) -> None:

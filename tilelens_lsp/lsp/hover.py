@@ -11,18 +11,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tilelens_lsp.lsp.linemap import LineMap, split_lines
 from tilelens_lsp.lsp.convert import launch_labels
+from tilelens_lsp.lsp.linemap import LineMap, split_lines
 from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, Witness, format_values
 
 FULL, SOME, NONE, OUT, VIEW_OUT = "█", "▒", "·", "✗", "◇"
 MAX_ROWS, MAX_COLS, BAR_CELLS = 16, 32, 32
-MAX_MAPS = 2           # maps shown per hover (a file with many autotune configs would scroll forever)
-_ROW_SAMPLE = 4096     # rows scanned exactly per map; beyond that rows are sampled evenly
+MAX_MAPS = 2  # maps shown per hover (a file with many autotune configs would scroll forever)
+_ROW_SAMPLE = 4096  # rows scanned exactly per map; beyond that rows are sampled evenly
 
 
-def hover_markdown(result: FileResult, rel: str, line: int, line_text: str = "",
-                   shown_line: int | None = None) -> str | None:
+def hover_markdown(
+    result: FileResult, rel: str, line: int, line_text: str = "", shown_line: int | None = None
+) -> str | None:
     """Markdown for a hover on 1-based `line` of the document whose portable path is `rel`
     (`shown_line`: the number the line has in the editor now, when unsaved edits moved it)."""
     labels = launch_labels(result)
@@ -31,8 +32,12 @@ def hover_markdown(result: FileResult, rel: str, line: int, line_text: str = "",
         for access in launch.accesses:
             if access.line == line and (access.path or rel) == rel:
                 rows.append((label, launch, access))
-    refused = [(label, d) for launch, label in zip(result.launches, labels) for d in launch.diagnostics
-               if d.code == "TL030" and d.line == line and (not d.stack or d.stack[0].path in ("", rel))]
+    refused = [
+        (label, d)
+        for launch, label in zip(result.launches, labels)
+        for d in launch.diagnostics
+        if d.code == "TL030" and d.line == line and (not d.stack or d.stack[0].path in ("", rel))
+    ]
     if rows:
         markdown = _access_hover(rows, shown_line or line)
         return markdown + "\n\n" + _refusal_hover(refused, shown_line or line) if refused else markdown
@@ -45,8 +50,9 @@ def hover_markdown(result: FileResult, rel: str, line: int, line_text: str = "",
     return None
 
 
-def hover_after_edits(result: FileResult, rel: str, analysed_text: str, line_map: LineMap, line: int,
-                      analysed_as: str) -> str | None:
+def hover_after_edits(
+    result: FileResult, rel: str, analysed_text: str, line_map: LineMap, line: int, analysed_as: str
+) -> str | None:
     """Hover on 1-based `line` of the document as it is now, from the result of `analysed_text`.
 
     `line_map` says where each current line came from (linemap.py). A line that is an unchanged copy
@@ -60,16 +66,19 @@ def hover_after_edits(result: FileResult, rel: str, analysed_text: str, line_map
         text = lines[copy] if copy < len(lines) else ""
         markdown = hover_markdown(result, rel, copy + 1, text, shown_line=line)
         if markdown is not None and copy + 1 != line:
-            markdown += (f"\n\n*From the analysis of {escape_markdown(analysed_as)}, where this was line {copy + 1}; "
-                         "unsaved edits since moved it.*")
+            markdown += (
+                f"\n\n*From the analysis of {escape_markdown(analysed_as)}, where this was line {copy + 1}; "
+                "unsaved edits since moved it.*"
+            )
         return markdown
-    stale = sorted(o + 1 for o in edited
-                   if o < len(lines) and hover_markdown(result, rel, o + 1, lines[o]) is not None)
+    stale = sorted(o + 1 for o in edited if o < len(lines) and hover_markdown(result, rel, o + 1, lines[o]) is not None)
     if not stale:
         return None
     where = ("lines " if len(stale) > 1 else "line ") + ", ".join(map(str, stale))
-    return (f"**tilelens** · this line changed after the analysis of {escape_markdown(analysed_as)} "
-            f"({where} there): its footprint is stale and not shown. Save to analyse it again.")
+    return (
+        f"**tilelens** · this line changed after the analysis of {escape_markdown(analysed_as)} "
+        f"({where} there): its footprint is stale and not shown. Save to analyse it again."
+    )
 
 
 # ---------------------------------------------------------------- access table
@@ -111,11 +120,19 @@ def _access_hover(rows: list[tuple[str, LaunchResult, Access]], line: int) -> st
         seen.add(key)
         maps += 1
         title = f"`{label}` · " if several_launches else ""
-        out += ["", f"{title}`{access.pointer}` `{access.dtype}{list(access.view_shape)}`"
-                f"{'' if access.exact else ' (bound)'}:", "```text", *drawing, "```"]
-    out += ["", f"{FULL} all touched, {SOME} some, {NONE} none, {VIEW_OUT} outside the view (inside the "
-            f"storage), {OUT} outside the storage. *exact*: these elements are touched; *bound*: a proven "
-            "over-approximation."]
+        out += [
+            "",
+            f"{title}`{access.pointer}` `{access.dtype}{list(access.view_shape)}`{'' if access.exact else ' (bound)'}:",
+            "```text",
+            *drawing,
+            "```",
+        ]
+    out += [
+        "",
+        f"{FULL} all touched, {SOME} some, {NONE} none, {VIEW_OUT} outside the view (inside the "
+        f"storage), {OUT} outside the storage. *exact*: these elements are touched; *bound*: a proven "
+        "over-approximation.",
+    ]
     return "\n".join(out)
 
 
@@ -146,9 +163,11 @@ def _launch_line(label: str, launch: LaunchResult) -> str:
     grid = "×".join(str(g) for g in launch.grid) if launch.grid else "?"
     config = ", ".join(f"{k}={v}" for k, v in launch.config.items())
     where = re.search(r" \(([^()]*)\)$", label)
-    return (f"`{launch.kernel}{f'[{config}]' if config else ''}` · grid ({grid})"
-            + (f" · engine {launch.engine}" if launch.engine else "")
-            + (f" · declared at {escape_markdown(where.group(1))}" if where else ""))
+    return (
+        f"`{launch.kernel}{f'[{config}]' if config else ''}` · grid ({grid})"
+        + (f" · engine {launch.engine}" if launch.engine else "")
+        + (f" · declared at {escape_markdown(where.group(1))}" if where else "")
+    )
 
 
 def _access_findings(access: Access, launch: LaunchResult) -> list[str]:
@@ -176,8 +195,7 @@ def _launch_notes(launch: LaunchResult) -> list[str]:
 
 
 def _op_name(op: str) -> str:
-    return {"load": "tl.load", "store": "tl.store"}.get(op, f"tl.{op}" if not op.startswith("atomic")
-                                                         else "tl.atomic_*")
+    return {"load": "tl.load", "store": "tl.store"}.get(op, f"tl.{op}" if not op.startswith("atomic") else "tl.atomic_*")
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
@@ -265,10 +283,12 @@ def _launch_hover(launches: list[tuple[str, LaunchResult]]) -> str:
     out = ["**tilelens** · declared launch", ""]
     for label, launch in launches:
         codes = sorted({d.code for d in launch.diagnostics})
-        out.append(f"- {_launch_line(label, launch)}: {launch.status}, {len(launch.accesses)} access(es), "
-                   f"{', '.join(codes) or 'clean'}")
+        out.append(
+            f"- {_launch_line(label, launch)}: {launch.status}, {len(launch.accesses)} access(es), "
+            f"{', '.join(codes) or 'clean'}"
+        )
     refusals = {d.message for _, launch in launches for d in launch.diagnostics if d.code == "TL030"}
-    for message in sorted(refusals)[:4]:     # what was refused, and what would decide it
+    for message in sorted(refusals)[:4]:  # what was refused, and what would decide it
         # our own text, whose code spans are balanced: shown as written (escaping them printed `\``)
         out += ["", message]
     return "\n".join(out)
@@ -315,14 +335,14 @@ class _Grid:
     inner_cells: int
 
     def __post_init__(self) -> None:
-        self.ob = -(-self.outer // self.outer_cells)   # rows per cell
-        self.ib = -(-self.inner // self.inner_cells)   # cols per cell
+        self.ob = -(-self.outer // self.outer_cells)  # rows per cell
+        self.ib = -(-self.inner // self.inner_cells)  # cols per cell
         self.outer_cells = -(-self.outer // self.ob)
         self.inner_cells = -(-self.inner // self.ib)
         self.touched = [[0] * self.inner_cells for _ in range(self.outer_cells)]
         self.capacity = [[0] * self.inner_cells for _ in range(self.outer_cells)]
-        self.out: set[tuple[int, int]] = set()   # (row cell in -1..outer_cells, col cell in 0..inner_cells)
-        self.view_out: set[tuple[int, int]] = set()   # ... touched there inside the storage, outside the view
+        self.out: set[tuple[int, int]] = set()  # (row cell in -1..outer_cells, col cell in 0..inner_cells)
+        self.view_out: set[tuple[int, int]] = set()  # ... touched there inside the storage, outside the view
         self.sampled = False
 
     def col_cell(self, c: int) -> int:
@@ -399,8 +419,10 @@ def _render(grid: _Grid) -> list[str]:
         cap, got = grid.capacity[r][c], grid.touched[r][c]
         return FULL if cap and got >= cap else SOME if got else NONE
 
-    rows = range(-1 if any(r == -1 for r, _ in marked) else 0,
-                  grid.outer_cells + (1 if any(r == grid.outer_cells for r, _ in marked) else 0))
+    rows = range(
+        -1 if any(r == -1 for r, _ in marked) else 0,
+        grid.outer_cells + (1 if any(r == grid.outer_cells for r, _ in marked) else 0),
+    )
     return ["".join(cell(r, c) for c in range(width)).rstrip() or " " for r in rows]
 
 
@@ -418,19 +440,20 @@ def footprint_map(access: Access) -> list[str] | None:
     if len(shape) == 1 and len(strides) == 1 and strides[0] == 1 and shape[0] > 0:
         view_before = any(a < 0 for a, _ in inside)
         view_after = any(b > shape[0] for _, b in inside)
-        return _bar(access, iv, OUT if below else VIEW_OUT if view_before else "",
-                    OUT if above else VIEW_OUT if view_after else "")
+        return _bar(
+            access, iv, OUT if below else VIEW_OUT if view_before else "", OUT if above else VIEW_OUT if view_after else ""
+        )
     if len(shape) != 2 or len(strides) != 2 or 0 in shape:
         return None
     (rows, cols), (s0, s1) = shape, strides
-    if s1 == 1 and s0 >= cols:          # row-major: element = r*s0 + c
+    if s1 == 1 and s0 >= cols:  # row-major: element = r*s0 + c
         grid = _Grid(rows, cols, min(rows, MAX_ROWS), min(cols, MAX_COLS))
         _fill(grid, iv, s0)
         _mark_outside(grid, outside, s0)
         _mark_view_outside(grid, inside, s0)
         lines = _render(grid)
         cell = (grid.ob, grid.ib)
-    elif s0 == 1 and s1 >= rows:        # column-major: element = c*s1 + r; fill the transpose
+    elif s0 == 1 and s1 >= rows:  # column-major: element = c*s1 + r; fill the transpose
         grid = _Grid(cols, rows, min(cols, MAX_COLS), min(rows, MAX_ROWS))
         _fill(grid, iv, s1)
         _mark_outside(grid, outside, s1)

@@ -56,7 +56,7 @@ class LineMap:
             sources: set[int] = set()
             for m in touched:
                 if self.copy_of[m] is not None:
-                    sources.add(self.copy_of[m])    # type: ignore[arg-type]
+                    sources.add(self.copy_of[m])  # type: ignore[arg-type]
                 sources |= self.edited_from[m]
             copies.append(None)
             edited.append(frozenset(sources) if sources else _NONE)
@@ -77,13 +77,15 @@ class LineMap:
                 sources = set()
                 for m in splice.touched:
                     if self.copy_of[m] is not None:
-                        sources.add(self.copy_of[m])    # type: ignore[arg-type]
+                        sources.add(self.copy_of[m])  # type: ignore[arg-type]
                     sources |= self.edited_from[m]
             copies.append(None)
             edited.append(frozenset(sources) if sources else _NONE)
         sl, el = splice.first, splice.last
-        return LineMap(self.copy_of[:sl] + tuple(copies) + self.copy_of[el + 1:],
-                       self.edited_from[:sl] + tuple(edited) + self.edited_from[el + 1:])
+        return LineMap(
+            self.copy_of[:sl] + tuple(copies) + self.copy_of[el + 1 :],
+            self.edited_from[:sl] + tuple(edited) + self.edited_from[el + 1 :],
+        )
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class Tracked:
     base: str
     text: str
     map: LineMap
-    starts: Any = field(default=None, compare=False, repr=False)    # of `text` (documents.Document.starts)
+    starts: Any = field(default=None, compare=False, repr=False)  # of `text` (documents.Document.starts)
 
 
 def start(text: str) -> Tracked:
@@ -164,7 +166,7 @@ def _line(doc: documents.Document, line: int) -> str:
     """Line `line` of `doc` without its break."""
     start = int(doc.starts[line])
     if line + 1 < len(doc.starts):
-        return doc.text[start:int(doc.starts[line + 1])].rstrip("\r\n")
+        return doc.text[start : int(doc.starts[line + 1])].rstrip("\r\n")
     return doc.text[start:]
 
 
@@ -198,23 +200,22 @@ def apply_change(text: str, change: Any, encoding: str = "utf-16") -> tuple[str,
     if rng is None:
         return new_text, diff_map(text, new_text)
     lines = split_lines(text)
-    (sl, sc), (el, ec) = (_position(lines, _get(rng, "start"), encoding),
-                          _position(lines, _get(rng, "end"), encoding))
+    (sl, sc), (el, ec) = (_position(lines, _get(rng, "start"), encoding), _position(lines, _get(rng, "end"), encoding))
     if (el, ec) < (sl, sc):
         (sl, sc), (el, ec) = (el, ec), (sl, sc)
     starts = line_starts(text)
     a, b = starts[sl] + sc, starts[el] + ec
     result = text[:a] + new_text + text[b:]
     segments = split_lines(new_text)
-    k = len(segments) - 1                      # line breaks the change inserts
+    k = len(segments) - 1  # line breaks the change inserts
     prefix, suffix = lines[sl][:sc], lines[el][ec:]
     expected = len(lines) - (el - sl) + k
-    if len(split_lines(result)) != expected:   # a "\r" met a "\n" and merged into one break
+    if len(split_lines(result)) != expected:  # a "\r" met a "\n" and merged into one break
         return result, diff_map(text, result)
 
     first = prefix + segments[0] + (suffix if k == 0 else "")
     last = (prefix if k == 0 else "") + segments[-1] + suffix
-    keeps_first = sc == len(lines[sl]) and first == lines[sl]   # the change only appends after it
+    keeps_first = sc == len(lines[sl]) and first == lines[sl]  # the change only appends after it
     # ... or only inserts before it; a line is never copied twice
     keeps_last = ec == 0 and last == lines[el] and not (keeps_first and (sl == el or k == 0))
     region: list[int | None] = [None] * (k + 1)
@@ -225,8 +226,7 @@ def apply_change(text: str, change: Any, encoding: str = "utf-16") -> tuple[str,
     kept = {line for line in region if line is not None}
     touched = frozenset(range(sl, el + 1)) - kept
     copies = list(range(sl)) + region + list(range(el + 1, len(lines)))
-    edited = [_NONE] * sl + [_NONE if c is not None else touched for c in region] + \
-        [_NONE] * (len(lines) - el - 1)
+    edited = [_NONE] * sl + [_NONE if c is not None else touched for c in region] + [_NONE] * (len(lines) - el - 1)
     return result, LineMap(tuple(copies), tuple(edited))
 
 

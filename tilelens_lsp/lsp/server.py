@@ -27,8 +27,15 @@ from tilelens_lsp.lsp.analysis import Analysis
 from tilelens_lsp.lsp.editor import Editor
 from tilelens_lsp.lsp.features import actions, directives, hovers, lenses, stats
 from tilelens_lsp.lsp.session import Session
-from tilelens_lsp.lsp.transport import (OneClient, OneLineDeserializeErrors, TcpSecret, TilelensProtocol,
-                                        handle_body, make_secret, robust_run_async)
+from tilelens_lsp.lsp.transport import (
+    OneClient,
+    OneLineDeserializeErrors,
+    TcpSecret,
+    TilelensProtocol,
+    handle_body,
+    make_secret,
+    robust_run_async,
+)
 from tilelens_lsp.worker.process import Worker
 
 STATS_METHOD = "tilelens/stats"
@@ -38,12 +45,15 @@ class TilelensServer(LanguageServer):
     """pygls' server with our protocol, the parts of one connection, and a shutdown that never waits on stdin."""
 
     def __init__(self, prestarted: Worker | None = None) -> None:
-        super().__init__("tilelens-lsp", __version__, protocol_cls=TilelensProtocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "tilelens-lsp",
+            __version__,
+            protocol_cls=TilelensProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
         self.editor = Editor(self)
         self.session = Session(self.editor)
-        self.analysis = Analysis(self.session.docs, self.editor, self.session, lambda: self.session.settings,
-                                 prestarted)
+        self.analysis = Analysis(self.session.docs, self.editor, self.session, lambda: self.session.settings, prestarted)
 
     def close(self) -> None:
         sync.close(self.session, self.analysis)
@@ -68,7 +78,7 @@ class TilelensServer(LanguageServer):
             first = await gate.admit(reader, writer)
             if first is None:
                 return
-            self.protocol.set_writer(writer)   # type: ignore[attr-defined]
+            self.protocol.set_writer(writer)  # type: ignore[attr-defined]
             handle_body(first, self.protocol, self.report_server_error)
             await robust_run_async(stop_event, reader, self.protocol, None, self.report_server_error)
             self.shutdown()
@@ -140,13 +150,14 @@ def create_server(prestarted: Worker | None = None) -> TilelensServer:
     def on_hover(ls: TilelensServer, params: types.HoverParams) -> types.Hover | None:
         return hovers.hover(s, e, params)
 
-    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
-                    types.CompletionOptions(trigger_characters=["[", "(", ",", ".", "="]))
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["[", "(", ",", ".", "="]))
     def completion(ls: TilelensServer, params: types.CompletionParams) -> types.CompletionList | None:
         return directives.completion(s, e, params)
 
-    @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP,
-                    types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=["="]))
+    @server.feature(
+        types.TEXT_DOCUMENT_SIGNATURE_HELP,
+        types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=["="]),
+    )
     def signature_help(ls: TilelensServer, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
         return directives.signature_help(s, e, params)
 
@@ -154,8 +165,10 @@ def create_server(prestarted: Worker | None = None) -> TilelensServer:
     def definition(ls: TilelensServer, params: types.DefinitionParams) -> types.Location | None:
         return directives.definition(s, e, params)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True))
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True),
+    )
     def code_action(ls: TilelensServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         return actions.code_actions(s, e, params)
 
@@ -191,10 +204,9 @@ def serve(tcp: str | None = None, prestarted: Worker | None = None, token_file: 
 
     Over TCP the client must send the secret in `initialize` (initializationOptions.tcpToken): the
     TILELENS_TCP_TOKEN it set, or the token written to `token_file` (mode 0600)."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="tilelens-lsp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="tilelens-lsp %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pygls.protocol.json_rpc").addFilter(OneLineDeserializeErrors())
-    pygls.server.run_async = robust_run_async   # this process serves one client: ours is the loop
+    pygls.server.run_async = robust_run_async  # this process serves one client: ours is the loop
     server = create_server(prestarted)
     secret = None
     try:
@@ -202,8 +214,11 @@ def serve(tcp: str | None = None, prestarted: Worker | None = None, token_file: 
             host, _, port = tcp.rpartition(":")
             secret = make_secret(int(port), token_file)
             if secret.file is not None:
-                print(f"tilelens-lsp: TCP clients must send initializationOptions.tcpToken, written to {secret.file}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"tilelens-lsp: TCP clients must send initializationOptions.tcpToken, written to {secret.file}",
+                    file=sys.stderr,
+                    flush=True,
+                )
             server.serve_one_tcp_client(host or "127.0.0.1", int(port), secret)
         else:
             server.start_io()

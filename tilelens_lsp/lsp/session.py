@@ -47,22 +47,27 @@ class Session:
         self.counters["published"] += 1
         self.editor.publish(uri, diagnostics, version)
 
-    def accept(self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str,
-               rel: str, root: Path) -> None:
+    def accept(
+        self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str, root: Path
+    ) -> None:
         """Publish a run's result on `doc` and remember it for hovers, lenses and later edits."""
         if result.path and not os.path.isabs(result.path):
-            rel = result.path       # the worker's name for it: an installed module's importable path
+            rel = result.path  # the worker's name for it: an installed module's importable path
         result = suppress.apply(result, text, rel)
         ctx = convert.DocumentContext(doc.uri, rel, text, root, self.editor.related_support, self.editor.units)
         try:
             diagnostics = convert.to_lsp_diagnostics(result, ctx)
         except Exception as exc:  # noqa: BLE001 - a formatting bug must not lose the document
             log.exception("converting diagnostics failed")
-            diagnostics = [types.Diagnostic(
-                range=types.Range(start=types.Position(line=0, character=0),
-                                  end=types.Position(line=0, character=0)),
-                message=f"tilelens could not format its results: {type(exc).__name__}: {exc}",
-                severity=types.DiagnosticSeverity.Warning, source=convert.SOURCE, code="TL050")]
+            diagnostics = [
+                types.Diagnostic(
+                    range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+                    message=f"tilelens could not format its results: {type(exc).__name__}: {exc}",
+                    severity=types.DiagnosticSeverity.Warning,
+                    source=convert.SOURCE,
+                    code="TL050",
+                )
+            ]
         snapshot = doc.snapshot
         if snapshot is not None and snapshot.generation == generation and snapshot.tracked.base == text:
             tracked, label = snapshot.tracked, snapshot.label
@@ -80,8 +85,9 @@ class Session:
         except OSError:
             text = ""
         doc = self.docs.get(uri)
-        self.publish(uri, tomlwatch.to_lsp(found, text), version if version is not None else
-                     doc.version if doc is not None else None)
+        self.publish(
+            uri, tomlwatch.to_lsp(found, text), version if version is not None else doc.version if doc is not None else None
+        )
 
     # -- where a file belongs
 
@@ -98,10 +104,10 @@ class Session:
             return best
         # lazy: the toml reader loads directives (~80 ms at start); only files outside the folders need it
         from tilelens_lsp.launches.toml import declared_by_folder
-        for folder in self.editor.folders():   # an installed module that a workspace toml names (`module =`)
+
+        for folder in self.editor.folders():  # an installed module that a workspace toml names (`module =`)
             if declared_by_folder(folder, real, self.settings.interpreter):
                 return folder
         if self.settings.allow_outside_workspace:
             return find_root(real.parent)
         return None
-

@@ -31,7 +31,7 @@ class Snapshot:
 
     generation: int
     tracked: linemap.Tracked
-    label: str                   # which version, e.g. "version 3, saved at 14:02:11"
+    label: str  # which version, e.g. "version 3, saved at 14:02:11"
 
 
 @dataclass
@@ -42,7 +42,7 @@ class Published:
     result: FileResult
     text: str
     rel: str
-    tracked: linemap.Tracked | None = None   # `text` → the document now
+    tracked: linemap.Tracked | None = None  # `text` → the document now
     label: str = "the last save"
 
 
@@ -52,12 +52,12 @@ class Doc:
     path: Path | None
     version: int | None = None
     generation: int = 0
-    touched: float = 0.0         # monotonic time of the last open/save
+    touched: float = 0.0  # monotonic time of the last open/save
     pending_since: float = 0.0
-    burst: bool = False          # this save came within DEBOUNCE of the previous one
+    burst: bool = False  # this save came within DEBOUNCE of the previous one
     published: Published | None = None
     snapshot: Snapshot | None = None
-    too_large: bool = False      # over MAX_FILE_BYTES: not analysed, its edits not followed
+    too_large: bool = False  # over MAX_FILE_BYTES: not analysed, its edits not followed
 
 
 def over_limit(text: str) -> bool:

@@ -23,10 +23,11 @@ if TYPE_CHECKING:
     from tilelens_lsp.lsp.editor import Editor
     from tilelens_lsp.lsp.session import Session
 
-WORKER_SETTINGS = ("interpreter", "target", "memory_limit_mb")   # a change of these restarts the worker
+WORKER_SETTINGS = ("interpreter", "target", "memory_limit_mb")  # a change of these restarts the worker
 
 
 # -- lifecycle
+
 
 def initialize(session: "Session", editor: "Editor", analysis: "Analysis", params: types.InitializeParams) -> None:
     values = settings_section(params.initialization_options)
@@ -35,14 +36,14 @@ def initialize(session: "Session", editor: "Editor", analysis: "Analysis", param
     except (ValueError, TypeError) as exc:
         editor.show(f"tilelens: ignoring initializationOptions: {exc}", types.MessageType.Warning)
     session.settings = session.init_settings
-    analysis.restart_worker()   # Triton's import overlaps the rest of the handshake
+    analysis.restart_worker()  # Triton's import overlaps the rest of the handshake
 
 
 def initialized(session: "Session", editor: "Editor", analysis: "Analysis") -> None:
     analysis.start()
     if editor.cap("workspace.did_change_watched_files.dynamic_registration", False):
         session.tasks.spawn(editor.register_watchers())
-    else:      # Neovim on Linux, among others: look at the tomls' modification times instead
+    else:  # Neovim on Linux, among others: look at the tomls' modification times instead
         session.tasks.spawn(poll_tomls(session, editor, analysis))
     for toml in tomlwatch.workspace_tomls(editor.folders(), []):
         session.tasks.spawn(session.publish_toml(toml))
@@ -55,6 +56,7 @@ def close(session: "Session", analysis: "Analysis") -> None:
 
 
 # -- documents
+
 
 def did_open(session: "Session", editor: "Editor", analysis: "Analysis", item: types.TextDocumentItem) -> None:
     editor.opened(item)
@@ -71,7 +73,7 @@ def did_change(session: "Session", editor: "Editor", params: types.DidChangeText
     doc.version = params.text_document.version
     doc.too_large = text is not None and over_limit(text)
     if doc.too_large:
-        doc.snapshot = doc.published = None     # nothing to follow: it is not analysed
+        doc.snapshot = doc.published = None  # nothing to follow: it is not analysed
         return
     follow_edits(doc, params.content_changes, editor.text(doc.uri), editor.encoding())
 
@@ -96,12 +98,16 @@ def did_close(session: "Session", editor: "Editor", analysis: "Analysis", uri: s
 
 # -- the launch tomls (tomlwatch.py)
 
+
 def config_changed(session: "Session", editor: "Editor", analysis: "Analysis", toml: Path, why: str) -> None:
     """Publish the toml's own problems on it, and re-analyse the open documents it can affect."""
     session.tasks.spawn(session.publish_toml(toml))
     named = tomlwatch.named_files(toml, session.settings.interpreter)
-    affected = [doc for doc in session.docs.values() if doc.path is not None and not is_config_file(doc.uri)
-                and tomlwatch.affects(toml, doc.path, named)]
+    affected = [
+        doc
+        for doc in session.docs.values()
+        if doc.path is not None and not is_config_file(doc.uri) and tomlwatch.affects(toml, doc.path, named)
+    ]
     if affected:
         editor.log(f"{toml.name} {why}: re-running {len(affected)} open document(s)")
     for doc in affected:
@@ -112,8 +118,7 @@ async def poll_tomls(session: "Session", editor: "Editor", analysis: "Analysis")
     """For clients that cannot watch files: compare the tomls' modification times every few seconds."""
     seen: dict[Path, float | None] | None = None
     while not session.closing:
-        tomls = tomlwatch.workspace_tomls(editor.folders(),
-                                          [d.path for d in session.docs.values() if d.path is not None])
+        tomls = tomlwatch.workspace_tomls(editor.folders(), [d.path for d in session.docs.values() if d.path is not None])
         now = tomlwatch.mtimes(tomls)
         if seen is not None:
             for toml, stamp in now.items():
@@ -123,8 +128,9 @@ async def poll_tomls(session: "Session", editor: "Editor", analysis: "Analysis")
         await asyncio.sleep(tomlwatch.POLL_SECONDS)
 
 
-def watched_files_changed(session: "Session", editor: "Editor", analysis: "Analysis",
-                          params: types.DidChangeWatchedFilesParams) -> None:
+def watched_files_changed(
+    session: "Session", editor: "Editor", analysis: "Analysis", params: types.DidChangeWatchedFilesParams
+) -> None:
     for change in params.changes or []:
         path = file_path(change.uri)
         if is_config_file(change.uri) and path is not None:
@@ -132,6 +138,7 @@ def watched_files_changed(session: "Session", editor: "Editor", analysis: "Analy
 
 
 # -- settings
+
 
 async def change_configuration(session: "Session", editor: "Editor", analysis: "Analysis", settings: Any) -> None:
     values = settings_section(settings)

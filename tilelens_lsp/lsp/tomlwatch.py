@@ -34,15 +34,16 @@ def _declares_launches(path: Path) -> bool:
 
 @dataclass(frozen=True)
 class Problem:
-    code: str        # TL010: names nothing that can be imported; TL020: a table or string that is wrong
-    line: int        # 1-based
+    code: str  # TL010: names nothing that can be imported; TL020: a table or string that is wrong
+    line: int  # 1-based
     column: int
     message: str
 
 
 def problems(path: Path, python: str | None) -> list[Problem]:
     """Every problem of the toml at `path` that reading it alone can find, once each."""
-    from tilelens_lsp.launches.toml import config_errors, launches_by_table   # lazy: the toml reader loads directives
+    from tilelens_lsp.launches.toml import config_errors, launches_by_table  # lazy: the toml reader loads directives
+
     if not path.is_file() or not _declares_launches(path):
         return []
     origin = origin_of(path)
@@ -55,9 +56,9 @@ def problems(path: Path, python: str | None) -> list[Problem]:
     out: dict[tuple[int, str], Problem] = {}
     for e in found:
         unresolved = ("`module`" in e.message and "no module named" in e.message) or (
-            "`file`" in e.message and "does not exist" in e.message)
-        out.setdefault((e.line, e.message), Problem("TL010" if unresolved else "TL020", e.line, e.column,
-                                                    e.message))
+            "`file`" in e.message and "does not exist" in e.message
+        )
+        out.setdefault((e.line, e.message), Problem("TL010" if unresolved else "TL020", e.line, e.column, e.message))
     return sorted(out.values(), key=lambda p: (p.line, p.column, p.message))
 
 
@@ -69,12 +70,19 @@ def to_lsp(found: list[Problem], text: str) -> list[types.Diagnostic]:
         line = max(p.line, 1) - 1
         width = len(lines[line].rstrip("\r")) if line < len(lines) else 0
         start = min(max(p.column, 1) - 1, width)
-        out.append(types.Diagnostic(
-            range=types.Range(start=types.Position(line=line, character=start),
-                              end=types.Position(line=line, character=max(width, start))),
-            message=p.message + ("; the launch is not checked" if p.code == "TL010" else ""),
-            severity=types.DiagnosticSeverity.Error, code=p.code,
-            code_description=types.CodeDescription(href=code_url(p.code)), source="tilelens"))
+        out.append(
+            types.Diagnostic(
+                range=types.Range(
+                    start=types.Position(line=line, character=start),
+                    end=types.Position(line=line, character=max(width, start)),
+                ),
+                message=p.message + ("; the launch is not checked" if p.code == "TL010" else ""),
+                severity=types.DiagnosticSeverity.Error,
+                code=p.code,
+                code_description=types.CodeDescription(href=code_url(p.code)),
+                source="tilelens",
+            )
+        )
     return out
 
 
@@ -87,6 +95,7 @@ def affects(toml: Path, doc_path: Path, named: set[Path]) -> bool:
 
 def named_files(toml: Path, python: str | None) -> set[Path]:
     from tilelens_lsp.launches.toml import ConfigError, files_in_config
+
     try:
         return {Path(os.path.realpath(f)) for f in files_in_config(toml, python)}
     except (ConfigError, OSError):

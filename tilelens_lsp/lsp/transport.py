@@ -46,11 +46,17 @@ class TilelensProtocol(LanguageServerProtocol):
             raise
 
     def handle_message(self, message):
-        if (self._shutdown and getattr(message, "id", None) is not None
-                and getattr(message, "method", None) not in (None, types.EXIT)):
+        if (
+            self._shutdown
+            and getattr(message, "id", None) is not None
+            and getattr(message, "method", None) not in (None, types.EXIT)
+        ):
             # LSP: a request after `shutdown` is answered with InvalidRequest (pygls drops it unanswered)
-            self._send_response(message.id, None, JsonRpcInvalidRequest(
-                "the server is shutting down: only 'exit' is accepted").to_response_error())
+            self._send_response(
+                message.id,
+                None,
+                JsonRpcInvalidRequest("the server is shutting down: only 'exit' is accepted").to_response_error(),
+            )
             return
         if isinstance(message, _Malformed):
             log.warning("malformed %s request: %s", message.method, message.error)
@@ -79,13 +85,14 @@ class _Malformed:
     jsonrpc: str = "2.0"
 
 
-MAX_HEADER_LINE = 64 * 1024           # a longer header line is garbage, read and dropped in pieces
-MAX_BODY = 256 * 1024 * 1024          # a larger Content-Length is garbage, not a message to wait for
+MAX_HEADER_LINE = 64 * 1024  # a longer header line is garbage, read and dropped in pieces
+MAX_BODY = 256 * 1024 * 1024  # a larger Content-Length is garbage, not a message to wait for
 _CONTENT_LENGTH = re.compile(rb"Content-Length:[ \t]*(\d+)[ \t]*\r?\n\Z", re.IGNORECASE)
 
 
-async def robust_run_async(stop_event: threading.Event, reader: Any, protocol: Any, logger: Any = None,
-                            error_handler: Any = None) -> None:
+async def robust_run_async(
+    stop_event: threading.Event, reader: Any, protocol: Any, logger: Any = None, error_handler: Any = None
+) -> None:
     """pygls' message loop, hardened against a client that sends garbage (`pygls.io_.run_async`).
 
     pygls' loop stays deaf for good after one wrong Content-Length (the rest of the body merges with
@@ -95,18 +102,18 @@ async def robust_run_async(stop_event: threading.Event, reader: Any, protocol: A
     message costs one log line.
     """
     length: int | None = None
-    garbage = 0           # bytes skipped since the last message: logged once per run of garbage
+    garbage = 0  # bytes skipped since the last message: logged once per run of garbage
     while not stop_event.is_set():
         header = await _read_header_line(reader)
         if not header:
             break
         if not header.strip():
             if length is None:
-                continue          # a blank line without a Content-Length: garbage between messages
+                continue  # a blank line without a Content-Length: garbage between messages
             body = await _read_body(reader, length)
             length = None
             if body is None:
-                break             # EOF in the middle of a body
+                break  # EOF in the middle of a body
             garbage = 0
             _handle_body(body, protocol, error_handler)
             continue
@@ -131,7 +138,7 @@ async def _read_header_line(reader: Any) -> bytes:
         return await reader.loop.run_in_executor(reader.executor, stdin.readline, MAX_HEADER_LINE)
     try:
         return await reader.readline()
-    except ValueError:     # asyncio.StreamReader: a line over its limit (dropped by the reader)
+    except ValueError:  # asyncio.StreamReader: a line over its limit (dropped by the reader)
         return b"X-Overlong-Line\r\n"
 
 
@@ -177,9 +184,9 @@ class OneLineDeserializeErrors(logging.Filter):
 
 # ---------------------------------------------------------------- --tcp: one client, who knows the secret
 
-TOKEN_OPTION = "tcpToken"              # initializationOptions key the client sends the secret in
-TOKEN_ENV = "TILELENS_TCP_TOKEN"       # a launching client may choose the secret and pass it here
-FIRST_MESSAGE_TIMEOUT = 30.0           # seconds a connection has to send its `initialize`
+TOKEN_OPTION = "tcpToken"  # initializationOptions key the client sends the secret in
+TOKEN_ENV = "TILELENS_TCP_TOKEN"  # a launching client may choose the secret and pass it here
+FIRST_MESSAGE_TIMEOUT = 30.0  # seconds a connection has to send its `initialize`
 MAX_FIRST_MESSAGE = 4 * 1024 * 1024
 
 
@@ -205,7 +212,7 @@ def make_secret(port: int, token_file: Path | None) -> TcpSecret:
     token = chosen or secrets.token_urlsafe(32)
     path = token_file or Path(tempfile.gettempdir()) / f"tilelens-lsp-{os.getuid()}" / f"tcp-{port}.token"
     _private_folder(path.parent, created_by_us=token_file is None)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".token-")     # mode 0600, never a link
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".token-")  # mode 0600, never a link
     try:
         with os.fdopen(fd, "w") as f:
             f.write(token + "\n")
@@ -250,10 +257,17 @@ class OneClient:
         params = message.get("params") if isinstance(message, dict) else None
         options = params.get("initializationOptions") if isinstance(params, dict) else None
         token = options.get(TOKEN_OPTION) if isinstance(options, dict) else None
-        if not isinstance(message, dict) or message.get("method") != "initialize" or not isinstance(token, str) \
-                or not hmac.compare_digest(token.encode(), self.secret.token.encode()):
-            log.warning("refused a connection from %s: its first message is not an initialize with the "
-                        "server's %s", peer, TOKEN_OPTION)
+        if (
+            not isinstance(message, dict)
+            or message.get("method") != "initialize"
+            or not isinstance(token, str)
+            or not hmac.compare_digest(token.encode(), self.secret.token.encode())
+        ):
+            log.warning(
+                "refused a connection from %s: its first message is not an initialize with the server's %s",
+                peer,
+                TOKEN_OPTION,
+            )
             await _refuse(writer, rid, f"unauthorized: send initializationOptions.{TOKEN_OPTION}")
             return None
         if self.taken:
@@ -261,7 +275,7 @@ class OneClient:
             await _refuse(writer, rid, "this server already serves a client")
             return None
         self.taken = True
-        if isinstance(options, dict):   # always, since the token was found in it
+        if isinstance(options, dict):  # always, since the token was found in it
             del options[TOKEN_OPTION]
         return json.dumps(message).encode()
 

@@ -10,13 +10,41 @@ belongs to and becomes a diagnostic; nothing here knows about LSP.
 
 from tilelens_lsp.pipeline.directives import Directives, config_counts, declared_launches, unlaunched
 from tilelens_lsp.pipeline.file import absolute_paths, analyze_path, launch_origin, plan_path, toml_path
-from tilelens_lsp.pipeline.imports import (ImportFailure, Imports, file_scope, import_module, import_roots,
-                                           is_user_module, load_module)
+from tilelens_lsp.pipeline.imports import (
+    ImportFailure,
+    Imports,
+    file_scope,
+    import_module,
+    import_roots,
+    is_user_module,
+    load_module,
+)
 from tilelens_lsp.pipeline.keys import ResultKey, dependency_values
 from tilelens_lsp.pipeline.launch import analyze_launch, triton_version, with_origin
 from tilelens_lsp.pipeline.warm import Stats, WarmState
 
-__all__ = ["Directives", "ImportFailure", "Imports", "ResultKey", "Stats", "WarmState", "absolute_paths",
-           "analyze_launch", "analyze_path", "config_counts", "declared_launches", "dependency_values",
-           "file_scope", "import_module", "import_roots", "is_user_module", "launch_origin", "load_module",
-           "plan_path", "toml_path", "triton_version", "unlaunched", "with_origin"]
+__all__ = [
+    "Directives",
+    "ImportFailure",
+    "Imports",
+    "ResultKey",
+    "Stats",
+    "WarmState",
+    "absolute_paths",
+    "analyze_launch",
+    "analyze_path",
+    "config_counts",
+    "declared_launches",
+    "dependency_values",
+    "file_scope",
+    "import_module",
+    "import_roots",
+    "is_user_module",
+    "launch_origin",
+    "load_module",
+    "plan_path",
+    "toml_path",
+    "triton_version",
+    "unlaunched",
+    "with_origin",
+]

@@ -23,8 +23,8 @@ from tilelens_lsp.model import DirectiveError, LaunchSpec
 Blocks = tuple[tuple[tuple[int, int, str], ...], ...]
 Parsed = tuple[tuple[KernelDef, ...], tuple[LaunchSpec, ...], tuple[DirectiveError, ...]]
 
-TEXTS_KEPT = 4           # parses kept, by text hash
-EVALUATIONS_KEPT = 8     # evaluated sets of directive lines kept
+TEXTS_KEPT = 4  # parses kept, by text hash
+EVALUATIONS_KEPT = 8  # evaluated sets of directive lines kept
 
 
 @dataclass
@@ -32,9 +32,10 @@ class Directives:
     """The parse of the last few texts and the evaluation of the last few sets of directives."""
 
     parsed: dict[str, Parsed] = field(default_factory=dict)
-    evaluated: dict[tuple[Blocks, frozenset[str]], tuple[tuple[LaunchSpec, ...], tuple[DirectiveError, ...]]] = \
-        field(default_factory=dict)
-    parses: int = 0          # texts parsed (tests: a text is parsed once)
+    evaluated: dict[tuple[Blocks, frozenset[str]], tuple[tuple[LaunchSpec, ...], tuple[DirectiveError, ...]]] = field(
+        default_factory=dict
+    )
+    parses: int = 0  # texts parsed (tests: a text is parsed once)
 
     def of(self, text: str) -> Parsed:
         """The file's kernels, directive launches and directive errors."""
@@ -49,8 +50,7 @@ class Directives:
             _bounded_put(self.parsed, key, found, TEXTS_KEPT)
         return found
 
-    def _evaluate(self, blocks: Blocks, known: frozenset[str]
-                  ) -> tuple[tuple[LaunchSpec, ...], tuple[DirectiveError, ...]]:
+    def _evaluate(self, blocks: Blocks, known: frozenset[str]) -> tuple[tuple[LaunchSpec, ...], tuple[DirectiveError, ...]]:
         """The launches and errors of these directive blocks (their lines, columns and text: all that
         `parse_directives` reads of a file) for these kernel names."""
         key = (blocks, known)
@@ -75,18 +75,21 @@ def _blocks_text(blocks: Blocks) -> str:
     return "\n".join(lines.get(i, "") for i in range(1, max(lines, default=0) + 1)) + "\n"
 
 
-def declared_launches(path: Path, text: str, workspace_root: Path | None, config_file: Path | None = None,
-                      directives: Directives | None = None,
-                      ) -> tuple[list[KernelDef], list[LaunchSpec], list[DirectiveError], ConfigLaunches]:
+def declared_launches(
+    path: Path,
+    text: str,
+    workspace_root: Path | None,
+    config_file: Path | None = None,
+    directives: Directives | None = None,
+) -> tuple[list[KernelDef], list[LaunchSpec], list[DirectiveError], ConfigLaunches]:
     """(the file's kernels, its directive launches, its directive errors, its toml launches)."""
     kernels, directive_launches, errors = (directives or Directives()).of(text)
     known = {k.name for k in kernels}
     launches, misnamed = check_keywords(list(kernels), list(directive_launches))
     toml = launches_for_file(path, workspace_root, config_file, known or None)
-    if toml.launches and toml.config_path is not None:    # a toml launch's keywords too, at its toml line
+    if toml.launches and toml.config_path is not None:  # a toml launch's keywords too, at its toml line
         toml.launches, bad = check_keywords(list(kernels), toml.launches)
-        toml.errors.extend(TomlError(toml.config_path, e.line, f"`launch`: {e.message}", e.column, e.kernel)
-                           for e in bad)
+        toml.errors.extend(TomlError(toml.config_path, e.line, f"`launch`: {e.message}", e.column, e.kernel) for e in bad)
     return list(kernels), list(launches), list(errors) + misnamed, toml
 
 

@@ -22,11 +22,17 @@ from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir.locs import PathMapper, default_mapper
 
 
-def analyze_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
-                 config_file: Path | None = None, extra_launches: list[LaunchSpec] | None = None,
-                 select: list[int] | None = None, file_level: bool = True,
-                 on_event: Callable[[str, dict[str, Any]], None] | None = None,
-                 state: WarmState | None = None) -> FileResult:
+def analyze_path(
+    path: Path | str,
+    workspace_root: Path | str | None = None,
+    settings: Settings | None = None,
+    config_file: Path | None = None,
+    extra_launches: list[LaunchSpec] | None = None,
+    select: list[int] | None = None,
+    file_level: bool = True,
+    on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    state: WarmState | None = None,
+) -> FileResult:
     """Analyse every declared launch of one file (or, with `select`, the launches of those indices, in
     that order; `file_level=False` leaves out the file's own diagnostics, which another part reports).
 
@@ -44,8 +50,9 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return FileResult(portable, (), (Diagnostic("TL010", f"cannot read this file: {exc}", 1, 1),))
-    settings, launches, file_diags, toml_file = _file_launches(path, text, root, settings, config_file, mapper,
-                                                               state.directives, extra_launches)
+    settings, launches, file_diags, toml_file = _file_launches(
+        path, text, root, settings, config_file, mapper, state.directives, extra_launches
+    )
     if not file_level:
         file_diags = []
     chosen = list(range(len(launches))) if select is None else [i for i in select if 0 <= i < len(launches)]
@@ -59,9 +66,14 @@ def analyze_path(path: Path | str, workspace_root: Path | str | None = None, set
             file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
             return _located(FileResult(portable, (), tuple(file_diags)), root, mapper)
         if on_event is not None:
-            on_event("ready", {"path": portable,
-                               "launches": [[i, launches[i].kernel, launches[i].line] for i in chosen],
-                               "diagnostics": [d.to_json() for d in file_diags]})
+            on_event(
+                "ready",
+                {
+                    "path": portable,
+                    "launches": [[i, launches[i].kernel, launches[i].line] for i in chosen],
+                    "diagnostics": [d.to_json() for d in file_diags],
+                },
+            )
         source_hash = hashlib.sha256(text.encode()).hexdigest()
         results: list[LaunchResult] = []
         for i in chosen:
@@ -86,9 +98,16 @@ def launch_origin(launch: LaunchSpec, portable: str, mapper: PathMapper, toml_fi
     return Frame(toml_path(mapper, toml_file), launch.line, 1)
 
 
-def _file_launches(path: Path, text: str, root: Path | None, settings: Settings, config_file: Path | None,
-                   mapper: PathMapper, directives: Directives, extra: list[LaunchSpec] | None = None,
-                   ) -> tuple[Settings, list[LaunchSpec], list[Diagnostic], Path | None]:
+def _file_launches(
+    path: Path,
+    text: str,
+    root: Path | None,
+    settings: Settings,
+    config_file: Path | None,
+    mapper: PathMapper,
+    directives: Directives,
+    extra: list[LaunchSpec] | None = None,
+) -> tuple[Settings, list[LaunchSpec], list[Diagnostic], Path | None]:
     """(the settings with the toml's target, the file's launches in order, its file-level diagnostics,
     the toml file its toml launches come from)."""
     file_diags: list[Diagnostic] = []
@@ -102,19 +121,36 @@ def _file_launches(path: Path, text: str, root: Path | None, settings: Settings,
         # the table lives in a toml file: its line is the toml's (the stack's one frame), the message
         # names it for a client that shows it in the kernel file
         where = f"{toml_path(mapper, bad.path)}:{bad.line}:{bad.column}"
-        file_diags.append(Diagnostic("TL020", f"{where}: {bad.message}", bad.line, bad.column,
-                                     stack=(Frame(toml_path(mapper, bad.path), bad.line, bad.column),)))
+        file_diags.append(
+            Diagnostic(
+                "TL020",
+                f"{where}: {bad.message}",
+                bad.line,
+                bad.column,
+                stack=(Frame(toml_path(mapper, bad.path), bad.line, bad.column),),
+            )
+        )
     for k in unlaunched(kernels, launches, list(errors) + list(toml.errors)):
-        file_diags.append(Diagnostic(
-            "TL100", f"{k.name} has no declared launch, so it is not checked: the quick fix \"Declare an "
-            f"example launch\" (or `tilelens-lsp suggest {mapper.portable(str(path))}`) writes one that compiles, and "
-            "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
-            k.line, k.column))
+        file_diags.append(
+            Diagnostic(
+                "TL100",
+                f'{k.name} has no declared launch, so it is not checked: the quick fix "Declare an '
+                f'example launch" (or `tilelens-lsp suggest {mapper.portable(str(path))}`) writes one that compiles, and '
+                "`tilelens-lsp capture -- COMMAND` records the launches a real run makes",
+                k.line,
+                k.column,
+            )
+        )
     return settings, launches, file_diags, toml.config_path
 
 
-def plan_path(path: Path | str, workspace_root: Path | str | None = None, settings: Settings | None = None,
-              config_file: Path | None = None, state: WarmState | None = None) -> dict[str, Any]:
+def plan_path(
+    path: Path | str,
+    workspace_root: Path | str | None = None,
+    settings: Settings | None = None,
+    config_file: Path | None = None,
+    state: WarmState | None = None,
+) -> dict[str, Any]:
     """What `analyze_path` would analyse, without importing anything: the file's portable path and, per
     launch, its index, kernel, line, origin and a cost estimate (its autotune configs, read from the
     source). A parent splits a file's launches between workers, and shards, by these."""
@@ -129,10 +165,19 @@ def plan_path(path: Path | str, workspace_root: Path | str | None = None, settin
     directives = state.directives if state is not None else Directives()
     _, launches, _, _ = _file_launches(path, text, root, settings or Settings(), config_file, mapper, directives)
     weights = config_counts(text)
-    return {"path": portable, "launches": [
-        {"index": i, "kernel": launch.kernel, "line": launch.line,
-         "origin": launch.origin if launch.origin == "comment" else mapper.portable(launch.origin),
-         "weight": weights.get(launch.kernel, 1)} for i, launch in enumerate(launches)]}
+    return {
+        "path": portable,
+        "launches": [
+            {
+                "index": i,
+                "kernel": launch.kernel,
+                "line": launch.line,
+                "origin": launch.origin if launch.origin == "comment" else mapper.portable(launch.origin),
+                "weight": weights.get(launch.kernel, 1),
+            }
+            for i, launch in enumerate(launches)
+        ],
+    }
 
 
 def toml_path(mapper: PathMapper, path: Path) -> str:
@@ -160,4 +205,3 @@ def absolute_paths(result: FileResult, root: Path | None, mapper: PathMapper) ->
         if found:
             out[portable] = found
     return out
-

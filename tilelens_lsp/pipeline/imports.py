@@ -27,7 +27,7 @@ from tilelens_lsp.paths import stdlib_end
 from tilelens_lsp.pipeline.reuse import Kept, RecordingFinder, Watch, keepable
 
 _INSTALLED = ("site-packages", "dist-packages")
-_OURS = ("tilelens_lsp", "triton")   # top-level packages never treated as the user's
+_OURS = ("tilelens_lsp", "triton")  # top-level packages never treated as the user's
 
 
 @dataclass
@@ -77,7 +77,7 @@ class Imports:
             yield None
             return
         if not self._hooked:
-            sys.addaudithook(self._audit)   # hooks cannot be removed: this one is idle outside `watching`
+            sys.addaudithook(self._audit)  # hooks cannot be removed: this one is idle outside `watching`
             self._hooked = True
         watch = Watch(tuple(str(r) for r in roots))
         finder = RecordingFinder(watch, lambda origin: _is_user_file(origin, roots))
@@ -96,8 +96,9 @@ class Imports:
         if watch is not None:
             watch.saw(event, args)
 
-    def remember(self, path: Path, module: types.ModuleType, watch: Watch | None, carried: Kept | None,
-                 env_unchanged: bool) -> None:
+    def remember(
+        self, path: Path, module: types.ModuleType, watch: Watch | None, carried: Kept | None, env_unchanged: bool
+    ) -> None:
         """Keep this import's helpers for the file's next analysis, where they may be kept."""
         self.executed = sorted(watch.prints) if watch is not None else []
         if watch is None:
@@ -137,9 +138,9 @@ def is_user_module(module: object, roots: Sequence[Path] = ()) -> bool:
     for root in roots:
         base = os.path.realpath(root)
         if any(part in _INSTALLED for part in Path(base).parts):
-            continue     # an installed package's own root (a `module =` launch): site-packages is no workspace
+            continue  # an installed package's own root (a `module =` launch): site-packages is no workspace
         if real.startswith(base + os.sep):
-            return not any(part in _INSTALLED for part in Path(real[len(base) + 1:]).parts)
+            return not any(part in _INSTALLED for part in Path(real[len(base) + 1 :]).parts)
     if any(part in _INSTALLED for part in Path(real).parts):
         return False
     prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
@@ -265,6 +266,8 @@ def _user_line(exc: BaseException, path: Path) -> int:
 
 def _import_message(exc: BaseException) -> str:
     if isinstance(exc, ModuleNotFoundError):
-        return (f"importing this module failed: no module named '{exc.name}' in the worker's Python "
-                f"({sys.executable}); install it there or set the interpreter setting")
+        return (
+            f"importing this module failed: no module named '{exc.name}' in the worker's Python "
+            f"({sys.executable}); install it there or set the interpreter setting"
+        )
     return f"importing this module failed: {type(exc).__name__}: {exc}"

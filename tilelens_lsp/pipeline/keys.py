@@ -29,21 +29,21 @@ _PLAIN = (int, float, complex, str, bytes, bool, tuple, list, dict, frozenset, s
 class ResultKey:
     """The inputs of one compiled config's verdict."""
 
-    source_hash: str           # the kernel file's text
-    kernel_key: str            # Triton's `cache_key`: the kernel's and its @jit helpers' sources, constexpr globals
-    depends: str               # `dependency_values`: every other global the kernel or a helper reads
-    specialization: str        # the binder's key: identical keys compile identically
+    source_hash: str  # the kernel file's text
+    kernel_key: str  # Triton's `cache_key`: the kernel's and its @jit helpers' sources, constexpr globals
+    depends: str  # `dependency_values`: every other global the kernel or a helper reads
+    specialization: str  # the binder's key: identical keys compile identically
     grid: tuple[int, int, int]
     target: str
-    triton: str                # the release
-    mapper: str                # the roots portable paths are relative to ...
-    kernel_file: str           # ... and the file the kernel's code object names
+    triton: str  # the release
+    mapper: str  # the roots portable paths are relative to ...
+    kernel_file: str  # ... and the file the kernel's code object names
     clients: tuple[str, ...]
     budget: int
     engine_mode: str
     tensors: tuple[tuple[str, TensorSpec], ...]
-    scalars: str               # every non-tensor argument's value (the specialization key rounds them)
-    code: str = CODE_HASH      # this analysis' own sources
+    scalars: str  # every non-tensor argument's value (the specialization key rounds them)
+    code: str = CODE_HASH  # this analysis' own sources
 
     def digest(self) -> str:
         """The key as the cache stores it: a hash of every field."""
@@ -102,10 +102,10 @@ def dependency_values(jit: Any) -> str:
         if isinstance(value, types.ModuleType):
             return
         if hasattr(value, "parse") and hasattr(value, "cache_key") and hasattr(value, "__globals__"):
-            visit(value)   # a @triton.jit helper: its own reads count too
+            visit(value)  # a @triton.jit helper: its own reads count too
             return
         if not isinstance(value, _PLAIN) and type(value).__name__ not in ("constexpr", "dtype") and callable(value):
-            return   # functions, classes, Triton builtins: their identity is in Triton's cache_key
+            return  # functions, classes, Triton builtins: their identity is in Triton's cache_key
         text = _ADDRESS.sub("", repr(value))
         values.append(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}:{label}={text}")
 
@@ -119,6 +119,7 @@ def _global_reads(src: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     once per source text (a save re-imports the module, but the kernel's source rarely changes).
     A pure function of the text, so the process-wide memo holds no state a verdict depends on."""
     import textwrap
+
     return _reads_of(ast.parse(textwrap.dedent(src)))
 
 

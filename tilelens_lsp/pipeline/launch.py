@@ -28,17 +28,19 @@ from tilelens_lsp.ttir.locs import LocTable, PathMapper, portable_stack
 
 def triton_version() -> str:
     import triton
+
     return triton.__version__
 
 
-def analyze_launch(launch: LaunchSpec, kernel_obj: Any, settings: Settings, mapper: PathMapper,
-                   source_hash: str, state: WarmState) -> list[LaunchResult]:
+def analyze_launch(
+    launch: LaunchSpec, kernel_obj: Any, settings: Settings, mapper: PathMapper, source_hash: str, state: WarmState
+) -> list[LaunchResult]:
     """Every config of one declared launch, deduplicated by the specialization it compiles to; a
     verdict `state` holds is reused, a new one kept there."""
     results: list[LaunchResult] = []
     seen: set[str] = set()
-    known: dict[int, tuple[str, LaunchResult | None]] = {}   # id(bound launch) -> (result key, cached result)
-    shared: dict[str, Any] = {}     # what every config of the launch shares: its tensors, the kernel's dependencies
+    known: dict[int, tuple[str, LaunchResult | None]] = {}  # id(bound launch) -> (result key, cached result)
+    shared: dict[str, Any] = {}  # what every config of the launch shares: its tensors, the kernel's dependencies
 
     def verdict_known(c: CompiledConfig) -> bool:
         """Asked before each compile: a config whose result key was seen or is cached is not compiled."""
@@ -68,20 +70,30 @@ def analyze_launch(launch: LaunchSpec, kernel_obj: Any, settings: Settings, mapp
     return results
 
 
-def result_key(c: CompiledConfig, tensors: dict[str, TensorSpec], depends: str, settings: Settings,
-               mapper: PathMapper, source_hash: str) -> ResultKey:
+def result_key(
+    c: CompiledConfig, tensors: dict[str, TensorSpec], depends: str, settings: Settings, mapper: PathMapper, source_hash: str
+) -> ResultKey:
     """Everything the verdict of the bound config `c` depends on."""
     jit, bound, grid = c.jit, c.bound, c.grid
     assert bound is not None and grid is not None, "skip is asked only of a config that bound"
     return ResultKey(
-        source_hash=source_hash, kernel_key=str(jit.cache_key), depends=depends, specialization=bound.key,
-        grid=grid, target=settings.target, triton=triton_version(),
+        source_hash=source_hash,
+        kernel_key=str(jit.cache_key),
+        depends=depends,
+        specialization=bound.key,
+        grid=grid,
+        target=settings.target,
+        triton=triton_version(),
         # the mapper and the kernel's file decide the portable paths a result holds
-        mapper=str(mapper), kernel_file=getattr(getattr(jit.fn, "__code__", None), "co_filename", ""),
-        clients=tuple(settings.clients), budget=settings.enumeration_budget, engine_mode=select.engine_mode(),
+        mapper=str(mapper),
+        kernel_file=getattr(getattr(jit.fn, "__code__", None), "co_filename", ""),
+        clients=tuple(settings.clients),
+        budget=settings.enumeration_budget,
+        engine_mode=select.engine_mode(),
         tensors=tuple(sorted(tensors.items())),
         # the specialization key compiles alike, but the verdict depends on every scalar's value too
-        scalars=scalar_values(bound.arguments, FakeTensor))
+        scalars=scalar_values(bound.arguments, FakeTensor),
+    )
 
 
 def _binding_error(launch: LaunchSpec, c: CompiledConfig) -> LaunchResult:
@@ -109,13 +121,18 @@ def with_origin(result: LaunchResult, launch: LaunchSpec, origin: Frame) -> Laun
     if launch.origin == "comment":
         return result
     where = f"{origin.path}:{origin.line}"
-    moved = tuple(replace(d, message=f"{where}: {d.message}", stack=(origin,), line=origin.line, column=1)
-                  if d.code == "TL020" and not d.stack else d for d in result.diagnostics)
+    moved = tuple(
+        replace(d, message=f"{where}: {d.message}", stack=(origin,), line=origin.line, column=1)
+        if d.code == "TL020" and not d.stack
+        else d
+        for d in result.diagnostics
+    )
     return replace(result, diagnostics=moved)
 
 
 class _ResultBase(TypedDict, total=False):
     """The LaunchResult fields every verdict of one compiled config shares."""
+
     kernel: str
     line: int
     config: dict[str, Any]
@@ -123,8 +140,14 @@ class _ResultBase(TypedDict, total=False):
     engine: str
 
 
-def compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, tensors: dict[str, TensorSpec], settings: Settings,
-                        mapper: PathMapper, state: WarmState) -> LaunchResult:
+def compile_and_analyze(
+    launch: LaunchSpec,
+    c: CompiledConfig,
+    tensors: dict[str, TensorSpec],
+    settings: Settings,
+    mapper: PathMapper,
+    state: WarmState,
+) -> LaunchResult:
     """The verdicts of one compiled config (`c.module`, or the compile error as TL010); `tensors` are the
     launch's, by the name each pointer has in the TTIR (`launch_tensors`)."""
     state.stats.compiles += 1
@@ -132,7 +155,7 @@ def compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, tensors: dict[str
     # analyze_launch hands over only configs that bound and have a grid
     assert bound is not None and grid is not None
     base: _ResultBase = {"kernel": launch.kernel, "line": launch.line, "config": c.config, "grid": grid}
-    if c.failed_at == "compile":   # CompilationError and whatever Triton raises
+    if c.failed_at == "compile":  # CompilationError and whatever Triton raises
         assert c.error is not None, "a failed step records its exception"
         stack, message = compile_error_stack(c.error, mapper)
         line, col = (stack[0].line, stack[0].column) if stack else (launch.line, 1)
@@ -161,23 +184,32 @@ def compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, tensors: dict[str
     except Refusal as refusal:
         return LaunchResult(status="refused", diagnostics=(refusal_diag(refusal, stack_of, launch, tensors),), **base)
     except Exception as exc:  # noqa: BLE001 - a bug of ours costs this launch, never the file
-        diag = Diagnostic("TL050", f"the analysis failed on this launch: {type(exc).__name__}: {exc}",
-                          launch.line, 1, kind="graph")
+        diag = Diagnostic(
+            "TL050", f"the analysis failed on this launch: {type(exc).__name__}: {exc}", launch.line, 1, kind="graph"
+        )
         return LaunchResult(status="refused", diagnostics=(diag,), **base)
     graph = answer.graph
     locked = any(op.name == "tt.atomic_cas" for f in module.funcs.values() for op in accounting.region_ops(f.body))
-    analysis = LaunchAnalysis(list(graph.sites.values()), graph.width_obligations(), model.args, tensors, stack_of,
-                              grid, locked)
+    analysis = LaunchAnalysis(
+        list(graph.sites.values()), graph.width_obligations(), model.args, tensors, stack_of, grid, locked
+    )
     diagnostics: list[Diagnostic] = []
     if graph.truncated is not None:
         # what was found before the budget ran out is definite; the footprint would be partial
         diagnostics.append(refusal_diag(graph.truncated, stack_of, launch, tensors))
-    elif grid[0] * grid[1] * grid[2]:     # a grid of no program runs nothing: nothing to account for
+    elif grid[0] * grid[1] * grid[2]:  # a grid of no program runs nothing: nothing to account for
         # the invariant behind "clean": every reachable memory op has a site or a proof it never runs
         for op in accounting.unvisited(module, graph.sites, graph.unreachable)[:3]:
-            diagnostics.append(refusal_diag(Refusal(
-                "unvisited", f"{op.name} was never examined by the analysis and is not provably unreachable",
-                op.loc), stack_of, launch, tensors))
+            diagnostics.append(
+                refusal_diag(
+                    Refusal(
+                        "unvisited", f"{op.name} was never examined by the analysis and is not provably unreachable", op.loc
+                    ),
+                    stack_of,
+                    launch,
+                    tensors,
+                )
+            )
     for site in analysis.sites:
         if site.refusal is not None:
             diagnostics.append(refusal_diag(site.refusal, stack_of, launch, tensors))
@@ -185,14 +217,22 @@ def compile_and_analyze(launch: LaunchSpec, c: CompiledConfig, tensors: dict[str
     diagnostics.extend(found)
     # a refusal, or a client that crashed (TL050), leaves something unexamined: never "analyzed"
     status = "refused" if any(d.code in ("TL030", "TL050") for d in diagnostics) else "analyzed"
-    ranges = {name: [list(v) if isinstance(v, tuple) else v for v in spec.values]
-              for name, spec in tensors.items() if spec.values}
-    return LaunchResult(status=status, accesses=tuple(accesses), diagnostics=tuple(_dedupe(diagnostics)),
-                        value_ranges=ranges, notes=answer.notes + tuple(notes), **base)
+    ranges = {
+        name: [list(v) if isinstance(v, tuple) else v for v in spec.values] for name, spec in tensors.items() if spec.values
+    }
+    return LaunchResult(
+        status=status,
+        accesses=tuple(accesses),
+        diagnostics=tuple(_dedupe(diagnostics)),
+        value_ranges=ranges,
+        notes=answer.notes + tuple(notes),
+        **base,
+    )
 
 
-def run_clients(analysis: LaunchAnalysis, settings: Settings, launch: LaunchSpec, partial: bool
-                ) -> tuple[list, list[Diagnostic], list[str]]:
+def run_clients(
+    analysis: LaunchAnalysis, settings: Settings, launch: LaunchSpec, partial: bool
+) -> tuple[list, list[Diagnostic], list[str]]:
     """(accesses, diagnostics, notes) of the enabled clients on one launch; a client that fails is a
     TL050 naming it, and costs no other client's verdict. `partial`: the engine stopped at its budget,
     so there is no footprint to report."""
@@ -206,8 +246,15 @@ def run_clients(analysis: LaunchAnalysis, settings: Settings, launch: LaunchSpec
         try:
             out = client.run(analysis)
         except Exception as exc:  # noqa: BLE001 - one client's bug costs no other verdict
-            diagnostics.append(Diagnostic("TL050", f"the {name} client failed on this launch: "
-                                          f"{type(exc).__name__}: {exc}", launch.line, 1, kind=name))
+            diagnostics.append(
+                Diagnostic(
+                    "TL050",
+                    f"the {name} client failed on this launch: {type(exc).__name__}: {exc}",
+                    launch.line,
+                    1,
+                    kind=name,
+                )
+            )
             continue
         accesses.extend(out.accesses)
         diagnostics.extend(out.diagnostics)
@@ -226,16 +273,24 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec,
-                 tensors: dict[str, TensorSpec] | None = None) -> Diagnostic:
+def refusal_diag(refusal: Refusal, stack_of, launch: LaunchSpec, tensors: dict[str, TensorSpec] | None = None) -> Diagnostic:
     """The TL030 of `refusal`, with its fix (refusal.fix_for) from the launch's `tensors`."""
     stack = stack_of(refusal.loc, ()) if refusal.loc else ()
     line, col = (stack[0].line, stack[0].column) if stack else (launch.line, 1)
-    unranged = [(name, t.dtype, t.shape) for name, t in (tensors or {}).items()
-                if t.values is None and t.dtype.startswith(("i", "u")) and t.dtype != "i1"]
+    unranged = [
+        (name, t.dtype, t.shape)
+        for name, t in (tensors or {}).items()
+        if t.values is None and t.dtype.startswith(("i", "u")) and t.dtype != "i1"
+    ]
     fix = fix_for(refusal.kind, refusal.message, unranged)
-    return Diagnostic("TL030", f"not analyzed: {refusal.kind}: {refusal.message}" + (f". {fix}" if fix else ""),
-                      line, col, stack=stack, kind=refusal.kind)
+    return Diagnostic(
+        "TL030",
+        f"not analyzed: {refusal.kind}: {refusal.message}" + (f". {fix}" if fix else ""),
+        line,
+        col,
+        stack=stack,
+        kind=refusal.kind,
+    )
 
 
 def _check_ranges_hold(graph: select.Engine, model: LaunchModel) -> None:
@@ -248,7 +303,9 @@ def _check_ranges_hold(graph: select.Engine, model: LaunchModel) -> None:
     for name in sorted(written & read):
         info = model.args.get(name)
         if info is not None and info.values is not None:
-            raise Refusal("ranged-tensor-written",
-                          f"the kernel writes to {name} and loads from it, so its declared value range "
-                          f"(`.values(...)`) need not hold for what it loads back: not analysed with that range "
-                          f"(declare the values a separate, read-only tensor holds, or leave {name} unranged)")
+            raise Refusal(
+                "ranged-tensor-written",
+                f"the kernel writes to {name} and loads from it, so its declared value range "
+                f"(`.values(...)`) need not hold for what it loads back: not analysed with that range "
+                f"(declare the values a separate, read-only tensor holds, or leave {name} unranged)",
+            )

@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 Stamp = tuple[Any, ...]
 Print = tuple[tuple[Any, ...], ...]
 
-_SYSTEM = ("/proc/", "/sys/", "/dev/")      # read for facts of the machine, which a worker's life does not change
+_SYSTEM = ("/proc/", "/sys/", "/dev/")  # read for facts of the machine, which a worker's life does not change
 _PLAIN_VALUES = (int, float, complex, str, bytes, bool, type(None))
 _CONTAINERS = (tuple, list, dict, set, frozenset)
 
@@ -53,7 +53,7 @@ def _value_print(value: Any, depth: int = 0) -> Any:
     if isinstance(value, _PLAIN_VALUES):
         return repr(value)
     if isinstance(value, (types.ModuleType, type)) or callable(value):
-        return ("id", id(value))       # rebinding shows in the id; their insides are code, kept by its source
+        return ("id", id(value))  # rebinding shows in the id; their insides are code, kept by its source
     if isinstance(value, _CONTAINERS):
         try:
             return ("repr", id(value), hashlib.sha1(repr(value).encode("utf-8", "replace")).hexdigest())
@@ -85,7 +85,7 @@ def imports_module(source: str, package: str, target: str) -> bool:
     `__import__`), which is assumed to."""
     parent, _, stem = target.rpartition(".")
     if not any(word in source for word in (stem, "import *", "import_module", "__import__")):
-        return False               # no import statement can name it (the common case: no parse)
+        return False  # no import statement can name it (the common case: no parse)
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -119,9 +119,9 @@ class Watch:
     """What one import read and how each helper looked when its execution ended."""
 
     roots: tuple[str, ...]
-    stamps: dict[str, Stamp] = field(default_factory=dict)      # path -> what it held when first read
-    prints: dict[str, Print] = field(default_factory=dict)      # module -> its namespace after its execution
-    sources: dict[str, str] = field(default_factory=dict)       # module -> its source file
+    stamps: dict[str, Stamp] = field(default_factory=dict)  # path -> what it held when first read
+    prints: dict[str, Print] = field(default_factory=dict)  # module -> its namespace after its execution
+    sources: dict[str, str] = field(default_factory=dict)  # module -> its source file
     busy: bool = False
 
     def saw(self, event: str, args: tuple) -> None:
@@ -131,7 +131,7 @@ class Watch:
         if event == "open":
             path, mode, flags = (tuple(args) + (None, None, None))[:3]
             if isinstance(mode, str) and any(c in mode for c in "wax+"):
-                return        # written, not read (a log, a cache file)
+                return  # written, not read (a log, a cache file)
             if mode is None and isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR):
                 return
         elif event in ("os.listdir", "os.scandir"):
@@ -148,7 +148,7 @@ class Watch:
             return
         if any(text == p or text.startswith(p + os.sep) for p in _prefixes()):
             return
-        self.busy = True      # stamping opens the file: not an event of the import's
+        self.busy = True  # stamping opens the file: not an event of the import's
         try:
             self.stamps[text] = stamp(text)
         finally:
@@ -229,8 +229,9 @@ class Kept:
         return True
 
 
-def keepable(path: str, names: Sequence[str], kernel: str, watch: Watch, carried: Kept | None,
-             env_unchanged: bool) -> Kept | None:
+def keepable(
+    path: str, names: Sequence[str], kernel: str, watch: Watch, carried: Kept | None, env_unchanged: bool
+) -> Kept | None:
     """The helpers `names` of the kernel module `kernel` (the file `path`) as a `Kept` when every rule
     of this module holds for them, else None."""
     if not env_unchanged or not names:
@@ -242,20 +243,20 @@ def keepable(path: str, names: Sequence[str], kernel: str, watch: Watch, carried
     stamps = dict(carried.stamps) if carried else {}
     for read, value in watch.stamps.items():
         stamps.setdefault(read, value)
-    stamps.pop(path, None)              # the kernel's own file: it is imported afresh every time
+    stamps.pop(path, None)  # the kernel's own file: it is imported afresh every time
     prints.pop(kernel, None)
     sources.pop(kernel, None)
     modules = {}
     for name in names:
         module = sys.modules.get(name)
         if module is None or name not in prints or name not in sources:
-            return None            # not run through the recording loader: nothing to compare it with
+            return None  # not run through the recording loader: nothing to compare it with
         if sources[name] == os.path.abspath(path):
-            return None            # the kernel's file imported under another name: it changes every time
+            return None  # the kernel's file imported under another name: it changes every time
         if namespace_print(module) != prints[name]:
-            return None            # changed after its own execution (by the kernel's module, say)
+            return None  # changed after its own execution (by the kernel's module, say)
         if carried is not None and name in carried.modules:
-            modules[name] = module     # kept last time: its source, unchanged since, was checked then
+            modules[name] = module  # kept last time: its source, unchanged since, was checked then
             continue
         try:
             source = Path(sources[name]).read_text(encoding="utf-8")

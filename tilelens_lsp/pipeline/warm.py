@@ -21,8 +21,8 @@ class Stats:
 
     compiles: int = 0
     cache_hits: int = 0
-    summarized: int = 0      # launch configs the affine summary answered
-    enumerated: int = 0      # ... and those the enumeration (or the grid engine) answered
+    summarized: int = 0  # launch configs the affine summary answered
+    enumerated: int = 0  # ... and those the enumeration (or the grid engine) answered
 
     def to_json(self) -> dict[str, int]:
         return asdict(self)

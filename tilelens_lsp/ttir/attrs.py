@@ -52,8 +52,7 @@ def int_constant(text: str, result: Type) -> IntConstant | None:
         return None
     raw = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
     if raw.startswith("["):
-        return IntConstant(None, ast.literal_eval(raw.replace("true", "1").replace("false", "0")), result.shape,
-                           result.bits)
+        return IntConstant(None, ast.literal_eval(raw.replace("true", "1").replace("false", "0")), result.shape, result.bits)
     v = 1 if raw == "true" else 0 if raw == "false" else int(raw, 0)
     return IntConstant(v, None, result.shape, result.bits)
 

@@ -40,7 +40,7 @@ def order(region: Region) -> list[int]:
     """Blocks reachable from the entry in topological order; a cycle is refused."""
     index = {b.label: i for i, b in enumerate(region.blocks) if b.label}
     succ = [_targets(b, index) for b in region.blocks]
-    state = [0] * len(region.blocks)        # 0 new, 1 on the stack, 2 done
+    state = [0] * len(region.blocks)  # 0 new, 1 on the stack, 2 done
     out: list[int] = []
 
     def visit(i: int) -> None:
@@ -106,7 +106,7 @@ def run(region: Region, env: dict[str, Any], ctx: Any, engine: BlockEngine) -> l
     edges_in: dict[int, int] = {i: 0 for i in topo}
     for i in topo:
         block = region.blocks[i]
-        for j in topo:      # a block post-dominating one that a program must reach is reached too
+        for j in topo:  # a block post-dominating one that a program must reach is reached too
             if j == i:
                 break
             if i in pdom[j]:
@@ -119,14 +119,14 @@ def run(region: Region, env: dict[str, Any], ctx: Any, engine: BlockEngine) -> l
             for pos, name in enumerate(block.args):
                 env[name] = engine.join([(when, vals[pos]) for when, vals in incoming[i]], block.ops[0])
         over = narrowed.get(i, {}) if edges_in[i] <= 1 else {}
-        benv = {**env, **over} if over else env       # this block's view; the shared env stays unnarrowed
+        benv = {**env, **over} if over else env  # this block's view; the shared env stays unnarrowed
         block_exact = not (m & ~must[i]).any()
         term = engine.eval_ops(block, benv, engine.narrow(ctx, m, block_exact))
         if benv is not env:
             for k, v in benv.items():
                 if k not in env:
                     env[k] = v
-        if term is None:   # every block of a graph ends in a terminator; a reader gap if one does not
+        if term is None:  # every block of a graph ends in a terminator; a reader gap if one does not
             raise Refusal("reader-misalignment", "a block without a terminator", block.ops[-1].loc if block.ops else "")
         last_op = term
         if term.name == "tt.return":
@@ -139,7 +139,7 @@ def run(region: Region, env: dict[str, Any], ctx: Any, engine: BlockEngine) -> l
             choices = [(m, must[i])]
         else:
             c = engine.branch_condition(benv[term.operands[0]], term)
-            if c is None:       # decided by loaded data: either successor may run
+            if c is None:  # decided by loaded data: either successor may run
                 choices = [(m, none), (m, none)]
                 if edge_values is not None:
                     edge_over = [{**over, **edge_values(term, pol, benv, ctx)} for pol in (True, False)]

@@ -32,7 +32,7 @@ class PathMapper:
 
     workspace_root: str | None
     triton_root: str | None
-    import_roots: tuple[str, ...] = ()   # sys.path folders of installed code, deepest first
+    import_roots: tuple[str, ...] = ()  # sys.path folders of installed code, deepest first
     # each path's answer, for the life of this mapper (one analysis: a new mapper sees moved links)
     _known: dict[str, str] = field(default_factory=dict, repr=False, compare=False, hash=False)
 
@@ -69,7 +69,7 @@ class PathMapper:
         bases += [(root, "") for root in self.import_roots]
         for root, prefix in bases:
             if root and portable.startswith(prefix):
-                candidate = os.path.join(root, portable[len(prefix):])
+                candidate = os.path.join(root, portable[len(prefix) :])
                 if os.path.isfile(candidate):
                     return os.path.realpath(candidate)
         return None
@@ -85,6 +85,7 @@ def default_mapper(workspace_root: str | os.PathLike | None) -> PathMapper:
     triton_root = None
     try:
         import triton
+
         triton_root = str(Path(triton.__file__).parent)
     except ImportError:  # pragma: no cover - the worker always has triton
         pass
@@ -94,8 +95,7 @@ def default_mapper(workspace_root: str | os.PathLike | None) -> PathMapper:
 def installed_roots() -> tuple[str, ...]:
     """This interpreter's `sys.path` folders of installed code (site-packages, the standard library),
     deepest first, so a file is named by the path `import` finds it by."""
-    roots = {os.path.realpath(p) for p in sys.path
-             if p and os.path.isabs(p) and os.path.isdir(p) and not p.endswith(".zip")}
+    roots = {os.path.realpath(p) for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p) and not p.endswith(".zip")}
     return tuple(sorted(roots, key=lambda r: (-r.count(os.sep), r)))
 
 
@@ -107,7 +107,7 @@ class LocTable:
         for line in ttir_text.splitlines():
             line = line.strip()
             if not line.startswith("#loc"):
-                continue   # an op's line: only alias definitions start with `#loc`
+                continue  # an op's line: only alias definitions start with `#loc`
             m = _LOC_DEF.match(line)
             if m:
                 self.aliases[m.group(1)] = m.group(2)

@@ -16,17 +16,33 @@ from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import attrs
 from tilelens_lsp.ttir.types import Type, parse_type, split_top, symbol_name
 
-__all__ = ["Block", "Func", "Module", "Op", "Region", "Successor", "Type", "check_alignment", "parse_module",
-           "parse_type", "split_top", "symbol_name", "walk", "walk_region"]
+__all__ = [
+    "Block",
+    "Func",
+    "Module",
+    "Op",
+    "Region",
+    "Successor",
+    "Type",
+    "check_alignment",
+    "parse_module",
+    "parse_type",
+    "split_top",
+    "symbol_name",
+    "walk",
+    "walk_region",
+]
 
 _RESULTS = re.compile(r"^((?:%[\w$.\-]+(?::\d+)?)(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=\s*")
 _SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
 _SUCCESSOR = re.compile(r"\^([\w$.\-]+)")
 _OP_NAME = re.compile(r"^[\w.$\-]+")
-_BINDING = re.compile(r"(%[\w$.\-]+(?:#\d+)?)\s*=(?!=)")   # `%iv = ...`, `%a = %x` in an scf header
-_FUNC = re.compile(r'^tt\.func\s+(?:public\s+|private\s+|nested\s+)?'
-                   r'@([\w$.\-]+|"(?:[^"\\]|\\.)*")\((.*)\)\s*(?:->\s*(.*?))?\s*'
-                   r"(?:attributes\s*\{(.*)\})?\s*\{$")
+_BINDING = re.compile(r"(%[\w$.\-]+(?:#\d+)?)\s*=(?!=)")  # `%iv = ...`, `%a = %x` in an scf header
+_FUNC = re.compile(
+    r"^tt\.func\s+(?:public\s+|private\s+|nested\s+)?"
+    r'@([\w$.\-]+|"(?:[^"\\]|\\.)*")\((.*)\)\s*(?:->\s*(.*?))?\s*'
+    r"(?:attributes\s*\{(.*)\})?\s*\{$"
+)
 
 
 @dataclass
@@ -34,13 +50,13 @@ class Op:
     name: str
     results: list[str]
     operands: list[str]
-    text: str                     # the op's header text without results and loc
-    loc: str                      # the loc body (`#loc12`, `"x"(#loc3)`, ...)
+    text: str  # the op's header text without results and loc
+    loc: str  # the loc body (`#loc12`, `"x"(#loc3)`, ...)
     result_types: list[Type]
     regions: list["Region"] = field(default_factory=list)
-    line_no: int = 0              # line in the printed module, for messages
-    tail: str = ""                # text after a region-closing brace (generic form types)
-    successors: list["Successor"] = field(default_factory=list)   # `cf.br` / `cf.cond_br` targets
+    line_no: int = 0  # line in the printed module, for messages
+    tail: str = ""  # text after a region-closing brace (generic form types)
+    successors: list["Successor"] = field(default_factory=list)  # `cf.br` / `cf.cond_br` targets
 
     # typed attributes, each parsed from `text` on first use (see `attrs`)
 
@@ -97,7 +113,7 @@ class Successor:
 class Block:
     args: list[str]
     ops: list[Op]
-    label: str = ""               # `bb3` for `^bb3(...)`; "" for an unlabelled entry block
+    label: str = ""  # `bb3` for `^bb3(...)`; "" for an unlabelled entry block
 
 
 @dataclass
@@ -135,7 +151,7 @@ def _strip_loc(line: str) -> tuple[str, str]:
     """Split `... loc(BODY)` at the last top-level ` loc(`."""
     idx = line.rfind(" loc(")
     while idx >= 0:
-        body = line[idx + 5:]
+        body = line[idx + 5 :]
         depth, end = 1, -1
         for j, c in enumerate(body):
             if c == "(":
@@ -145,8 +161,8 @@ def _strip_loc(line: str) -> tuple[str, str]:
                 if depth == 0:
                     end = j
                     break
-        if end >= 0 and body[end + 1:].strip() in ("", "{"):
-            suffix = body[end + 1:].strip()
+        if end >= 0 and body[end + 1 :].strip() in ("", "{"):
+            suffix = body[end + 1 :].strip()
             return (line[:idx] + (" " + suffix if suffix else "")).rstrip(), body[:end]
         idx = line.rfind(" loc(", 0, idx)
     return line, ""
@@ -178,9 +194,11 @@ def _result_types(name: str, text: str, count: int, parts: list[str] | None = No
 def _types_after_colon(name: str, tys: str, count: int) -> tuple[Type, ...]:
     """The result types an op of `name` prints as `tys` (memoized: most ops of a module repeat a few
     (op, types) pairs; `Type` is immutable)."""
-    if name.startswith(("scf.", "tt.call")) or "->" in tys and name not in ("tt.splat", "tt.broadcast",
-                                                                           "tt.expand_dims", "tt.reshape",
-                                                                           "tt.trans"):
+    if (
+        name.startswith(("scf.", "tt.call"))
+        or "->" in tys
+        and name not in ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans")
+    ):
         arrow = split_top(tys, " -> ")
         if len(arrow) >= 2:
             tys = arrow[-1].strip()
@@ -292,15 +310,15 @@ class _Parser:
         m = _RESULTS.match(body)
         if m:
             results = _expand_results(m.group(1))
-            body = body[m.end():]
+            body = body[m.end() :]
         generic = body.startswith('"')
         if generic:
-            name = body[1:body.index('"', 1)]
-            rest = body[body.index('"', 1) + 1:]
+            name = body[1 : body.index('"', 1)]
+            rest = body[body.index('"', 1) + 1 :]
         else:
             m_name = _OP_NAME.match(body)
             name = m_name.group(0) if m_name else body.partition(" ")[0]
-            rest = body[len(name):].lstrip(" ")
+            rest = body[len(name) :].lstrip(" ")
         opens_region = body.endswith("{")
         regions: list[Region] = []
         tail = ""
@@ -323,8 +341,11 @@ class _Parser:
         if name in ("scf.for", "scf.if") and results:
             types = _region_result_types(header, len(results))
         else:
-            types = (_result_types(name, tail, len(results)) if generic and tail
-                     else _result_types(name, header, len(results), colon))
+            types = (
+                _result_types(name, tail, len(results))
+                if generic and tail
+                else _result_types(name, header, len(results), colon)
+            )
         return Op(name, results, operands, header, loc, types, regions, line_no, tail, successors)
 
     def parse_regions(self) -> tuple[list[Region], str]:
@@ -334,8 +355,7 @@ class _Parser:
             closing = self.lines[self.i].strip()
             self.i += 1
             after = closing[1:].strip()
-            if after.endswith("{") and (after.startswith("else") or after.startswith(", {")
-                                        or after.startswith("do")):
+            if after.endswith("{") and (after.startswith("else") or after.startswith(", {") or after.startswith("do")):
                 continue
             if after.startswith(", {") or after == "{":
                 continue
@@ -357,7 +377,7 @@ def _successors(header: str) -> list[Successor]:
         m = _SUCCESSOR.match(part)
         if not m:
             continue
-        passed = part[m.end():].strip()
+        passed = part[m.end() :].strip()
         if passed.startswith("(") and passed.endswith(")"):
             passed = split_top(passed[1:-1], " : ")[0]
         else:
@@ -395,8 +415,15 @@ def check_alignment(module: Module, mlir_module) -> None:
         if name == "builtin.module" or (name == "scf.yield" and op.get_num_operands() == 0):
             return  # implicit terminators are not printed
         block = op.get_block()
-        bound.append((name, op.get_num_operands(), op.get_num_results(),
-                      block.id() if block is not None else 0, block.get_num_arguments() if block is not None else 0))
+        bound.append(
+            (
+                name,
+                op.get_num_operands(),
+                op.get_num_results(),
+                block.id() if block is not None else 0,
+                block.get_num_arguments() if block is not None else 0,
+            )
+        )
 
     mlir_module.walk(visit)
     parsed: list[tuple[str, int, int, int, int]] = []
@@ -410,19 +437,26 @@ def check_alignment(module: Module, mlir_module) -> None:
             parsed.append((op.name, len(op.operands), len(op.results), id(block), nargs))
     bound_ops = [b for b in bound if b[0] != "tt.func"]
     if len(bound_ops) != len(parsed):
-        raise Refusal("reader-misalignment",
-                      f"the bindings walk {len(bound_ops)} ops, the text reader read {len(parsed)}", "")
-    blocks: dict[int, int] = {}      # bindings' block id -> the parsed block it must be, and back
+        raise Refusal(
+            "reader-misalignment", f"the bindings walk {len(bound_ops)} ops, the text reader read {len(parsed)}", ""
+        )
+    blocks: dict[int, int] = {}  # bindings' block id -> the parsed block it must be, and back
     back: dict[int, int] = {}
     for index, (b, p) in enumerate(zip(bound_ops, parsed)):
         if b[0] != p[0] or b[2] != p[2] or (b[1] != p[1] and not _operand_count_exempt(p[0])):
-            raise Refusal("reader-misalignment",
-                          f"op #{index}: bindings see {b[0]} ({b[1]} operands, {b[2]} results), "
-                          f"the text reader read {p[0]} ({p[1]} operands, {p[2]} results)", "")
+            raise Refusal(
+                "reader-misalignment",
+                f"op #{index}: bindings see {b[0]} ({b[1]} operands, {b[2]} results), "
+                f"the text reader read {p[0]} ({p[1]} operands, {p[2]} results)",
+                "",
+            )
         if blocks.setdefault(b[3], p[3]) != p[3] or back.setdefault(p[3], b[3]) != b[3] or p[4] not in (-1, b[4]):
-            raise Refusal("reader-misalignment",
-                          f"op #{index} ({p[0]}): the bindings and the text reader put it in different blocks "
-                          f"(block arguments: {b[4]} and {p[4]})", "")
+            raise Refusal(
+                "reader-misalignment",
+                f"op #{index} ({p[0]}): the bindings and the text reader put it in different blocks "
+                f"(block arguments: {b[4]} and {p[4]})",
+                "",
+            )
 
 
 def _walk_with_blocks(region: Region):
@@ -441,10 +475,13 @@ def _check_successors(region: Region) -> None:
             for succ in op.successors:
                 target = region.block(succ.label)
                 if target is None or len(target.args) != len(succ.operands):
-                    raise Refusal("reader-misalignment",
-                                  f"TTIR line {op.line_no}: {op.name} targets ^{succ.label} "
-                                  f"({len(succ.operands)} values), which the region does not have with as many "
-                                  "arguments", "")
+                    raise Refusal(
+                        "reader-misalignment",
+                        f"TTIR line {op.line_no}: {op.name} targets ^{succ.label} "
+                        f"({len(succ.operands)} values), which the region does not have with as many "
+                        "arguments",
+                        "",
+                    )
             for inner in op.regions:
                 _check_successors(inner)
         if block.ops and block.ops[-1].name.startswith("cf.") and not block.ops[-1].successors:

@@ -41,7 +41,7 @@ def split_top(text: str, sep: str) -> list[str]:
     the reader, the attribute accessors and the locs. Jumps from one bracket, string or separator to the
     next (a hot path of the reader: every op's types go through it)."""
     if sep not in text:
-        return [text]   # nothing to split at any depth (most calls: ` -> `, ` to ` in a plain op)
+        return [text]  # nothing to split at any depth (most calls: ` -> `, ` to ` in a plain op)
     pattern = _SPLITTERS.get(sep)
     if pattern is None:
         pattern = _SPLITTERS[sep] = re.compile(r'"(?:[^"\\]|\\.)*"|[(\[{<)\]}>]|' + re.escape(sep))
@@ -52,7 +52,7 @@ def split_top(text: str, sep: str) -> list[str]:
             continue
         if tok == sep:
             if depth == 0:
-                parts.append(text[start:m.start()])
+                parts.append(text[start : m.start()])
                 start = m.end()
         elif tok in "([{<":
             depth += 1
@@ -92,7 +92,7 @@ def _parse_type(t: str) -> Type:
             if not m:
                 break
             dims.append(int(m.group(1)))
-            rest = rest[m.end():]
+            rest = rest[m.end() :]
         elem = parse_type(rest.split(",")[0]).elem  # drop encodings
         return Type(tuple(dims), elem)
     if t.startswith("!tt.ptr<") and t.endswith(">"):

@@ -118,7 +118,7 @@ class ForkServer:
             try:
                 os.kill(pid, 0)
             except ProcessLookupError:
-                return -signal.SIGKILL   # the server died first (and took its children with it)
+                return -signal.SIGKILL  # the server died first (and took its children with it)
             except OSError:
                 pass
         return code
@@ -128,7 +128,7 @@ class ForkServer:
         if not self.alive():
             return None
         with self._lock:
-            ends = [os.pipe() for _ in range(3)]          # stdin, stdout, stderr of the child
+            ends = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr of the child
             theirs = [ends[0][0], ends[1][1], ends[2][1]]
             mine = [ends[0][1], ends[1][0], ends[2][0]]
             try:
@@ -142,8 +142,9 @@ class ForkServer:
                 for fd in mine:
                     os.close(fd)
                 return None
-        return ForkedProcess(int(reply["forked"]), os.fdopen(mine[0], "wb"), os.fdopen(mine[1], "rb"),
-                             os.fdopen(mine[2], "rb"), self)
+        return ForkedProcess(
+            int(reply["forked"]), os.fdopen(mine[0], "wb"), os.fdopen(mine[1], "rb"), os.fdopen(mine[2], "rb"), self
+        )
 
     def stop(self) -> None:
         _kill(self.proc)

@@ -8,14 +8,13 @@ parent then replaces this process, since what those do next could change a later
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
 import os
 import sys
 import threading
 import time
 import traceback
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
@@ -48,7 +47,8 @@ def _limit_memory(mb: int) -> None:
     if mb <= 0:
         return
     try:
-        import resource   # POSIX only: elsewhere the worker runs without a memory limit
+        import resource  # POSIX only: elsewhere the worker runs without a memory limit
+
         limit = mb * 1024 * 1024
         # what the worker allocates (heap, private writable mappings: RLIMIT_DATA, enforced on mmap since
         # Linux 4.7), not its address space: a CUDA build of torch maps ~4 GB of libraries on import, and
@@ -99,8 +99,8 @@ def _zombie(pid: int) -> bool:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
-        return True   # gone already
-    fields = stat[stat.rfind(b")") + 2:].split()
+        return True  # gone already
+    fields = stat[stat.rfind(b")") + 2 :].split()
     return not fields or fields[0] == b"Z"
 
 
@@ -119,7 +119,7 @@ def _scanned_children() -> list[int]:
                 stat = f.read()
         except OSError:
             continue
-        fields = stat[stat.rfind(b")") + 2:].split()   # after "pid (comm) ": state ppid ...
+        fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) ": state ppid ...
         if len(fields) > 1 and int(fields[1]) == me and fields[0] != b"Z":
             found.append(int(entry))
     return found
@@ -143,7 +143,7 @@ def handle(request: dict, state: "WarmState", emit=None) -> dict:
     streams each launch's results as it finishes (so the parent times launches, not files, and
     keeps the verdicts of the launches before one that hangs or crashes); the final reply then
     holds only the file's own diagnostics."""
-    from tilelens_lsp import pipeline   # lazy: imports Triton, after main() set the memory limit and sys.path
+    from tilelens_lsp import pipeline  # lazy: imports Triton, after main() set the memory limit and sys.path
 
     method = request.get("method")
     params = request.get("params") or {}
@@ -151,22 +151,34 @@ def handle(request: dict, state: "WarmState", emit=None) -> dict:
         settings = merge(Settings(), params.get("settings"))
         extra = [LaunchSpec.from_json(x) for x in params.get("launches", [])]
         stream = emit is not None and params.get("stream", False)
-        result = pipeline.analyze_path(params["path"], params.get("workspace_root"), settings,
-                                       params.get("config_file"), extra, params.get("select"),
-                                       params.get("file_level", True), emit if stream else None, state)
+        result = pipeline.analyze_path(
+            params["path"],
+            params.get("workspace_root"),
+            settings,
+            params.get("config_file"),
+            extra,
+            params.get("select"),
+            params.get("file_level", True),
+            emit if stream else None,
+            state,
+        )
         if stream:
-            result = replace(result, launches=())   # the launches went ahead (absolute paths kept)
+            result = replace(result, launches=())  # the launches went ahead (absolute paths kept)
         return {"result": result.to_json(), "stats": state.stats.to_json()}
     if method == "plan":
         settings = merge(Settings(), params.get("settings"))
-        return {"result": pipeline.plan_path(params["path"], params.get("workspace_root"), settings,
-                                             params.get("config_file"), state)}
+        return {
+            "result": pipeline.plan_path(
+                params["path"], params.get("workspace_root"), settings, params.get("config_file"), state
+            )
+        }
     if method == "suggest":
-        from tilelens_lsp.suggest import suggest_launches   # lazy, like the pipeline above
+        from tilelens_lsp.suggest import suggest_launches  # lazy, like the pipeline above
 
         settings = merge(Settings(), params.get("settings"))
-        found = suggest_launches(params["path"], params.get("workspace_root"), params.get("kernels"), settings,
-                                 params.get("config_file"), state)
+        found = suggest_launches(
+            params["path"], params.get("workspace_root"), params.get("kernels"), settings, params.get("config_file"), state
+        )
         return {"result": [s.to_json() for s in found]}
     if method == "stats":
         return {"result": state.stats.to_json()}
@@ -187,10 +199,15 @@ def _warm_up(target: str) -> None:
     from tilelens_lsp.compile.compiler import compile_launch
 
     try:
-        launch = LaunchSpec("warmup_kernel", 1, (TensorSpec("fp32", (64,), (1,), 0, 64), ScalarSpec("int", 64)),
-                            (("BLOCK", ScalarSpec("int", 64)),), grid=(1,))
+        launch = LaunchSpec(
+            "warmup_kernel",
+            1,
+            (TensorSpec("fp32", (64,), (1,), 0, 64), ScalarSpec("int", 64)),
+            (("BLOCK", ScalarSpec("int", 64)),),
+            grid=(1,),
+        )
         for _config in compile_launch(_warmup.warmup_kernel, launch, target):
-            pass   # a failed config is a value here: warming never raises
+            pass  # a failed config is a value here: warming never raises
     except Exception:  # noqa: BLE001 - warming is an optimisation, never a reason not to serve
         pass
 
@@ -204,7 +221,9 @@ def _prepare() -> dict:
     try:
         # lazy: Triton and the pipeline load only now, under the memory limit, with the user's sys.path
         import triton
+
         from tilelens_lsp import pipeline  # noqa: F401 - imported here, under the limit, not on the first request
+
         target = os.environ.get("TILELENS_WORKER_TARGET") or Settings().target
         _warm_up(target)  # the first compile in a process costs ~0.3 s more: pay it now
         return {"ready": True, "triton": triton.__version__, "python": sys.executable}
@@ -214,7 +233,8 @@ def _prepare() -> dict:
 
 def main() -> int:
     if "--template" in sys.argv[1:]:
-        from tilelens_lsp.worker import template   # the fork server's side (worker/template.py)
+        from tilelens_lsp.worker import template  # the fork server's side (worker/template.py)
+
         return template.serve(_prepare, _serve_forked)
     out = _protocol_stream()
     requests = _request_stream()
@@ -233,7 +253,8 @@ def serve(out, requests, hello: dict) -> int:
         out.write(json.dumps(hello) + "\n")
         return 1
     out.write(json.dumps(hello) + "\n")
-    from tilelens_lsp.pipeline import Imports, WarmState   # imported by _prepare already
+    from tilelens_lsp.pipeline import Imports, WarmState  # imported by _prepare already
+
     # this worker's memory, one for its whole life, passed to every request; a file's helper modules
     # are kept for its next analysis where nothing they were made from changed
     state = WarmState(imports=Imports(reuse=True))
@@ -247,6 +268,7 @@ def serve(out, requests, hello: dict) -> int:
         except json.JSONDecodeError as exc:
             out.write(json.dumps({"id": None, "error": f"bad request: {exc}"}) + "\n")
             continue
+
         def emit(event: str, fields: dict, rid=request.get("id")) -> None:
             out.write(json.dumps({"id": rid, "event": event, **fields}, separators=(",", ":")) + "\n")
 

@@ -51,7 +51,7 @@ def stable_name(path: Path, root: Path) -> str:
     parts = path.resolve().parts
     for marker in ("site-packages", "dist-packages"):
         if marker in parts:
-            return "/".join(parts[len(parts) - parts[::-1].index(marker) - 1:])
+            return "/".join(parts[len(parts) - parts[::-1].index(marker) - 1 :])
     return path.resolve().as_posix()
 
 
@@ -70,19 +70,25 @@ def launch_keys(name: str, plan: dict) -> list[str]:
 class _File:
     order: int
     path: Path
-    plan: dict | None                    # None: not planned (one part, the whole file)
-    pending: list[int] = field(default_factory=list)   # launch indices not handed out, heaviest first
-    file_level: bool = True              # this run reports the file's own diagnostics
+    plan: dict | None  # None: not planned (one part, the whole file)
+    pending: list[int] = field(default_factory=list)  # launch indices not handed out, heaviest first
+    file_level: bool = True  # this run reports the file's own diagnostics
     handed_file_level: bool = False
     parts: list[tuple[bool, FileResult, dict[int, list[LaunchResult]]]] = field(default_factory=list)
-    whole: bool = False                  # analysed as one request (no plan)
+    whole: bool = False  # analysed as one request (no plan)
     weight: int = 0
 
 
-def analyze_files(workers: list[Worker], files: list[Path], root: Path, config_file: str | None,
-                  settings: Settings, share: Share | None = None,
-                  skip: Callable[[Path], FileResult | None] = lambda p: None,
-                  positions: list[tuple[int, ...]] | None = None) -> list[FileResult]:
+def analyze_files(
+    workers: list[Worker],
+    files: list[Path],
+    root: Path,
+    config_file: str | None,
+    settings: Settings,
+    share: Share | None = None,
+    skip: Callable[[Path], FileResult | None] = lambda p: None,
+    positions: list[tuple[int, ...]] | None = None,
+) -> list[FileResult]:
     """One FileResult per file, in the order given. `skip(path)` answers a file without a worker.
     `positions`, when given, receives per file the declared index of each of its launch results
     (what `merge` orders a file's launches from several shards by).
@@ -102,7 +108,7 @@ def analyze_files(workers: list[Worker], files: list[Path], root: Path, config_f
     lock = threading.Lock()
     run: list[_Run] = []
 
-    def between() -> None:   # once, after every plan and before any analysis
+    def between() -> None:  # once, after every plan and before any analysis
         for f in todo:
             _select(f, root, share)
         run.append(_Run([f for f in todo if f.pending or f.whole or f.file_level], len(workers)))
@@ -159,7 +165,7 @@ class _Run:
     def take(self, last: _File | None) -> tuple[_File, list[int] | None, bool] | None:
         with self.lock:
             if last is not None and last.pending:
-                f = last                       # the module this worker imported already
+                f = last  # the module this worker imported already
             elif self.fresh:
                 f = self.fresh.pop(0)
                 self.started.append(f)
@@ -167,7 +173,7 @@ class _Run:
                 busy = [s for s in self.started if s.pending]
                 if not busy:
                     return None
-                f = max(busy, key=lambda s: len(s.pending))   # help with the largest file left
+                f = max(busy, key=lambda s: len(s.pending))  # help with the largest file left
             if f.whole:
                 return f, None, f.file_level
             size = max(1, math.ceil(len(f.pending) / self.n))
@@ -205,8 +211,9 @@ def _crashed(f: _File, index: int, why: str) -> list[LaunchResult]:
     return [LaunchResult(kernel, line, {}, "crashed", diagnostics=(Diagnostic("TL050", why, line, 1),))]
 
 
-def _unanswered(f: _File, chunk: list[int] | None, result: FileResult,
-                by_index: dict[int, list[LaunchResult]]) -> dict[int, list[LaunchResult]]:
+def _unanswered(
+    f: _File, chunk: list[int] | None, result: FileResult, by_index: dict[int, list[LaunchResult]]
+) -> dict[int, list[LaunchResult]]:
     """A TL050 for each launch of the chunk that came back without results, unless the part says why
     (an import error, a failed worker): never a launch that silently went unanalysed (the file may
     have changed between its plan and its analysis)."""
@@ -228,7 +235,7 @@ def _assemble(f: _File) -> tuple[FileResult, tuple[int, ...]]:
     if not f.parts:
         name = f.plan["path"] if f.plan else os.path.basename(f.path)
         return FileResult(name, (), ()), ()
-    parts = sorted(f.parts, key=lambda p: not p[0])   # the part with the file's own diagnostics first
+    parts = sorted(f.parts, key=lambda p: not p[0])  # the part with the file's own diagnostics first
     by_index: dict[int, list[LaunchResult]] = {}
     diags: list[Diagnostic] = []
     for _, result, found in parts:
@@ -241,8 +248,7 @@ def _assemble(f: _File) -> tuple[FileResult, tuple[int, ...]]:
     launches = tuple(r for i in sorted(by_index) for r in by_index[i])
     path = next((p[1].path for p in parts if p[1].path), f.plan["path"] if f.plan else "")
     located = {k: v for _, result, _ in parts for k, v in result.absolute_paths.items()}
-    return (FileResult(path, launches, tuple(diags), located),
-            tuple(i for i in sorted(by_index) for _ in by_index[i]))
+    return (FileResult(path, launches, tuple(diags), located), tuple(i for i in sorted(by_index) for _ in by_index[i]))
 
 
 def _each(workers: list[Worker], loop: Callable[[Worker], None]) -> None:

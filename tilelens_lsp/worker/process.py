@@ -9,7 +9,6 @@ kills its whole process group and never waits on a pipe that a grandchild still 
 from __future__ import annotations
 
 import atexit
-from dataclasses import replace
 import json
 import os
 import queue
@@ -17,24 +16,26 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import tempfile
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult, Suggestion
 from tilelens_lsp.settings import Settings
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])   # the folder holding tilelens_lsp/
-STDERR_TAIL_BYTES = 64 * 1024   # the worker's stderr kept for a TL050 message; the rest is read and dropped
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding tilelens_lsp/
+STDERR_TAIL_BYTES = 64 * 1024  # the worker's stderr kept for a TL050 message; the rest is read and dropped
 
 # `-I`: neither the working directory nor user site-packages nor PYTHON* variables shape sys.path;
 # `-B`: importing the user's modules writes no __pycache__ into their tree. The package is imported
 # from PACKAGE_PARENT, which then leaves sys.path again (its submodules resolve through the package).
-_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); import tilelens_lsp.worker.main as w; "
-              "sys.path.remove(sys.argv[1]); sys.exit(w.main())")
+_BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import tilelens_lsp.worker.main as w; "
+    "sys.path.remove(sys.argv[1]); sys.exit(w.main())"
+)
 
 _neutral: str | None = None
 
@@ -69,13 +70,14 @@ def _libc_prctl():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes   # only where PR_SET_PDEATHSIG exists (Linux)
+        import ctypes  # only where PR_SET_PDEATHSIG exists (Linux)
+
         return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
 
 
-_PRCTL = _libc_prctl()   # looked up before any fork: the child must not import between fork and exec
+_PRCTL = _libc_prctl()  # looked up before any fork: the child must not import between fork and exec
 
 
 def _die_with_parent() -> None:
@@ -93,13 +95,19 @@ def spawn_process(settings: Settings, args: list[str], stdin, cwd: str | None = 
     env["TILELENS_WORKER_TARGET"] = settings.target
     env["TILELENS_WORKER_PATH"] = os.pathsep.join(_user_path_entries())
     env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    env["PYTHONDONTWRITEBYTECODE"] = "1"   # for the module's own child processes; -B for the worker
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # for the module's own child processes; -B for the worker
     env.pop("TRITON_INTERPRET", None)
-    quiet = subprocess.DEVNULL if args else subprocess.PIPE   # a fork server's output goes nowhere
+    quiet = subprocess.DEVNULL if args else subprocess.PIPE  # a fork server's output goes nowhere
     return subprocess.Popen(
         [settings.interpreter, "-I", "-B", "-c", _BOOTSTRAP, PACKAGE_PARENT, *args],
-        stdin=stdin, stdout=quiet, stderr=quiet, cwd=cwd or neutral_dir(), env=env, start_new_session=True,
-        preexec_fn=_die_with_parent if _PRCTL is not None else None)
+        stdin=stdin,
+        stdout=quiet,
+        stderr=quiet,
+        cwd=cwd or neutral_dir(),
+        env=env,
+        start_new_session=True,
+        preexec_fn=_die_with_parent if _PRCTL is not None else None,
+    )
 
 
 class WorkerUnavailable(RuntimeError):
@@ -117,16 +125,16 @@ class Worker:
 
     def __init__(self, settings: Settings, cwd: str | None = None, fork_server=None) -> None:
         self.settings = settings
-        self.cwd = cwd   # None: an empty folder of its own (never the workspace: see neutral_dir)
-        self.fork_server = fork_server   # forkserver.ForkServer: new processes forked warm from it
+        self.cwd = cwd  # None: an empty folder of its own (never the workspace: see neutral_dir)
+        self.fork_server = fork_server  # forkserver.ForkServer: new processes forked warm from it
         self.proc: subprocess.Popen | None = None
         self.hello: Hello | None = None
-        self.last_stats: dict[str, int] | None = None   # the worker's counters, from its last analysis
+        self.last_stats: dict[str, int] | None = None  # the worker's counters, from its last analysis
         self._lines: queue.Queue = queue.Queue()
-        self._stderr = bytearray()        # the last STDERR_TAIL_BYTES of the current process's stderr
+        self._stderr = bytearray()  # the last STDERR_TAIL_BYTES of the current process's stderr
         self._stderr_lock = threading.Lock()
         self._drainer: threading.Thread | None = None
-        self.retired: list[str] = []      # why workers were retired after a file (threads, children)
+        self.retired: list[str] = []  # why workers were retired after a file (threads, children)
         self._lock = threading.Lock()
         self._next_id = 0
         self._cancelled = False
@@ -215,7 +223,7 @@ class Worker:
         """Read the worker's stderr in chunks, keeping only the last STDERR_TAIL_BYTES: a module that
         writes a gigabyte without a newline costs no memory, and never blocks the worker."""
         stream = proc.stderr
-        if stream is None:   # every worker is started with its stderr piped to us
+        if stream is None:  # every worker is started with its stderr piped to us
             return
         fd = stream.fileno()
         try:
@@ -225,10 +233,10 @@ class Worker:
                     break
                 with self._stderr_lock:
                     if proc is not self.proc and self.proc is not None:
-                        continue   # a newer worker owns the buffer; keep draining this one
+                        continue  # a newer worker owns the buffer; keep draining this one
                     self._stderr += chunk
                     if len(self._stderr) > STDERR_TAIL_BYTES:
-                        del self._stderr[:len(self._stderr) - STDERR_TAIL_BYTES]
+                        del self._stderr[: len(self._stderr) - STDERR_TAIL_BYTES]
         except (OSError, ValueError):
             pass
         try:
@@ -260,8 +268,9 @@ class Worker:
             except json.JSONDecodeError:
                 continue
 
-    def request(self, method: str, params: dict[str, Any], timeout: float,
-                on_event: Callable[[dict], None] | None = None) -> dict:
+    def request(
+        self, method: str, params: dict[str, Any], timeout: float, on_event: Callable[[dict], None] | None = None
+    ) -> dict:
         """Send one request; raise TimeoutError, or return None-free reply / {'crashed': ...}.
 
         A progress line of this request (`event`) goes to `on_event` and starts a new `timeout`:
@@ -303,9 +312,9 @@ class Worker:
             except subprocess.TimeoutExpired:
                 code = None
         if self.proc is not None:
-            _kill_group(self.proc)          # its children hold its stderr open
+            _kill_group(self.proc)  # its children hold its stderr open
         if self._drainer is not None:
-            self._drainer.join(timeout=1)   # the last words, unless a child escaped the group
+            self._drainer.join(timeout=1)  # the last words, unless a child escaped the group
         tail = self.stderr_tail()
         self.stop()
         if self._cancelled:
@@ -314,9 +323,15 @@ class Worker:
 
     # -- analysis
 
-    def analyze(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
-                settings: Settings | None = None, select: list[int] | None = None,
-                file_level: bool = True) -> FileResult:
+    def analyze(
+        self,
+        path: str | Path,
+        workspace_root: str | Path | None,
+        config_file: str | None = None,
+        settings: Settings | None = None,
+        select: list[int] | None = None,
+        file_level: bool = True,
+    ) -> FileResult:
         """FileResult for one file (or the launches `select` names, in that order; `file_level=False`
         leaves the file's own diagnostics to another part). The worker streams each launch's results,
         and the timeout applies to each launch (and to the import) separately: a file of many fast
@@ -324,16 +339,21 @@ class Worker:
         of memory gets a TL050 of its own; the launches after it are analysed by a fresh worker."""
         return self.analyze_parts(path, workspace_root, config_file, settings, select, file_level)[0]
 
-    def analyze_parts(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
-                      settings: Settings | None = None, select: list[int] | None = None,
-                      file_level: bool = True) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
+    def analyze_parts(
+        self,
+        path: str | Path,
+        workspace_root: str | Path | None,
+        config_file: str | None = None,
+        settings: Settings | None = None,
+        select: list[int] | None = None,
+        file_level: bool = True,
+    ) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
         """`analyze`, and the results of each launch by its index (to reassemble a file analysed in parts)."""
         settings = settings or self.settings
         stream = _Stream()
         while True:
             extra = {"stream": True, "select": select, "file_level": file_level and stream.ready is None}
-            reply, failure = self._file_request("analyze", path, workspace_root, config_file, settings, extra,
-                                                stream.feed)
+            reply, failure = self._file_request("analyze", path, workspace_root, config_file, settings, extra, stream.feed)
             if failure is None:
                 if isinstance(reply.get("stats"), dict):
                     self.last_stats = reply["stats"]
@@ -346,8 +366,13 @@ class Worker:
             if not select:
                 return stream.result(None), stream.done
 
-    def plan(self, path: str | Path, workspace_root: str | Path | None, config_file: str | None = None,
-             settings: Settings | None = None) -> dict | None:
+    def plan(
+        self,
+        path: str | Path,
+        workspace_root: str | Path | None,
+        config_file: str | None = None,
+        settings: Settings | None = None,
+    ) -> dict | None:
         """The file's launches, named and weighed without importing it (pipeline.plan_path); None when
         the worker could not say (the caller then analyses the file as a whole)."""
         reply, failure = self._file_request("plan", path, workspace_root, config_file, settings or self.settings)
@@ -356,34 +381,52 @@ class Worker:
             return None
         return result
 
-    def suggest(self, path: str | Path, workspace_root: str | Path | None, kernels: list[str] | None = None,
-                config_file: str | None = None, settings: Settings | None = None) -> list[Suggestion]:
+    def suggest(
+        self,
+        path: str | Path,
+        workspace_root: str | Path | None,
+        kernels: list[str] | None = None,
+        config_file: str | None = None,
+        settings: Settings | None = None,
+    ) -> list[Suggestion]:
         """Compile-verified example launches (suggest.py) for `kernels` of one file; a failure of the
         worker itself becomes the error of every kernel asked for, never an exception."""
-        reply, failure = self._file_request("suggest", path, workspace_root, config_file, settings or self.settings,
-                                            {"kernels": kernels})
+        reply, failure = self._file_request(
+            "suggest", path, workspace_root, config_file, settings or self.settings, {"kernels": kernels}
+        )
         if failure is None and not isinstance(reply.get("result"), list):
             failure = "the analysis worker sent no suggestions"
         if failure is not None:
             return [Suggestion(k, error=failure) for k in kernels or ()]
         return [Suggestion.from_json(x) for x in reply["result"]]
 
-    def _file_request(self, method: str, path: str | Path, workspace_root: str | Path | None,
-                      config_file: str | None, settings: Settings, extra: dict[str, Any] | None = None,
-                      on_event: Callable[[dict], None] | None = None) -> tuple[dict, str | None]:
+    def _file_request(
+        self,
+        method: str,
+        path: str | Path,
+        workspace_root: str | Path | None,
+        config_file: str | None,
+        settings: Settings,
+        extra: dict[str, Any] | None = None,
+        on_event: Callable[[dict], None] | None = None,
+    ) -> tuple[dict, str | None]:
         """One request about one file: (the reply, None), or (whatever came, why it failed). A timeout,
         crash or memory blow-up costs this worker its process (the next request starts a fresh one), and
         so does a module that left threads or children behind."""
         # absolute: the worker's working directory is not ours
-        params = {"path": os.path.abspath(path),
-                  "workspace_root": os.path.abspath(workspace_root) if workspace_root else None,
-                  "config_file": os.path.abspath(config_file) if config_file else None,
-                  "settings": _settings_json(settings), **(extra or {})}
+        params = {
+            "path": os.path.abspath(path),
+            "workspace_root": os.path.abspath(workspace_root) if workspace_root else None,
+            "config_file": os.path.abspath(config_file) if config_file else None,
+            "settings": _settings_json(settings),
+            **(extra or {}),
+        }
         try:
             reply = self.request(method, params, settings.timeout, on_event)
         except TimeoutError:
-            return {}, (f"analysis timed out after {settings.timeout:g} s "
-                        "(a hung import or compile?); the worker was restarted")
+            return {}, (
+                f"analysis timed out after {settings.timeout:g} s (a hung import or compile?); the worker was restarted"
+            )
         except WorkerUnavailable as exc:
             return {}, str(exc)
         if reply.get("cancelled"):
@@ -391,10 +434,13 @@ class Worker:
         if reply.get("crashed"):
             return reply, _crash_message(reply)
         if reply.get("kind") == "memory":
-            self.stop()   # whatever the module left allocated goes with it; the next request starts fresh
+            self.stop()  # whatever the module left allocated goes with it; the next request starts fresh
             limit = self.settings.memory_limit_mb
-            return reply, ("the analysis worker ran out of memory"
-                           + (f" (limit {limit} MB)" if limit > 0 else "") + "; a fresh worker was started")
+            return reply, (
+                "the analysis worker ran out of memory"
+                + (f" (limit {limit} MB)" if limit > 0 else "")
+                + "; a fresh worker was started"
+            )
         if "error" in reply:
             return reply, f"the analysis worker failed: {reply['error']}"
         if reply.get("retire"):
@@ -409,25 +455,24 @@ class _Stream:
     """What one file's analysis streamed so far: which launches it runs, and the results of each."""
 
     def __init__(self) -> None:
-        self.ready: dict | None = None                  # the first "ready" event (file diagnostics)
-        self.order: list[tuple[int, str, int]] = []     # (index, kernel, line) in the order analysed
+        self.ready: dict | None = None  # the first "ready" event (file diagnostics)
+        self.order: list[tuple[int, str, int]] = []  # (index, kernel, line) in the order analysed
         self.done: dict[int, list[LaunchResult]] = {}
-        self.late: list[Diagnostic] = []                # a failure after the last launch answered
+        self.late: list[Diagnostic] = []  # a failure after the last launch answered
 
     def feed(self, event: dict) -> None:
         if event.get("event") == "ready":
             if self.ready is None:
                 self.ready = event
             known = {i for i, _, _ in self.order}
-            self.order += [(int(i), str(k), int(line)) for i, k, line in event.get("launches", [])
-                           if int(i) not in known]
+            self.order += [(int(i), str(k), int(line)) for i, k, line in event.get("launches", []) if int(i) not in known]
         elif event.get("event") == "launch":
             self.done[int(event["index"])] = [LaunchResult.from_json(r) for r in event.get("results", [])]
 
     def fail_current(self, why: str) -> list[int]:
         """The launch in flight gets a TL050 (`why`); returns the launches still to analyse."""
         left = [entry for entry in self.order if entry[0] not in self.done]
-        if not left:   # every launch answered, then the worker failed: the file says so
+        if not left:  # every launch answered, then the worker failed: the file says so
             self.late.append(Diagnostic("TL050", why, 1, 1))
             return []
         index, kernel, line = left[0]
@@ -445,8 +490,12 @@ class _Stream:
         diags = tuple(Diagnostic.from_json(d) for d in ready.get("diagnostics", []))
         if final is not None:
             diags = _union(diags, final.diagnostics)
-        return FileResult(final.path if final is not None else ready.get("path", ""), launches,
-                          diags + tuple(self.late), dict(final.absolute_paths) if final is not None else {})
+        return FileResult(
+            final.path if final is not None else ready.get("path", ""),
+            launches,
+            diags + tuple(self.late),
+            dict(final.absolute_paths) if final is not None else {},
+        )
 
 
 def _union(first: tuple[Diagnostic, ...], more: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
@@ -457,11 +506,11 @@ def _union(first: tuple[Diagnostic, ...], more: tuple[Diagnostic, ...]) -> tuple
 def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
     """Read the worker's stdout into `lines`, one protocol line each; None at EOF."""
     stream = proc.stdout
-    if stream is None:   # every worker is started with its stdout piped to us
+    if stream is None:  # every worker is started with its stdout piped to us
         lines.put(None)
         return
     try:
-        for line in stream:   # the protocol: one JSON document a line, written only by the worker
+        for line in stream:  # the protocol: one JSON document a line, written only by the worker
             lines.put(line.decode("utf-8", "replace"))
     except (OSError, ValueError):
         pass
@@ -497,8 +546,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _settings_json(settings: Settings) -> dict[str, Any]:
-    return {"target": settings.target, "timeout": settings.timeout, "clients": list(settings.clients),
-            "enumeration_budget": settings.enumeration_budget, "target_pinned": settings.target_pinned}
+    return {
+        "target": settings.target,
+        "timeout": settings.timeout,
+        "clients": list(settings.clients),
+        "enumeration_budget": settings.enumeration_budget,
+        "target_pinned": settings.target_pinned,
+    }
 
 
 def failed_result(path: str, message: str) -> FileResult:

@@ -20,11 +20,11 @@ import socket
 import sys
 from typing import Callable
 
-PREIMPORT_ENV = "TILELENS_WORKER_PREIMPORT"   # comma-separated modules; unset: torch, where installed
+PREIMPORT_ENV = "TILELENS_WORKER_PREIMPORT"  # comma-separated modules; unset: torch, where installed
 
 
 def serve(prepare: Callable[[], dict], child_main: Callable[[dict], int]) -> int:
-    ctl = socket.socket(fileno=os.dup(0))   # the control socket, off fd 0: user code reading stdin gets EOF
+    ctl = socket.socket(fileno=os.dup(0))  # the control socket, off fd 0: user code reading stdin gets EOF
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -61,7 +61,7 @@ def serve(prepare: Callable[[], dict], child_main: Callable[[dict], int]) -> int
         except OSError:
             return 0
         if not msg:
-            return 0   # the parent went away
+            return 0  # the parent went away
         if len(fds) != 3:
             for fd in fds:
                 os.close(fd)
@@ -111,6 +111,7 @@ def _die_with_parent() -> None:
         return
     try:
         import ctypes
+
         ctypes.CDLL(None, use_errno=True).prctl(1, 9)
     except (OSError, AttributeError):
         pass

@@ -34,6 +34,7 @@ def load(path: Path, name: str, out: str):
 class Tensor:
     def __init__(self, dtype: str, n: int) -> None:
         import numpy as np
+
         self.dtype = dtype
         self.shape = (n,)
         self.buf = np.arange(n, dtype=np.int32 if dtype == "int32" else np.float32)
@@ -90,6 +91,7 @@ def time_interpreted(hooks: dict, launches: int, repeat: int) -> dict[str, float
     import triton
     import triton.language as tl
     from triton.runtime import interpreter as interp
+
     interp.GridExecutor._init_args_hst = lambda self, args, kwargs: (list(args), dict(kwargs))  # noqa: SLF001 - Triton's launcher hooks: the host-side argument setup a GPU-less run replaces
     interp.GridExecutor._restore_args_dev = lambda self, *a, **k: None  # noqa: SLF001 - Triton's launcher hooks: the host-side argument setup a GPU-less run replaces
 

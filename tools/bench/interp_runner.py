@@ -25,9 +25,21 @@ if os.environ.get("TRITON_INTERPRET") != "1":  # must be set before triton.jit d
 
 import numpy as np  # noqa: E402
 
-_NP = {"fp16": np.float16, "bf16": np.uint16, "fp32": np.float32, "fp64": np.float64,
-       "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-       "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "i1": np.uint8}
+_NP = {
+    "fp16": np.float16,
+    "bf16": np.uint16,
+    "fp32": np.float32,
+    "fp64": np.float64,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "u8": np.uint8,
+    "u16": np.uint16,
+    "u32": np.uint32,
+    "u64": np.uint64,
+    "i1": np.uint8,
+}
 
 
 class NumpyTensor:
@@ -106,8 +118,9 @@ class Recorder:
             breaks = np.nonzero(np.diff(e) != 1)[0]
             starts = np.concatenate([[e[0]], e[breaks + 1]])
             ends = np.concatenate([e[breaks], [e[-1]]]) + 1
-            out.append({"op": op, "line": line, "pointer": name,
-                        "elements": [[int(a), int(b)] for a, b in zip(starts, ends)]})
+            out.append(
+                {"op": op, "line": line, "pointer": name, "elements": [[int(a), int(b)] for a, b in zip(starts, ends)]}
+            )
         return out
 
 
@@ -187,8 +200,7 @@ def main() -> int:
         fn.run(grid=grid, warmup=False, **call)
         RECORDER.on = False
         footprint = RECORDER.intervals()
-    print(json.dumps({"times": times, "grid": list(grid), "footprint": footprint,
-                      "unattributed": RECORDER.unattributed}))
+    print(json.dumps({"times": times, "grid": list(grid), "footprint": footprint, "unattributed": RECORDER.unattributed}))
     return 0
 
 

@@ -25,9 +25,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import workload  # noqa: E402 - the bench's kernels (tools/bench/workload.py), beside this script
-os.environ["TILELENS_CACHE_DIR"] = "off"          # every save computes its verdict
+
+os.environ["TILELENS_CACHE_DIR"] = "off"  # every save computes its verdict
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-sys.dont_write_bytecode = True                      # as the worker (-B): no .pyc makes a re-import cheaper
+sys.dont_write_bytecode = True  # as the worker (-B): no .pyc makes a re-import cheaper
 
 
 def helpers(ws: Path) -> list[str]:
@@ -39,7 +40,8 @@ def helpers(ws: Path) -> list[str]:
             shutil.copy(source, ws / "fused_moe_kernels.py")
             return ["fused_moe_kernels"]
     body = "import triton\nimport triton.language as tl\n\n" + "".join(
-        f"@triton.jit\ndef f{i}(x):\n    return x * {i} + 1\n\n\n" for i in range(20))
+        f"@triton.jit\ndef f{i}(x):\n    return x * {i} + 1\n\n\n" for i in range(20)
+    )
     (ws / "generated_helpers.py").write_text(body)
     return ["generated_helpers"]
 
@@ -62,10 +64,10 @@ def main() -> int:
         times: dict[str, list[float]] = {"kept": [], "fresh": []}
         for i in range(args.saves + 1):
             for label, state in (("kept", kept), ("fresh", fresh)):
-                path.write_text(text + f"# save {i} {label}\n")      # a changed file: its verdicts computed anew
+                path.write_text(text + f"# save {i} {label}\n")  # a changed file: its verdicts computed anew
                 t0 = time.perf_counter()
                 result = analyze_path(path, ws, state=state)
-                if i:                                               # the first save of each warms up
+                if i:  # the first save of each warms up
                     times[label].append(time.perf_counter() - t0)
                 assert result.launches, "the bench kernel declares launches"
         k, f = statistics.median(times["kept"]), statistics.median(times["fresh"])

@@ -24,9 +24,11 @@ def per_keystroke(text: str, keys: int, fast: bool) -> float:
     t0 = 0.0
     for i in range(keys + 1):
         if i == 1:
-            t0 = time.perf_counter()      # the first keystroke also finds the line starts: not timed
-        change = {"range": {"start": {"line": middle, "character": 4 + i},
-                            "end": {"line": middle, "character": 4 + i}}, "text": "a"}
+            t0 = time.perf_counter()  # the first keystroke also finds the line starts: not timed
+        change = {
+            "range": {"start": {"line": middle, "character": 4 + i}, "end": {"line": middle, "character": 4 + i}},
+            "text": "a",
+        }
         apply(doc, change)
         if fast:
             tracked = linemap.advance(tracked, [change])
@@ -43,8 +45,10 @@ def main() -> None:
     for size in sizes:
         text = document(size)
         before, now = per_keystroke(text, 10, False), per_keystroke(text, 10, True)
-        print(f"{len(text) / 1e6:5.1f} MB  {text.count(chr(10)):7d}   {before * 1e3:10.1f}   {now * 1e3:10.1f}"
-              f"   {before / now:8.1f}x")
+        print(
+            f"{len(text) / 1e6:5.1f} MB  {text.count(chr(10)):7d}   {before * 1e3:10.1f}   {now * 1e3:10.1f}"
+            f"   {before / now:8.1f}x"
+        )
 
 
 if __name__ == "__main__":

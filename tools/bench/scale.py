@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-PROGRAMS = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7)
+PROGRAMS = (10**3, 10**4, 10**5, 10**6, 10**7)
 
-VECTOR_ADD = '''
+VECTOR_ADD = """
 import triton
 import triton.language as tl
 
@@ -30,9 +30,9 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 # tilelens: add[({P},)](fp32[{N}], fp32[{N}], fp32[{N}], {N}, BLOCK=1024)
-'''
+"""
 
-ROWS = '''
+ROWS = """
 import triton
 import triton.language as tl
 
@@ -49,9 +49,9 @@ def rows(x_ptr, y_ptr, H, stride_b, stride_h, D, BLOCK: tl.constexpr):
 
 
 # tilelens: rows[({P},)](fp16[{B}, 8, 100], fp16[{B}, 8, 100], 8, 800, 100, 100, BLOCK=128)
-'''
+"""
 
-MATMUL = '''
+MATMUL = """
 import triton
 import triton.language as tl
 
@@ -88,9 +88,9 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride
 
 # tilelens: M = {M}
 # tilelens: matmul[({P},)](fp16[M, 64], fp16[64, M], fp16[M, M], M, M, 64, 64, 1, M, 1, M, 1, BM=32, BN=32, BK=32, GROUP_M=8)
-'''
+"""
 
-MOE = '''
+MOE = """
 import triton
 import triton.language as tl
 
@@ -106,7 +106,7 @@ def moe_copy(x_ptr, y_ptr, expert_stride, D, BLOCK_T: tl.constexpr, BLOCK_D: tl.
 
 
 # tilelens: moe_copy[({T}, 8)](fp16[8, {R}, 64], fp16[8, {R}, 64], {S}, 64, BLOCK_T=4, BLOCK_D=64)
-'''
+"""
 
 
 def sources(programs: int) -> dict[str, str]:
@@ -120,7 +120,7 @@ def sources(programs: int) -> dict[str, str]:
     }
 
 
-CHILD = r'''
+CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from tilelens_lsp.pipeline import analyze_path
@@ -128,11 +128,10 @@ r = analyze_path(sys.argv[1])
 (launch,) = r.launches
 print(json.dumps({"status": launch.status, "engine": launch.engine,
                   "codes": sorted({d.code for d in launch.diagnostics}), "seconds": time.perf_counter() - t0}))
-'''
+"""
 
 
-def run_scale(tmp: Path, env: dict[str, str], quick: bool) -> tuple[list[tuple[str, str, str, bool | None]],
-                                                                     list[str]]:
+def run_scale(tmp: Path, env: dict[str, str], quick: bool) -> tuple[list[tuple[str, str, str, bool | None]], list[str]]:
     """(rows: metric, measured, goal, met) and detail lines of the table."""
     sizes = PROGRAMS[::2] if quick else PROGRAMS
     table: dict[str, dict[int, dict]] = {}
@@ -141,17 +140,24 @@ def run_scale(tmp: Path, env: dict[str, str], quick: bool) -> tuple[list[tuple[s
             path = tmp / f"{name}_{programs}.py"
             path.write_text(text)
             table.setdefault(name, {})[programs] = measure_rss(path, env)
-    rows, lines = [], ["| kernel | " + " | ".join(f"{p:.0e} programs" for p in sizes) + " | largest / smallest |",
-                       "|---|" + "---|" * (len(sizes) + 1)]
+    rows, lines = (
+        [],
+        [
+            "| kernel | " + " | ".join(f"{p:.0e} programs" for p in sizes) + " | largest / smallest |",
+            "|---|" + "---|" * (len(sizes) + 1),
+        ],
+    )
     for name, by_size in table.items():
-        cells = [f"{r['wall']:.2f} s, {r['rss_mb']:.0f} MB, {r.get('engine') or r['status']}"
-                 for r in (by_size[p] for p in sizes)]
+        cells = [
+            f"{r['wall']:.2f} s, {r['rss_mb']:.0f} MB, {r.get('engine') or r['status']}" for r in (by_size[p] for p in sizes)
+        ]
         ratio = by_size[sizes[-1]]["wall"] / by_size[sizes[0]]["wall"]
         peak = max(r["rss_mb"] for r in by_size.values())
         ok = all(r["status"] == "analyzed" for r in by_size.values())
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {ratio:.2f}× |")
-        rows.append((f"scale. {name}: time {sizes[-1]:.0e} / {sizes[0]:.0e} programs", f"{ratio:.2f}×", "≤ 2.0",
-                     ratio <= 2.0 and ok))
+        rows.append(
+            (f"scale. {name}: time {sizes[-1]:.0e} / {sizes[0]:.0e} programs", f"{ratio:.2f}×", "≤ 2.0", ratio <= 2.0 and ok)
+        )
         rows.append((f"scale. {name}: peak RSS, any size", f"{peak:.0f} MB", "< 1024 MB", peak < 1024))
     return rows, lines
 
@@ -159,8 +165,14 @@ def run_scale(tmp: Path, env: dict[str, str], quick: bool) -> tuple[list[tuple[s
 def measure_rss(path: Path, env: dict[str, str]) -> dict:
     """`measure`, with the child's peak RSS read by wait4 (Popen's own wait would reap it first)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env, cwd=path.parent, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=path.parent,
+        text=True,
+    )
     out = proc.stdout.read() if proc.stdout else ""
     _, _, usage = os.wait4(proc.pid, 0)
     proc.returncode = 0

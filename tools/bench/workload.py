@@ -67,7 +67,7 @@ def kernel_source(name: str) -> str:
     """The text of bench kernel `name`: its source file with the benchmark's launches instead of its own."""
     text = SOURCES[name].read_text()
     body = [line for line in text.splitlines() if not line.lstrip().startswith("# tilelens:")]
-    while body and (not body[-1].strip() or body[-1].lstrip().startswith("#")):   # a comment on a dropped launch
+    while body and (not body[-1].strip() or body[-1].lstrip().startswith("#")):  # a comment on a dropped launch
         body.pop()
     return "\n".join(body) + "\n\n\n" + _LAUNCHES[name]
 

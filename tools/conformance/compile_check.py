@@ -16,7 +16,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO))   # run as a script: the repository root, for tests.support and tilelens_lsp
+sys.path.insert(0, str(REPO))  # run as a script: the repository root, for tests.support and tilelens_lsp
 KERNELS = REPO / "tests" / "conformance" / "kernels"
 
 
@@ -27,9 +27,9 @@ def compile_launch(kernel, launch, config, target=None):
     from triton.compiler import ASTSource
     from triton.compiler.compiler import make_backend
     from triton.runtime.jit import create_function_from_signature
-    from tilelens_lsp.model import TensorSpec
 
     from tests.support import oracle
+    from tilelens_lsp.model import TensorSpec
 
     fn, _, heuristics = oracle.unwrap(kernel)
     target = target or GPUTarget("cuda", 89, 32)
@@ -52,8 +52,7 @@ def compile_launch(kernel, launch, config, target=None):
     ctx = ir.context()
     ir.load_dialects(ctx)
     backend.load_dialects(ctx)
-    module = src.make_ir(target, options, backend.get_codegen_implementation(options),
-                         backend.get_module_map(), ctx)
+    module = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx)
     stages = {}
     backend.add_stages(stages, options, src.language)
     module = stages["ttir"](module, {})
@@ -62,6 +61,7 @@ def compile_launch(kernel, launch, config, target=None):
 
 def main(argv) -> int:
     from tests.support import oracle
+
     if os.environ.get("TRITON_INTERPRET") == "1":
         print("run without TRITON_INTERPRET", file=sys.stderr)
         return 2

@@ -15,7 +15,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO))   # run as a script: the repository root, for tests.support and tilelens_lsp
+sys.path.insert(0, str(REPO))  # run as a script: the repository root, for tests.support and tilelens_lsp
 
 from tests.support.oracle_runner import corpus_files, run_oracle_files  # noqa: E402
 
@@ -37,9 +37,13 @@ def main() -> int:
         runs = res["runs"]
         errs = list(res["errors"]) + [f"line {r['line']} {r['config']}: {r['error']}" for r in runs if "error" in r]
         errs += [f"line {r['line']}: unattributed {r['unattributed']}" for r in runs if r.get("unattributed")]
-        errs += [f"line {r['line']} {r['config']}: {a['op']} at line {a['line']} touches {a['out_of_bounds']} "
-                 f"elements outside {a['pointer']}'s storage" for r in runs for a in r.get("accesses", ())
-                 if a.get("out_of_bounds")]
+        errs += [
+            f"line {r['line']} {r['config']}: {a['op']} at line {a['line']} touches {a['out_of_bounds']} "
+            f"elements outside {a['pointer']}'s storage"
+            for r in runs
+            for a in r.get("accesses", ())
+            if a.get("out_of_bounds")
+        ]
         n_launch += len({r["line"] for r in runs})
         n_runs += len(runs)
         acc = sum(len(r.get("accesses", ())) for r in runs)
@@ -48,18 +52,23 @@ def main() -> int:
         status = "FAIL" if errs or not runs else "ok"
         bad += status == "FAIL"
         shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
-        print(f"{status:4} {shown}: {len({r['line'] for r in runs})} launches, "
-              f"{len(runs)} runs, {acc} accesses, {secs:.2f}s")
+        print(
+            f"{status:4} {shown}: {len({r['line'] for r in runs})} launches, {len(runs)} runs, {acc} accesses, {secs:.2f}s"
+        )
         for e in errs:
             print(f"     {e}")
         if opts.verbose:
             for r in runs:
                 print(f"     line {r['line']} {r['config']} grid={r.get('grid')}")
                 for a in r.get("accesses", ()):
-                    print(f"       {a['op']:6} {Path(a['path']).name}:{a['line']} {a['pointer']}: "
-                          f"{a['count']} elements {a['elements'][:4]}{' ...' if len(a['elements']) > 4 else ''}")
-    print(f"oracle: {len(files)} files, {n_launch} launches, {n_runs} runs, {n_access} accesses, "
-          f"{bad} failing, {time.perf_counter() - t0:.1f}s")
+                    print(
+                        f"       {a['op']:6} {Path(a['path']).name}:{a['line']} {a['pointer']}: "
+                        f"{a['count']} elements {a['elements'][:4]}{' ...' if len(a['elements']) > 4 else ''}"
+                    )
+    print(
+        f"oracle: {len(files)} files, {n_launch} launches, {n_runs} runs, {n_access} accesses, "
+        f"{bad} failing, {time.perf_counter() - t0:.1f}s"
+    )
     return 1 if bad else 0
 
 

@@ -18,13 +18,22 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tilelens_lsp.launches.scanner import parse_directives  # noqa: E402
 from tilelens_lsp.compile.binding import grid_of  # noqa: E402
+from tilelens_lsp.launches.scanner import parse_directives  # noqa: E402
 from tilelens_lsp.model import ScalarSpec, TensorSpec  # noqa: E402
 
-DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64,
-          "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8,
-          "i1": torch.bool}
+DTYPES = {
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+    "fp32": torch.float32,
+    "fp64": torch.float64,
+    "i8": torch.int8,
+    "i16": torch.int16,
+    "i32": torch.int32,
+    "i64": torch.int64,
+    "u8": torch.uint8,
+    "i1": torch.bool,
+}
 
 
 def tensor(spec: TensorSpec) -> torch.Tensor:

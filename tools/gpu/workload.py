@@ -30,8 +30,13 @@ def run(name, fn):
 
 
 def liger():
-    from liger_kernel.transformers import (LigerCrossEntropyLoss, LigerLayerNorm, LigerRMSNorm,
-                                           LigerSwiGLUMLP, LigerFusedLinearCrossEntropyLoss)
+    from liger_kernel.transformers import (
+        LigerCrossEntropyLoss,
+        LigerFusedLinearCrossEntropyLoss,
+        LigerLayerNorm,
+        LigerRMSNorm,
+        LigerSwiGLUMLP,
+    )
     from liger_kernel.transformers.functional import liger_softmax
 
     x = torch.randn(6, 37, 256, device=dev, requires_grad=True)
@@ -44,31 +49,35 @@ def liger():
 
     class Cfg:
         hidden_size, intermediate_size, hidden_act = 128, 352, "silu"
+
     run("swiglu", lambda: LigerSwiGLUMLP(Cfg()).to(dev)(torch.randn(4, 9, 128, device=dev)).sum().backward())
     run("softmax", lambda: liger_softmax(torch.randn(33, 515, device=dev)))
     try:
         from liger_kernel.transformers.experimental.embedding import LigerEmbedding
+
         ids = torch.randint(0, 500, (7, 13), device=dev)
         run("embedding", lambda: LigerEmbedding(500, 64).to(dev)(ids))
     except ImportError:
         failed.append("embedding (not in this liger-kernel)")
     h = torch.randn(64, 128, device=dev, requires_grad=True)
     w = torch.randn(1000, 128, device=dev, requires_grad=True)
-    run("fused_linear_cross_entropy",
-        lambda: LigerFusedLinearCrossEntropyLoss()(w, h, torch.randint(0, 1000, (64,), device=dev)).backward())
+    run(
+        "fused_linear_cross_entropy",
+        lambda: LigerFusedLinearCrossEntropyLoss()(w, h, torch.randint(0, 1000, (64,), device=dev)).backward(),
+    )
 
 
 def samples():
-    import vector_add
     import softmax
+    import vector_add
+
     n = 4000
     x, y, out = (torch.randn(n, device=dev) for _ in range(3))
     run("vector_add", lambda: vector_add.add_kernel[(triton_cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024))
     big = torch.randn(64, 300, device=dev)
-    view = big[:, 10:250]                               # a strided view of a larger storage
+    view = big[:, 10:250]  # a strided view of a larger storage
     o = torch.empty(64, 240, device=dev)
-    run("softmax_view", lambda: softmax.softmax_kernel[(64,)](o, view, view.stride(0), o.stride(0), 64, 240,
-                                                                   BLOCK_SIZE=256))
+    run("softmax_view", lambda: softmax.softmax_kernel[(64,)](o, view, view.stride(0), o.stride(0), 64, 240, BLOCK_SIZE=256))
 
 
 def triton_cdiv(a, b):

@@ -47,492 +47,812 @@ MAX_JOBS = 2
 @dataclass(frozen=True)
 class Mutation:
     name: str
-    file: str            # relative to the package folder
-    original: str        # must occur exactly once in the file
+    file: str  # relative to the package folder
+    original: str  # must occur exactly once in the file
     mutated: str
     description: str
-    equivalent: str | None = None   # why the mutation cannot change any observable result
-    gap: str | None = None          # for a known survivor: a test that would catch it
+    equivalent: str | None = None  # why the mutation cannot change any observable result
+    gap: str | None = None  # for a known survivor: a test that would catch it
 
 
 M = Mutation
 MUTATIONS: list[Mutation] = [
     # ------------------------------------------------------------ integer semantics (engines/values.py, enumerate/arith.py)
-    M("divsi-floor", "engines/values.py",
-      '"arith.divsi": (tdiv, False),',
-      '"arith.divsi": (floordiv, False),',
-      "arith.divsi rounds toward -inf (Python //) instead of truncating toward zero",
-      gap='conformance kernel reading x_ptr + (offs - 1) // 2 (half-pixel upsample: lane 0 reads element 0)'),
-    M("remsi-python-sign", "engines/values.py",
-      '"arith.remsi": (trem, False),',
-      '"arith.remsi": (lambda a, b, w: np.where(b == 0, 0, a % np.where(b == 0, 1, b)), False),',
-      "arith.remsi takes the divisor's sign (Python %) instead of the dividend's",
-      gap='conformance kernel reading x_ptr + 3 + (offs - 3) % 4 (remainders -3..3)'),
-    M("divui-signed", "engines/values.py",
-      '"arith.divui": (udiv, False),',
-      '"arith.divui": (tdiv, False),',
-      "arith.divui divides the signed values instead of the unsigned ones",
-      gap=('conformance kernel with key = (offs - 16).to(tl.uint32, bitcast=True) reading x_ptr + 16 + (key // '
-           '65536) % 16')),
-    M("shrui-arithmetic", "engines/values.py",
-      '"arith.shrui": (shrui, False),',
-      '"arith.shrui": (lambda a, b, w: a >> np.clip(b, 0, 63), False),',
-      "arith.shrui shifts in the sign bit (behaves like shrsi)",
-      gap='same kernel reading x_ptr + (key >> 28) (15 for wrapped lanes)'),
-    M("wraparound-removed", "engines/values.py",
-      "    half = 1 << (bits - 1)\n    return ((a + half) & ((1 << bits) - 1)) - half",
-      "    return a",
-      "results of sub-64-bit integer ops no longer wrap to their width (i32 wraparound removed)",
-      gap=('conformance kernel masking with the sign of a wrapping i32 hash: keep = (offs * -1640531535 >= 0) & '
-           '(offs < n)')),
-    M("cmpi-unsigned-as-signed", "engines/enumerate/arith.py",
-      'if pred.startswith("u"):',
-      "if False:",
-      "arith.cmpi ult/ule/ugt/uge compare the signed values",
-      gap='conformance kernel with a one-compare window mask: (offs - start).to(tl.uint32, bitcast=True) < length'),
-    M("extui-as-extsi", "engines/enumerate/arith.py",
-      'HANDLERS[_name] = _cast("zext")',
-      'HANDLERS[_name] = _cast("sext")',
-      "arith.extui / index_castui sign-extend instead of zero-extending",
-      gap='conformance kernel loading x_ptr + offs.to(tl.uint8) over 512 lanes (a ring of 256 slots)'),
-    M("extsi-i1-not-all-ones", "engines/enumerate/arith.py",
-      "a = -a  # sign-extending an i1 true gives all ones",
-      "pass",
-      "arith.extsi of an i1 true gives 1 instead of -1",
-      equivalent="unreachable from Triton's TTIR: the frontend casts bools with sign_extend=False (extui), "
-                 "`tl.where(c, -1, 0)` stays an arith.select, and no corpus or probe kernel yields an "
-                 "extsi of an i1"),
-    M("trunci-no-wrap", "engines/enumerate/arith.py",
-      "        return [IntV(wrap(a, ty.bits), ty.bits)]\n    return handler",
-      "        return [IntV(a, ty.bits)]\n    return handler",
-      "arith.trunci (and the other casts) keep the value instead of wrapping it to the new width",
-      gap='conformance kernel loading x_ptr + 128 + offs.to(tl.int8) over 256 lanes'),
-
+    M(
+        "divsi-floor",
+        "engines/values.py",
+        '"arith.divsi": (tdiv, False),',
+        '"arith.divsi": (floordiv, False),',
+        "arith.divsi rounds toward -inf (Python //) instead of truncating toward zero",
+        gap="conformance kernel reading x_ptr + (offs - 1) // 2 (half-pixel upsample: lane 0 reads element 0)",
+    ),
+    M(
+        "remsi-python-sign",
+        "engines/values.py",
+        '"arith.remsi": (trem, False),',
+        '"arith.remsi": (lambda a, b, w: np.where(b == 0, 0, a % np.where(b == 0, 1, b)), False),',
+        "arith.remsi takes the divisor's sign (Python %) instead of the dividend's",
+        gap="conformance kernel reading x_ptr + 3 + (offs - 3) % 4 (remainders -3..3)",
+    ),
+    M(
+        "divui-signed",
+        "engines/values.py",
+        '"arith.divui": (udiv, False),',
+        '"arith.divui": (tdiv, False),',
+        "arith.divui divides the signed values instead of the unsigned ones",
+        gap=(
+            "conformance kernel with key = (offs - 16).to(tl.uint32, bitcast=True) reading x_ptr + 16 + (key // 65536) % 16"
+        ),
+    ),
+    M(
+        "shrui-arithmetic",
+        "engines/values.py",
+        '"arith.shrui": (shrui, False),',
+        '"arith.shrui": (lambda a, b, w: a >> np.clip(b, 0, 63), False),',
+        "arith.shrui shifts in the sign bit (behaves like shrsi)",
+        gap="same kernel reading x_ptr + (key >> 28) (15 for wrapped lanes)",
+    ),
+    M(
+        "wraparound-removed",
+        "engines/values.py",
+        "    half = 1 << (bits - 1)\n    return ((a + half) & ((1 << bits) - 1)) - half",
+        "    return a",
+        "results of sub-64-bit integer ops no longer wrap to their width (i32 wraparound removed)",
+        gap=(
+            "conformance kernel masking with the sign of a wrapping i32 hash: keep = (offs * -1640531535 >= 0) & (offs < n)"
+        ),
+    ),
+    M(
+        "cmpi-unsigned-as-signed",
+        "engines/enumerate/arith.py",
+        'if pred.startswith("u"):',
+        "if False:",
+        "arith.cmpi ult/ule/ugt/uge compare the signed values",
+        gap="conformance kernel with a one-compare window mask: (offs - start).to(tl.uint32, bitcast=True) < length",
+    ),
+    M(
+        "extui-as-extsi",
+        "engines/enumerate/arith.py",
+        'HANDLERS[_name] = _cast("zext")',
+        'HANDLERS[_name] = _cast("sext")',
+        "arith.extui / index_castui sign-extend instead of zero-extending",
+        gap="conformance kernel loading x_ptr + offs.to(tl.uint8) over 512 lanes (a ring of 256 slots)",
+    ),
+    M(
+        "extsi-i1-not-all-ones",
+        "engines/enumerate/arith.py",
+        "a = -a  # sign-extending an i1 true gives all ones",
+        "pass",
+        "arith.extsi of an i1 true gives 1 instead of -1",
+        equivalent="unreachable from Triton's TTIR: the frontend casts bools with sign_extend=False (extui), "
+        "`tl.where(c, -1, 0)` stays an arith.select, and no corpus or probe kernel yields an "
+        "extsi of an i1",
+    ),
+    M(
+        "trunci-no-wrap",
+        "engines/enumerate/arith.py",
+        "        return [IntV(wrap(a, ty.bits), ty.bits)]\n",
+        "        return [IntV(a, ty.bits)]\n",
+        "arith.trunci (and the other casts) keep the value instead of wrapping it to the new width",
+        gap="conformance kernel loading x_ptr + 128 + offs.to(tl.int8) over 256 lanes",
+    ),
     # ------------------------------------------------------------ width obligations (enumerate/graph.py, address_slice.py)
-    M("width-check-disabled", "engines/enumerate/graph.py",
-      "if bits > 32 or bits == 1 or id(op) not in self.slice:",
-      "if True:",
-      "no width obligation is ever recorded (int32 overflow detection off)"),
-    M("width-range-unsigned", "engines/enumerate/graph.py",
-      "lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1",
-      "lo, hi = -(1 << bits), (1 << bits) - 1",
-      "the width obligation accepts values up to 2**bits (one bit too wide)"),
-    M("width-check-ignores-pred", "engines/enumerate/graph.py",
-      "bad = ((full < lo) | (full > hi)) & self.pred_like(ctx, full.ndim - 1)",
-      "bad = ((full < lo) | (full > hi))",
-      "width obligations also fail on programs that do not run this code (inactive loop/branch lanes)",
-      gap=('unit test: `if pid < 2: store(x_ptr + pid * STRIDE + arange)` with grid (4,), STRIDE=2**30 must '
-           'give no TL003')),
-    M("slice-ignores-loop-carried", "engines/enumerate/address_slice.py",
-      "        for src in carried.get(key, []):",
-      "        for src in []:",
-      "the address slice does not follow loop-carried values or induction variables to their sources",
-      gap='bug-corpus kernel: off += stride in a loop, stride=2**30, 4 rows; expect TL003 on the += line'),
-
+    M(
+        "width-check-disabled",
+        "engines/enumerate/graph.py",
+        "if bits > 32 or bits == 1 or id(op) not in self.slice:",
+        "if True:",
+        "no width obligation is ever recorded (int32 overflow detection off)",
+    ),
+    M(
+        "width-range-unsigned",
+        "engines/enumerate/graph.py",
+        "lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1",
+        "lo, hi = -(1 << bits), (1 << bits) - 1",
+        "the width obligation accepts values up to 2**bits (one bit too wide)",
+    ),
+    M(
+        "width-check-ignores-pred",
+        "engines/enumerate/graph.py",
+        "            bad = ((full < lo) | (full > hi)) & self.pred_like(ctx, full.ndim - 1)\n",
+        "            bad = (full < lo) | (full > hi)\n",
+        "width obligations also fail on programs that do not run this code (inactive loop/branch lanes)",
+        gap=(
+            "unit test: `if pid < 2: store(x_ptr + pid * STRIDE + arange)` with grid (4,), STRIDE=2**30 must give no TL003"
+        ),
+    ),
+    M(
+        "slice-ignores-loop-carried",
+        "engines/enumerate/address_slice.py",
+        "        for src in carried.get(key, []):",
+        "        for src in []:",
+        "the address slice does not follow loop-carried values or induction variables to their sources",
+        gap="bug-corpus kernel: off += stride in a loop, stride=2**30, 4 rows; expect TL003 on the += line",
+    ),
     # ------------------------------------------------------------ shapes and the driver (enumerate/arith.py, graph.py)
-    M("expand-dims-axis-off-by-one", "engines/enumerate/arith.py",
-      "return np.expand_dims(a, op.axis + 1)",
-      "return np.expand_dims(a, op.axis)",
-      "tt.expand_dims forgets the leading program axis (axis off by one)"),
-    M("trans-identity", "engines/enumerate/arith.py",
-      "return np.transpose(a, [0] + [o + 1 for o in order])",
-      "return a",
-      "tt.trans does not transpose"),
-    M("trans-order-ignored", "engines/enumerate/arith.py",
-      'order = list(op.order) if op.order is not None else list(range(a.ndim - 1))[::-1]',
-      "order = list(range(a.ndim - 1))[::-1]",
-      "tt.trans ignores its `order` attribute and always reverses the axes",
-      gap=('conformance kernel storing tl.permute(tile, (0, 2, 1)) with mask tl.permute(mask, (0, 2, 1)), '
-           'ragged M != N')),
-    M("splat-not-materialized", "engines/enumerate/arith.py",
-      "return np.broadcast_to(a.reshape(a.shape[:1] + (1,) * len(ty.shape)), a.shape[:1] + ty.shape)",
-      "return a.reshape(a.shape[:1] + (1,) * len(ty.shape))",
-      "tt.splat leaves size-1 axes instead of the result shape",
-      gap=('conformance kernel with bias = tl.load(b_ptr + offs * 0, mask=mask) (crashes the mutant: needs '
-           'refusals pinned)')),
-    M("broadcast-identity", "engines/enumerate/arith.py",
-      "return np.broadcast_to(a, a.shape[:1] + ty.shape)",
-      "return a",
-      "tt.broadcast keeps the operand's shape",
-      gap=('conformance kernel with idx = tl.reshape(tl.broadcast_to(rows[:, None], (R, 4)), (4 * R,)) (crash: '
-           'needs refusals pinned)')),
-    M("make-range-start-ignored", "engines/enumerate/arith.py",
-      "np.arange(start, end, dtype=np.int64)[None]",
-      "np.arange(0, end - start, dtype=np.int64)[None]",
-      "tt.make_range starts at 0 whatever its `start`",
-      gap='conformance kernel loading with cols = tl.arange(BLOCK, 2 * BLOCK)'),
-    M("program-id-y-z-swapped", "engines/enumerate/arith.py",
-      '    return [IntV(g.pid(op.program_axis).copy(), 32)]',
-      '    return [IntV(g.pid((0, 2, 1)[op.program_axis]).copy(), 32)]',
-      "tt.get_program_id y reads the z coordinate and z the y coordinate"),
-    M("grid-order-x-slowest", "engines/enumerate/graph.py",
-      "self._pids = [idx % gx, (idx // gx) % gy, idx // (gx * gy)]",
-      "self._pids = [idx // (gy * self.m.grid[2]), (idx // self.m.grid[2]) % gy, idx % self.m.grid[2]]",
-      "programs are enumerated with x slowest instead of x fastest",
-      equivalent="another bijection of the linear program index onto (x, y, z): the same programs run, "
-                 "so footprints and obligations are the same set; only which of several out-of-bounds "
-                 "programs is named first can change, and any of them is a correct witness"),
-    M("last-chunk-not-first", "engines/enumerate/graph.py",
-      "order = itertools.chain((n_chunks - 1,), range(n_chunks - 1))",
-      "order = iter(range(n_chunks))",
-      "program batches run in plain order instead of the last batch first",
-      gap=('unit test: unmasked tail store, grid (4096,), BLOCK=1024, enumeration_budget=3<<19: TL001 must '
-           'still be reported')),
-
+    M(
+        "expand-dims-axis-off-by-one",
+        "engines/enumerate/arith.py",
+        "return np.expand_dims(a, op.axis + 1)",
+        "return np.expand_dims(a, op.axis)",
+        "tt.expand_dims forgets the leading program axis (axis off by one)",
+    ),
+    M(
+        "trans-identity",
+        "engines/enumerate/arith.py",
+        "return np.transpose(a, [0] + [o + 1 for o in order])",
+        "return a",
+        "tt.trans does not transpose",
+    ),
+    M(
+        "trans-order-ignored",
+        "engines/enumerate/arith.py",
+        "order = list(op.order) if op.order is not None else list(range(a.ndim - 1))[::-1]",
+        "order = list(range(a.ndim - 1))[::-1]",
+        "tt.trans ignores its `order` attribute and always reverses the axes",
+        gap=("conformance kernel storing tl.permute(tile, (0, 2, 1)) with mask tl.permute(mask, (0, 2, 1)), ragged M != N"),
+    ),
+    M(
+        "splat-not-materialized",
+        "engines/enumerate/arith.py",
+        "return np.broadcast_to(a.reshape(a.shape[:1] + (1,) * len(ty.shape)), a.shape[:1] + ty.shape)",
+        "return a.reshape(a.shape[:1] + (1,) * len(ty.shape))",
+        "tt.splat leaves size-1 axes instead of the result shape",
+        gap=(
+            "conformance kernel with bias = tl.load(b_ptr + offs * 0, mask=mask) (crashes the mutant: needs refusals pinned)"
+        ),
+    ),
+    M(
+        "broadcast-identity",
+        "engines/enumerate/arith.py",
+        "return np.broadcast_to(a, a.shape[:1] + ty.shape)",
+        "return a",
+        "tt.broadcast keeps the operand's shape",
+        gap=(
+            "conformance kernel with idx = tl.reshape(tl.broadcast_to(rows[:, None], (R, 4)), (4 * R,)) (crash: "
+            "needs refusals pinned)"
+        ),
+    ),
+    M(
+        "make-range-start-ignored",
+        "engines/enumerate/arith.py",
+        "np.arange(start, end, dtype=np.int64)[None]",
+        "np.arange(0, end - start, dtype=np.int64)[None]",
+        "tt.make_range starts at 0 whatever its `start`",
+        gap="conformance kernel loading with cols = tl.arange(BLOCK, 2 * BLOCK)",
+    ),
+    M(
+        "program-id-y-z-swapped",
+        "engines/enumerate/arith.py",
+        "    return [IntV(g.pid(op.program_axis).copy(), 32)]",
+        "    return [IntV(g.pid((0, 2, 1)[op.program_axis]).copy(), 32)]",
+        "tt.get_program_id y reads the z coordinate and z the y coordinate",
+    ),
+    M(
+        "grid-order-x-slowest",
+        "engines/enumerate/graph.py",
+        "self._pids = [idx % gx, (idx // gx) % gy, idx // (gx * gy)]",
+        "self._pids = [idx // (gy * self.m.grid[2]), (idx // self.m.grid[2]) % gy, idx % self.m.grid[2]]",
+        "programs are enumerated with x slowest instead of x fastest",
+        equivalent="another bijection of the linear program index onto (x, y, z): the same programs run, "
+        "so footprints and obligations are the same set; only which of several out-of-bounds "
+        "programs is named first can change, and any of them is a correct witness",
+    ),
+    M(
+        "last-chunk-not-first",
+        "engines/enumerate/graph.py",
+        "order = itertools.chain((n_chunks - 1,), range(n_chunks - 1))",
+        "order = iter(range(n_chunks))",
+        "program batches run in plain order instead of the last batch first",
+        gap=(
+            "unit test: unmasked tail store, grid (4096,), BLOCK=1024, enumeration_budget=3<<19: TL001 must "
+            "still be reported"
+        ),
+    ),
     # ------------------------------------------------------------ pointers and records (enumerate/memory.py, recording.py)
-    M("addptr-no-pointee-scaling", "engines/enumerate/memory.py",
-      "return [p.plus(off.a.astype(np.int64, copy=False) * p.pointee)]",
-      "return [p.plus(off.a.astype(np.int64, copy=False))]",
-      "tt.addptr adds the offset in bytes instead of elements (pointee size dropped)"),
-    M("record-mask-ignored", "engines/enumerate/recording.py",
-      "lane_mask = mask.a if isinstance(mask, IntV) else np.ones((1,) * len(shape), dtype=bool)",
-      "lane_mask = np.ones((1,) * len(shape), dtype=bool)",
-      "a known mask is ignored: every lane of a masked access is recorded"),
-    M("record-pred-ignored", "engines/enumerate/recording.py",
-      "        pred = self.pred_like(ctx, len(shape) - 1)\n",
-      "        pred = np.ones((1,) * len(shape), dtype=bool)\n",
-      "accesses are recorded for programs that do not run them (control predicate ignored)"),
-    M("unknown-mask-exact", "engines/enumerate/recording.py",
-      "        if isinstance(mask, Opaque):\n            exact = False\n",
-      "        if isinstance(mask, Opaque):\n",
-      "a data-dependent mask no longer makes the footprint inexact"),
-    M("unknown-mask-bound-dropped", "engines/enumerate/recording.py",
-      "            exact = False\n            mask = mask.bound\n",
-      "            exact = False\n            mask = None\n",
-      "a data-dependent mask loses the bound of its known conjuncts (e.g. `offs < n`): every lane may run"),
-    M("oob-upper-off-by-one-elements", "engines/enumerate/recording.py",
-      "if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):",
-      "if site.oob is None and (elems.min() < info.lo or elems.max() > info.hi):",
-      "element path: an access to the element just past the storage is not looked at as out of bounds"),
-    M("oob-upper-off-by-one-rows", "engines/enumerate/recording.py",
-      "if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):",
-      "if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi + 1):",
-      "contiguous-row path: a row ending one element past the storage is not looked at as out of bounds"),
-    M("rows-mask-prefix-unchecked", "engines/enumerate/recording.py",
-      "                if not (line[..., 1:] <= line[..., :-1]).all():\n                    return False\n",
-      "",
-      "contiguous-row fast path: a mask that is not a prefix of the row (holes, suffixes) is read as "
-      "a prefix of the same length"),
-    M("rows-contiguity-unchecked", "engines/enumerate/recording.py",
-      "            if len(known) != len(steps) or sum(known) != size:\n",
-      "            if len(known) != len(steps) or sum(known) == 0:\n",
-      "contiguous-row fast path: a strided row is taken as contiguous"),
+    M(
+        "addptr-no-pointee-scaling",
+        "engines/enumerate/memory.py",
+        "return [p.plus(off.a.astype(np.int64, copy=False) * p.pointee)]",
+        "return [p.plus(off.a.astype(np.int64, copy=False))]",
+        "tt.addptr adds the offset in bytes instead of elements (pointee size dropped)",
+    ),
+    M(
+        "record-mask-ignored",
+        "engines/enumerate/recording.py",
+        "lane_mask = mask.a if isinstance(mask, IntV) else np.ones((1,) * len(shape), dtype=bool)",
+        "lane_mask = np.ones((1,) * len(shape), dtype=bool)",
+        "a known mask is ignored: every lane of a masked access is recorded",
+    ),
+    M(
+        "record-pred-ignored",
+        "engines/enumerate/recording.py",
+        "        pred = self.pred_like(ctx, len(shape) - 1)\n",
+        "        pred = np.ones((1,) * len(shape), dtype=bool)\n",
+        "accesses are recorded for programs that do not run them (control predicate ignored)",
+    ),
+    M(
+        "unknown-mask-exact",
+        "engines/enumerate/recording.py",
+        "        if isinstance(mask, Opaque):\n            exact = False\n",
+        "        if isinstance(mask, Opaque):\n",
+        "a data-dependent mask no longer makes the footprint inexact",
+    ),
+    M(
+        "unknown-mask-bound-dropped",
+        "engines/enumerate/recording.py",
+        "            exact = False\n            mask = mask.bound\n",
+        "            exact = False\n            mask = None\n",
+        "a data-dependent mask loses the bound of its known conjuncts (e.g. `offs < n`): every lane may run",
+    ),
+    M(
+        "oob-upper-off-by-one-elements",
+        "engines/enumerate/recording.py",
+        "if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):",
+        "if site.oob is None and (elems.min() < info.lo or elems.max() > info.hi):",
+        "element path: an access to the element just past the storage is not looked at as out of bounds",
+    ),
+    M(
+        "oob-upper-off-by-one-rows",
+        "engines/enumerate/recording.py",
+        "if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):",
+        "if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi + 1):",
+        "contiguous-row path: a row ending one element past the storage is not looked at as out of bounds",
+    ),
+    M(
+        "rows-mask-prefix-unchecked",
+        "engines/enumerate/recording.py",
+        "                if not (line[..., 1:] <= line[..., :-1]).all():\n                    return False\n",
+        "",
+        "contiguous-row fast path: a mask that is not a prefix of the row (holes, suffixes) is read as "
+        "a prefix of the same length",
+    ),
+    M(
+        "rows-contiguity-unchecked",
+        "engines/enumerate/recording.py",
+        "            if len(known) != len(steps) or sum(known) != size:\n",
+        "            if len(known) != len(steps) or sum(known) == 0:\n",
+        "contiguous-row fast path: a strided row is taken as contiguous",
+    ),
     # ------------------------------------------------------------ control flow (enumerate/control.py)
-    M("for-trip-count-floor", "engines/enumerate/control.py",
-      "np.maximum(0, -((lbv - ubv) // stv))",
-      "np.maximum(0, (ubv - lbv) // stv)",
-      "scf.for trip count rounds down: the last partial step is dropped (off by one)"),
-    M("for-iv-ignores-step", "engines/enumerate/control.py",
-      "inner[iv] = IntV(wrap((lb.a + t * step.a) if uniform else (lbv + t * stv), lb.bits), lb.bits)",
-      "inner[iv] = IntV(wrap((lb.a + t) if uniform else (lbv + t), lb.bits), lb.bits)",
-      "scf.for induction variable advances by 1 instead of by its step"),
-    M("for-body-ignores-active", "engines/enumerate/control.py",
-      "yielded = g.eval_block(body, inner, Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))",
-      "yielded = g.eval_block(body, inner, Ctx(ctx.pred, ctx.iters + (t,), ctx.exact, ctx.stack))",
-      "a program whose loop has finished still runs the later iterations of the body"),
-    M("for-blend-ignored", "engines/enumerate/control.py",
-      "values = [blend(active, new, old, op) for new, old in zip(yielded, values)]",
-      "values = list(yielded)",
-      "loop-carried values of finished programs keep changing (active predicate not blended)",
-      gap=("conformance kernel using a loop's final value after the loop: pos += 2 for k in range(pid + 1); "
-           "load x_ptr + pos + arange")),
-    M("for-iter-args-misbound", "engines/enumerate/control.py",
-      "        for name, v in zip(carried, values):\n            inner[name] = v",
-      "        for name, v in zip(carried, values[::-1]):\n            inner[name] = v",
-      "scf.for iter_args are bound to the carried values in reverse order"),
-    M("if-then-pred-ignored", "engines/enumerate/control.py",
-      "Ctx(ctx.pred & c, ctx.iters, ctx.exact, ctx.stack)",
-      "Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack)",
-      "scf.if then-branch runs for every program, whatever the condition"),
-    M("if-else-pred-ignored", "engines/enumerate/control.py",
-      "Ctx(ctx.pred & ~c, ctx.iters, ctx.exact, ctx.stack)",
-      "Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack)",
-      "scf.if else-branch runs for every program (predicate not applied to the else branch)"),
-    M("if-results-then-only", "engines/enumerate/control.py",
-      "return [blend(c, t, e, op) for t, e in zip(then_v, else_v)]",
-      "return [t for t, e in zip(then_v, else_v)]",
-      "scf.if results are always the then-branch's values",
-      gap=('conformance kernel: if pid > 0: lo = pid * BLOCK - 1 (+ a store) else: lo = 0 (+ a store); load '
-           'x_ptr + lo + arange')),
-    M("data-branch-exact", "engines/enumerate/control.py",
-      "sides.append(g.eval_block(block, inner, Ctx(ctx.pred, ctx.iters, False, ctx.stack)))",
-      "sides.append(g.eval_block(block, inner, Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack)))",
-      "accesses under a branch on loaded data are reported as exact",
-      gap=('conformance kernel: if tl.load(flag_ptr + pid) > 0: copy the block (the oracle skips about half the '
-           'programs)')),
-    M("while-stops-when-one-program-leaves", "engines/enumerate/control.py",
-      "        if not c.any():\n            if t == 0:",
-      "        if not c.all():\n            if t == 0:",
-      "scf.while stops as soon as one program's condition is false instead of when all are"),
-    M("while-results-not-blended", "engines/enumerate/control.py",
-      "final = forwarded if final is None else "
-      "[blend(leaving, f, old, op) for f, old in zip(forwarded, final)]",
-      "final = forwarded",
-      "scf.while results are the last iteration's values for every program, not each program's own exit",
-      equivalent="carried values of a program that left are frozen by the carried-value blend, and the "
-                 "before-region is a pure function of them, so its later forwarded values equal those "
-                 "at the program's exit"),
-    M("while-body-ignores-condition", "engines/enumerate/control.py",
-      "yielded = g.eval_block(after, inner, Ctx(c, ctx.iters + (t,), ctx.exact, ctx.stack))",
-      "yielded = g.eval_block(after, inner, Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))",
-      "scf.while body also runs, once more, for programs whose condition just became false",
-      gap='conformance kernel: unmasked grid-stride while loop with uneven trip counts, grid (3,), n=160, BLOCK=32'),
-    M("call-args-misbound", "engines/enumerate/control.py",
-      "inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands)}",
-      "inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands[1::-1] + op.operands[2:])}",
-      "tt.call binds the callee's first two parameters to each other's arguments",
-      gap=('already wrong on helper_noinline.py, but as an out-of-vocabulary refusal, which the conformance '
-           'test tolerates: pin the expected refusals')),
-
+    M(
+        "for-trip-count-floor",
+        "engines/enumerate/control.py",
+        "np.maximum(0, -((lbv - ubv) // stv))",
+        "np.maximum(0, (ubv - lbv) // stv)",
+        "scf.for trip count rounds down: the last partial step is dropped (off by one)",
+    ),
+    M(
+        "for-iv-ignores-step",
+        "engines/enumerate/control.py",
+        "inner[iv] = IntV(wrap((lb.a + t * step.a) if uniform else (lbv + t * stv), lb.bits), lb.bits)",
+        "inner[iv] = IntV(wrap((lb.a + t) if uniform else (lbv + t), lb.bits), lb.bits)",
+        "scf.for induction variable advances by 1 instead of by its step",
+    ),
+    M(
+        "for-body-ignores-active",
+        "engines/enumerate/control.py",
+        "yielded = g.eval_block(body, inner, Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))",
+        "yielded = g.eval_block(body, inner, Ctx(ctx.pred, ctx.iters + (t,), ctx.exact, ctx.stack))",
+        "a program whose loop has finished still runs the later iterations of the body",
+    ),
+    M(
+        "for-blend-ignored",
+        "engines/enumerate/control.py",
+        "values = [blend(active, new, old, op) for new, old in zip(yielded, values)]",
+        "values = list(yielded)",
+        "loop-carried values of finished programs keep changing (active predicate not blended)",
+        gap=(
+            "conformance kernel using a loop's final value after the loop: pos += 2 for k in range(pid + 1); "
+            "load x_ptr + pos + arange"
+        ),
+    ),
+    M(
+        "for-iter-args-misbound",
+        "engines/enumerate/control.py",
+        "        for name, v in zip(carried, values):\n            inner[name] = v",
+        "        for name, v in zip(carried, values[::-1]):\n            inner[name] = v",
+        "scf.for iter_args are bound to the carried values in reverse order",
+    ),
+    M(
+        "if-then-pred-ignored",
+        "engines/enumerate/control.py",
+        "Ctx(ctx.pred & c, ctx.iters, ctx.exact, ctx.stack)",
+        "Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack)",
+        "scf.if then-branch runs for every program, whatever the condition",
+    ),
+    M(
+        "if-else-pred-ignored",
+        "engines/enumerate/control.py",
+        "Ctx(ctx.pred & ~c, ctx.iters, ctx.exact, ctx.stack)",
+        "Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack)",
+        "scf.if else-branch runs for every program (predicate not applied to the else branch)",
+    ),
+    M(
+        "if-results-then-only",
+        "engines/enumerate/control.py",
+        "return [blend(c, t, e, op) for t, e in zip(then_v, else_v)]",
+        "return [t for t, e in zip(then_v, else_v)]",
+        "scf.if results are always the then-branch's values",
+        gap=(
+            "conformance kernel: if pid > 0: lo = pid * BLOCK - 1 (+ a store) else: lo = 0 (+ a store); load "
+            "x_ptr + lo + arange"
+        ),
+    ),
+    M(
+        "data-branch-exact",
+        "engines/enumerate/control.py",
+        "sides.append(g.eval_block(block, inner, Ctx(ctx.pred, ctx.iters, False, ctx.stack)))",
+        "sides.append(g.eval_block(block, inner, Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack)))",
+        "accesses under a branch on loaded data are reported as exact",
+        gap=(
+            "conformance kernel: if tl.load(flag_ptr + pid) > 0: copy the block (the oracle skips about half the programs)"
+        ),
+    ),
+    M(
+        "while-stops-when-one-program-leaves",
+        "engines/enumerate/control.py",
+        "        if not c.any():\n            if t == 0:",
+        "        if not c.all():\n            if t == 0:",
+        "scf.while stops as soon as one program's condition is false instead of when all are",
+    ),
+    M(
+        "while-results-not-blended",
+        "engines/enumerate/control.py",
+        "final = forwarded if final is None else [blend(leaving, f, old, op) for f, old in zip(forwarded, final)]",
+        "final = forwarded",
+        "scf.while results are the last iteration's values for every program, not each program's own exit",
+        equivalent="carried values of a program that left are frozen by the carried-value blend, and the "
+        "before-region is a pure function of them, so its later forwarded values equal those "
+        "at the program's exit",
+    ),
+    M(
+        "while-body-ignores-condition",
+        "engines/enumerate/control.py",
+        "yielded = g.eval_block(after, inner, Ctx(c, ctx.iters + (t,), ctx.exact, ctx.stack))",
+        "yielded = g.eval_block(after, inner, Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))",
+        "scf.while body also runs, once more, for programs whose condition just became false",
+        gap="conformance kernel: unmasked grid-stride while loop with uneven trip counts, grid (3,), n=160, BLOCK=32",
+    ),
+    M(
+        "call-args-misbound",
+        "engines/enumerate/control.py",
+        "inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands)}",
+        "inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands[1::-1] + op.operands[2:])}",
+        "tt.call binds the callee's first two parameters to each other's arguments",
+        gap=(
+            "already wrong on helper_noinline.py, but as an out-of-vocabulary refusal, which the conformance "
+            "test tolerates: pin the expected refusals"
+        ),
+    ),
     # ------------------------------------------------------------ reader (ttir/reader.py)
-    M("result-count-not-expanded", "ttir/reader.py",
-      'out.extend(f"{name}#{i}" for i in range(int(count)))',
-      "out.append(name)",
-      "`%x:3 = ...` defines one result instead of %x#0, %x#1, %x#2"),
-    M("loc-not-stripped", "ttir/reader.py",
-      'return (line[:idx] + (" " + suffix if suffix else "")).rstrip(), body[:end]',
-      "return line, body[:end]",
-      "the trailing `loc(...)` stays in the op text (types and attributes are read through it)"),
-    M("for-bindings-as-operands", "ttir/reader.py",
-      "operands = [o for o in operands if o not in bound]",
-      "operands = operands",
-      "scf.for/while: the induction variable and iter_args names are read as operands"),
-    M("alignment-check-disabled", "ttir/reader.py",
-      "    mlir_module.walk(visit)",
-      "    return",
-      "the parsed ops are never compared with the MLIR bindings' walk"),
-    M("alignment-operand-count-ignored", "ttir/reader.py",
-      "(b[1] != p[1] and not _operand_count_exempt(p[0]))",
-      "False",
-      "the alignment check compares op names and result counts but not operand counts"),
+    M(
+        "result-count-not-expanded",
+        "ttir/reader.py",
+        'out.extend(f"{name}#{i}" for i in range(int(count)))',
+        "out.append(name)",
+        "`%x:3 = ...` defines one result instead of %x#0, %x#1, %x#2",
+    ),
+    M(
+        "loc-not-stripped",
+        "ttir/reader.py",
+        'return (line[:idx] + (" " + suffix if suffix else "")).rstrip(), body[:end]',
+        "return line, body[:end]",
+        "the trailing `loc(...)` stays in the op text (types and attributes are read through it)",
+    ),
+    M(
+        "for-bindings-as-operands",
+        "ttir/reader.py",
+        "operands = [o for o in operands if o not in bound]",
+        "operands = operands",
+        "scf.for/while: the induction variable and iter_args names are read as operands",
+    ),
+    M(
+        "alignment-check-disabled",
+        "ttir/reader.py",
+        "    mlir_module.walk(visit)",
+        "    return",
+        "the parsed ops are never compared with the MLIR bindings' walk",
+    ),
+    M(
+        "alignment-operand-count-ignored",
+        "ttir/reader.py",
+        "(b[1] != p[1] and not _operand_count_exempt(p[0]))",
+        "False",
+        "the alignment check compares op names and result counts but not operand counts",
+    ),
     # ------------------------------------------------------------ the affine summary (engines/affine/)
-    M("affine-fusion-ignores-constraints", "engines/affine/box.py",
-      "and (C[:, b] == C[:, a] * ext[a]).all():",
-      ":",
-      "two variables fuse even when a constraint sees them in another ratio"),
-    M("affine-implied-constraint-off-by-one", "engines/affine/box.py",
-      "keep = ~(lo >= 0).all(axis=0)",
-      "keep = ~(lo >= -1).all(axis=0)",
-      "a constraint violated at one corner of the box is dropped as implied"),
-    M("affine-upper-bound-off-by-one", "engines/affine/box.py",
-      "hi[:, v] = np.minimum(hi[:, v], K[:, j] // (-a) + 1)",
-      "hi[:, v] = np.minimum(hi[:, v], K[:, j] // (-a))",
-      "a single-variable upper bound excludes its last value"),
-    M("affine-lower-bound-floor", "engines/affine/box.py",
-      "lo[:, v] = np.maximum(lo[:, v], -(K[:, j] // a))",
-      "lo[:, v] = np.maximum(lo[:, v], (-K[:, j]) // a)",
-      "a single-variable lower bound rounds down instead of up"),
-    M("affine-lattice-unchecked", "engines/affine/box.py",
-      "        if not (blocks == blocks[:, :1] + np.arange(n, dtype=np.int64)[None, :, None] * d).all():\n            return None",
-      "        pass",
-      "program constants are factored into a lattice without checking every block"),
-    M("affine-division-without-divisibility", "engines/affine/handlers.py",
-      "if all(x % d == 0 for x in a.k.values()):",
-      "if True:",
-      "a division of a lane form divides its coefficients even when they are not multiples"),
-    M("affine-induction-step-dropped", "engines/affine/control.py",
-      "    return int(d.reshape(-1)[0])",
-      "    return 0",
-      "a loop-carried pointer is taken as loop-invariant"),
-    M("affine-trip-constraint-dropped", "engines/affine/control.py",
-      "ctx.cons + (Form(trips - 1, {t: -1}, (), 64),) if T > 1 else ctx.cons",
-      "ctx.cons",
-      "every program runs the longest program's trip count"),
-    M("affine-hidden-variable-worst-value", "engines/affine/box.py",
-      "best = ext[h] - 1 if (signs > 0).any() else 0",
-      "best = 0",
-      "a variable only constraints see is fixed at 0 even where its largest value is loosest"),
-    M("affine-min-region-flipped", "engines/affine/handlers.py",
-      "# a wins where a <= b: b - a >= 0\n                    a_wins = Form(b.c - a.c, coeffs((b.k, 1), (a.k, -1)), shape, 64)",
-      "# a wins where a <= b: b - a >= 0\n                    a_wins = Form(a.c - b.c, coeffs((a.k, 1), (b.k, -1)), shape, 64)",
-      "a lane-varying minimum picks the larger value on each region"),
-    M("affine-select-else-region-not-negated", "engines/affine/forms.py",
-      "falses = [side + tuple(cons[:i]) + (negate(cons[i]),) for i in range(len(cons))]",
-      "falses = [side + tuple(cons[:i]) + (cons[i],) for i in range(len(cons))]",
-      "a select on a lane condition takes its else value where the condition holds"),
-    M("affine-slt-as-sle", "engines/affine/handlers.py",
-      '"slt": (one(neg),)',
-      '"slt": (neg,)',
-      "a < b is summarized as a <= b"),
+    M(
+        "affine-fusion-ignores-constraints",
+        "engines/affine/box.py",
+        "            if coef[a] and coef[b] == coef[a] * ext[a] and (C[:, b] == C[:, a] * ext[a]).all():\n",
+        "            if coef[a] and coef[b] == coef[a] * ext[a]:\n",
+        "two variables fuse even when a constraint sees them in another ratio",
+    ),
+    M(
+        "affine-implied-constraint-off-by-one",
+        "engines/affine/box.py",
+        "keep = ~(lo >= 0).all(axis=0)",
+        "keep = ~(lo >= -1).all(axis=0)",
+        "a constraint violated at one corner of the box is dropped as implied",
+    ),
+    M(
+        "affine-upper-bound-off-by-one",
+        "engines/affine/box.py",
+        "hi[:, v] = np.minimum(hi[:, v], K[:, j] // (-a) + 1)",
+        "hi[:, v] = np.minimum(hi[:, v], K[:, j] // (-a))",
+        "a single-variable upper bound excludes its last value",
+    ),
+    M(
+        "affine-lower-bound-floor",
+        "engines/affine/box.py",
+        "lo[:, v] = np.maximum(lo[:, v], -(K[:, j] // a))",
+        "lo[:, v] = np.maximum(lo[:, v], (-K[:, j]) // a)",
+        "a single-variable lower bound rounds down instead of up",
+    ),
+    M(
+        "affine-lattice-unchecked",
+        "engines/affine/box.py",
+        "        if not (blocks == blocks[:, :1] + np.arange(n, dtype=np.int64)[None, :, None] * d).all():\n            return None",
+        "        pass",
+        "program constants are factored into a lattice without checking every block",
+    ),
+    M(
+        "affine-division-without-divisibility",
+        "engines/affine/handlers.py",
+        "if all(x % d == 0 for x in a.k.values()):",
+        "if True:",
+        "a division of a lane form divides its coefficients even when they are not multiples",
+    ),
+    M(
+        "affine-induction-step-dropped",
+        "engines/affine/control.py",
+        "    return int(d.reshape(-1)[0])",
+        "    return 0",
+        "a loop-carried pointer is taken as loop-invariant",
+    ),
+    M(
+        "affine-trip-constraint-dropped",
+        "engines/affine/control.py",
+        "ctx.cons + (Form(trips - 1, {t: -1}, (), 64),) if T > 1 else ctx.cons",
+        "ctx.cons",
+        "every program runs the longest program's trip count",
+    ),
+    M(
+        "affine-hidden-variable-worst-value",
+        "engines/affine/box.py",
+        "best = ext[h] - 1 if (signs > 0).any() else 0",
+        "best = 0",
+        "a variable only constraints see is fixed at 0 even where its largest value is loosest",
+    ),
+    M(
+        "affine-min-region-flipped",
+        "engines/affine/handlers.py",
+        "# a wins where a <= b: b - a >= 0\n                    a_wins = Form(b.c - a.c, coeffs((b.k, 1), (a.k, -1)), shape, 64)",
+        "# a wins where a <= b: b - a >= 0\n                    a_wins = Form(a.c - b.c, coeffs((a.k, 1), (b.k, -1)), shape, 64)",
+        "a lane-varying minimum picks the larger value on each region",
+    ),
+    M(
+        "affine-select-else-region-not-negated",
+        "engines/affine/forms.py",
+        "falses = [side + tuple(cons[:i]) + (negate(cons[i]),) for i in range(len(cons))]",
+        "falses = [side + tuple(cons[:i]) + (cons[i],) for i in range(len(cons))]",
+        "a select on a lane condition takes its else value where the condition holds",
+    ),
+    M(
+        "affine-slt-as-sle",
+        "engines/affine/handlers.py",
+        '"slt": (one(neg),)',
+        '"slt": (neg,)',
+        "a < b is summarized as a <= b",
+    ),
     # ------------------------------------------------------------ control-flow graphs (early returns)
-    M("cfg-entry-block-only", "engines/enumerate/graph.py",
-      "        if cfg.is_graph(body):\n            return cfg.run(body, env, ctx, self)\n        return self.eval_block(body.blocks[0], env, ctx)\n\n    def eval_block(self, block: Block, env: dict[str, Value], ctx: Ctx) -> list[Value]:\n        term = self.eval_ops(block, env, ctx)\n        if term is not None and term.name in (\"scf.yield\", \"tt.return\", \"scf.condition\"):\n            return [self.get(env, o) for o in term.operands]\n        if term is not None and term.successors:\n            raise",
-      "        if False:\n            return cfg.run(body, env, ctx, self)\n        return self.eval_block(body.blocks[0], env, ctx)\n\n    def eval_block(self, block: Block, env: dict[str, Value], ctx: Ctx) -> list[Value]:\n        term = self.eval_ops(block, env, ctx)\n        if term is not None and term.name in (\"scf.yield\", \"tt.return\", \"scf.condition\"):\n            return [self.get(env, o) for o in term.operands]\n        if False:\n            raise",
-      "the enumeration evaluates only the entry block of a function body (the bug that hid every access "
-      "after an early return)"),
-    M("cfg-cond-br-ignored", "ttir/cfg.py",
-      "c = np.broadcast_to(c, (P,))",
-      "c = np.ones(P, dtype=bool)",
-      "a program-uniform cf.cond_br always takes its first successor"),
-    M("cfg-false-edge-not-negated", "ttir/cfg.py",
-      "(m & ~c, must[i] & ~c)",
-      "(m & c, must[i] & c)",
-      "the false successor of a cf.cond_br runs for the programs of the true one"),
-    M("cfg-data-branch-always-taken", "ttir/cfg.py",
-      "choices = [(m, none), (m, none)]",
-      "choices = [(m, m), (none, none)]",
-      "a branch on loaded data is taken for certain (its other successor never runs)"),
-    M("cfg-may-reach-skipped", "ttir/cfg.py",
-      "        m = may[i]\n        if not m.any():",
-      "        m = may[i]\n        if not must[i].any():",
-      "a block only some paths reach (after a data-dependent branch) is skipped as unreachable"),
-    M("cfg-join-overlap-blended", "engines/enumerate/graph.py",
-      "        if (total > 1).any():     # edges chosen by loaded data overlap",
-      "        if False:     # edges chosen by loaded data overlap",
-      "a block argument reached by overlapping data-dependent edges takes one edge's value"),
-    M("ptr-choice-drops-candidate", "engines/enumerate/table.py",
-      "    for side, pick in ((a, True), (b, False)):",
-      "    for side, pick in ((a, True),):",
-      "a pointer select keeps only its first candidate"),
-    M("ptr-choice-lanes-not-negated", "engines/enumerate/table.py",
-      "            c = c if pick else ~c",
-      "            c = c",
-      "both candidates of a pointer select are taken on the lanes that pick the first"),
-    M("accounting-off", "engines/accounting.py",
-      "    missing = [op for ctx, op in wanted.items() if ctx not in seen]",
-      "    missing = []",
-      "the run-time check that every reachable memory op was examined is disabled"),
-    M("reader-blocks-flattened", "ttir/reader.py",
-      "                if blocks[-1].ops or blocks[-1].label:",
-      "                if False:",
-      "the reader ignores block labels and puts every op of a body in one block"),
-    M("affine-branch-condition-ignored", "engines/affine/summary.py",
-      "        return np.broadcast_to(value.pred, (self.P,))",
-      "        return np.ones(self.P, dtype=bool)",
-      "the affine summary takes every program-uniform branch"),
+    M(
+        "cfg-entry-block-only",
+        "engines/enumerate/graph.py",
+        '        if cfg.is_graph(body):\n            return cfg.run(body, env, ctx, self)\n        return self.eval_block(body.blocks[0], env, ctx)\n\n    def eval_block(self, block: Block, env: dict[str, Value], ctx: Ctx) -> list[Value]:\n        term = self.eval_ops(block, env, ctx)\n        if term is not None and term.name in ("scf.yield", "tt.return", "scf.condition"):\n            return [self.get(env, o) for o in term.operands]\n        if term is not None and term.successors:\n            raise',
+        '        if False:\n            return cfg.run(body, env, ctx, self)\n        return self.eval_block(body.blocks[0], env, ctx)\n\n    def eval_block(self, block: Block, env: dict[str, Value], ctx: Ctx) -> list[Value]:\n        term = self.eval_ops(block, env, ctx)\n        if term is not None and term.name in ("scf.yield", "tt.return", "scf.condition"):\n            return [self.get(env, o) for o in term.operands]\n        if False:\n            raise',
+        "the enumeration evaluates only the entry block of a function body (the bug that hid every access "
+        "after an early return)",
+    ),
+    M(
+        "cfg-cond-br-ignored",
+        "ttir/cfg.py",
+        "c = np.broadcast_to(c, (P,))",
+        "c = np.ones(P, dtype=bool)",
+        "a program-uniform cf.cond_br always takes its first successor",
+    ),
+    M(
+        "cfg-false-edge-not-negated",
+        "ttir/cfg.py",
+        "(m & ~c, must[i] & ~c)",
+        "(m & c, must[i] & c)",
+        "the false successor of a cf.cond_br runs for the programs of the true one",
+    ),
+    M(
+        "cfg-data-branch-always-taken",
+        "ttir/cfg.py",
+        "choices = [(m, none), (m, none)]",
+        "choices = [(m, m), (none, none)]",
+        "a branch on loaded data is taken for certain (its other successor never runs)",
+    ),
+    M(
+        "cfg-may-reach-skipped",
+        "ttir/cfg.py",
+        "        m = may[i]\n        if not m.any():",
+        "        m = may[i]\n        if not must[i].any():",
+        "a block only some paths reach (after a data-dependent branch) is skipped as unreachable",
+    ),
+    M(
+        "cfg-join-overlap-blended",
+        "engines/enumerate/graph.py",
+        "        if (total > 1).any():  # edges chosen by loaded data overlap: either value may arrive\n",
+        "        if False:  # edges chosen by loaded data overlap: either value may arrive\n",
+        "a block argument reached by overlapping data-dependent edges takes one edge's value",
+    ),
+    M(
+        "ptr-choice-drops-candidate",
+        "engines/enumerate/table.py",
+        "    for side, pick in ((a, True), (b, False)):",
+        "    for side, pick in ((a, True),):",
+        "a pointer select keeps only its first candidate",
+    ),
+    M(
+        "ptr-choice-lanes-not-negated",
+        "engines/enumerate/table.py",
+        "            c = c if pick else ~c",
+        "            c = c",
+        "both candidates of a pointer select are taken on the lanes that pick the first",
+    ),
+    M(
+        "accounting-off",
+        "engines/accounting.py",
+        "    missing = [op for ctx, op in wanted.items() if ctx not in seen]",
+        "    missing = []",
+        "the run-time check that every reachable memory op was examined is disabled",
+    ),
+    M(
+        "reader-blocks-flattened",
+        "ttir/reader.py",
+        "                if blocks[-1].ops or blocks[-1].label:",
+        "                if False:",
+        "the reader ignores block labels and puts every op of a body in one block",
+    ),
+    M(
+        "affine-branch-condition-ignored",
+        "engines/affine/summary.py",
+        "        return np.broadcast_to(value.pred, (self.P,))",
+        "        return np.ones(self.P, dtype=bool)",
+        "the affine summary takes every program-uniform branch",
+    ),
     # ------------------------------------------------------------ value ranges, views, races
-    M("range-add-upper-from-lower", "engines/ranges.py",
-      "        return RangeV(alo + blo, ahi + bhi, bits, undef, src)",
-      "        return RangeV(alo + blo, ahi + blo, bits, undef, src)",
-      "a sum of intervals takes its upper end from the other operand's lower end"),
-    M("range-mul-corners-unordered", "engines/ranges.py",
-      "        lo, hi = corners.min(axis=0), corners.max(axis=0)",
-      "        lo, hi = corners[0], corners[3]",
-      "a product of intervals takes lo·lo and hi·hi as its ends (wrong for negative factors)"),
-    M("range-slt-decided-by-lower-ends", "engines/ranges.py",
-      '"slt": (ahi < blo, alo >= bhi)',
-      '"slt": (alo < blo, alo >= bhi)',
-      "a < b is taken as always true when only the lower ends compare"),
-    M("range-span-exact", "engines/enumerate/recording.py",
-      "        site = self._site(op, kind, ptr.arg, ctx)\n        site.exact = False\n        site.tagged = None",
-      "        site = self._site(op, kind, ptr.arg, ctx)\n        site.tagged = None",
-      "an address from a declared-range index is reported as exact (a TL002 becomes a definite TL001)"),
-    M("view-check-off", "engines/views.py",
-      "    if inside.all():\n        return None",
-      "    if True:\n        return None",
-      "accesses outside their view are never reported"),
-    M("race-store-overlap-ignored", "clients/race.py",
-      "        hit = np.flatnonzero(stores.starts[1:] < reach[:-1])",
-      "        hit = np.flatnonzero(stores.starts[1:] < stores.starts[:-1])",
-      "two programs storing the same element are not seen"),
-    M("race-load-program-ignored", "clients/race.py",
-      "    same = (run_id[safe_lo] == run_id[safe_hi]) & (stores.progs[safe_lo] == loads.progs)",
-      "    same = (run_id[safe_lo] == run_id[safe_hi])",
-      "a load of an element another program stores counts as the same program's"),
-    M("race-quick-proof-ignores-double-stores", "clients/race.py",
-      "    if total != union:\n        return False",
-      "    if False:\n        return False",
-      "the quick no-race proof accepts stores whose runs cover some element twice"),
+    M(
+        "range-add-upper-from-lower",
+        "engines/ranges.py",
+        "        return RangeV(alo + blo, ahi + bhi, bits, undef, src)",
+        "        return RangeV(alo + blo, ahi + blo, bits, undef, src)",
+        "a sum of intervals takes its upper end from the other operand's lower end",
+    ),
+    M(
+        "range-mul-corners-unordered",
+        "engines/ranges.py",
+        "        lo, hi = corners.min(axis=0), corners.max(axis=0)",
+        "        lo, hi = corners[0], corners[3]",
+        "a product of intervals takes lo·lo and hi·hi as its ends (wrong for negative factors)",
+    ),
+    M(
+        "range-slt-decided-by-lower-ends",
+        "engines/ranges.py",
+        '"slt": (ahi < blo, alo >= bhi)',
+        '"slt": (alo < blo, alo >= bhi)',
+        "a < b is taken as always true when only the lower ends compare",
+    ),
+    M(
+        "range-span-exact",
+        "engines/enumerate/recording.py",
+        "        site = self._site(op, kind, ptr.arg, ctx)\n        site.exact = False\n        site.tagged = None",
+        "        site = self._site(op, kind, ptr.arg, ctx)\n        site.tagged = None",
+        "an address from a declared-range index is reported as exact (a TL002 becomes a definite TL001)",
+    ),
+    M(
+        "view-check-off",
+        "engines/views.py",
+        "    if inside.all():\n        return None",
+        "    if True:\n        return None",
+        "accesses outside their view are never reported",
+    ),
+    M(
+        "race-store-overlap-ignored",
+        "clients/race.py",
+        "        hit = np.flatnonzero(stores.starts[1:] < reach[:-1])",
+        "        hit = np.flatnonzero(stores.starts[1:] < stores.starts[:-1])",
+        "two programs storing the same element are not seen",
+    ),
+    M(
+        "race-load-program-ignored",
+        "clients/race.py",
+        "    same = (run_id[safe_lo] == run_id[safe_hi]) & (stores.progs[safe_lo] == loads.progs)\n",
+        "    same = run_id[safe_lo] == run_id[safe_hi]\n",
+        "a load of an element another program stores counts as the same program's",
+    ),
+    M(
+        "race-quick-proof-ignores-double-stores",
+        "clients/race.py",
+        "    if total != union:\n        return False",
+        "    if False:\n        return False",
+        "the quick no-race proof accepts stores whose runs cover some element twice",
+    ),
     # ------------------------------------------------------------ guards, trip counts and lane races (issue 23)
-    M("guard-if-wrong-edge", "engines/enumerate/control.py",
-      "for polarity, block in ((True, then_b), (False, else_b)):",
-      "for polarity, block in ((False, then_b), (True, else_b)):",
-      "a data branch narrows its then-side by the else-side's facts and back (a guard on the wrong edge)"),
-    M("guard-if-kept-after-join", "engines/enumerate/control.py",
-      "            inner = dict(env)\n            if cond.why == \"data\":",
-      "            inner = env\n            if cond.why == \"data\":",
-      "a data branch's narrowed values stay in the environment after the if"),
-    M("guard-cfg-kept-after-join", "ttir/cfg.py",
-      "over = narrowed.get(i, {}) if edges_in[i] <= 1 else {}",
-      "over = narrowed.get(i, {})",
-      "an early-return edge's narrowing is kept in a block that other edges reach too"),
-    M("guard-cfg-into-shared-env", "ttir/cfg.py",
-      "benv = {**env, **over} if over else env",
-      "benv = env.update(over) or env",
-      "a block's narrowed values are written into the environment every later block shares"),
-    M("guard-cfg-wrong-edge", "ttir/cfg.py",
-      "edge_values(term, pol, benv, ctx)} for pol in (True, False)]",
-      "edge_values(term, pol, benv, ctx)} for pol in (False, True)]",
-      "cf.cond_br's true successor gets the false edge's narrowing and back"),
-    M("guard-lane-origins-unchecked", "engines/enumerate/guards.py",
-      "            if not _same(want, a, shape):\n                return False",
-      "            if False:\n                return False",
-      "a lane fact reaches an address through any lanes (a transposed index keeps its guard)"),
-    M("guard-impossible-lanes-kept-wrong", "engines/enumerate/guards.py",
-      "return mask_and(mask, IntV(~impossible, 1))",
-      "return mask_and(mask, IntV(impossible, 1))",
-      "the lanes where a guard cannot hold are the only ones kept"),
-    M("refine-sle-strict", "engines/ranges.py",
-      "    elif pred == \"sle\":\n        hi = np.minimum(hi, yhi)",
-      "    elif pred == \"sle\":\n        hi = np.minimum(hi, yhi - 1)",
-      "x <= y narrows x below y (as x < y would): the off-by-one guard reads as safe"),
-    M("refine-ne-any-end", "engines/ranges.py",
-      "point = ylo == yhi           # only a known value can be removed, and only at an end",
-      "point = np.ones(np.broadcast_shapes(ylo.shape, yhi.shape), bool)",
-      "x != y removes y's low end from x even when y is not one known value"),
-    M("snap-skips-gaps-wrongly", "engines/ranges.py",
-      "    lo = np.maximum(r.lo, los[i])",
-      "    lo = np.maximum(r.lo, his[i])",
-      "a narrowed low end snaps to the top of its declared interval instead of its bottom"),
-    M("for-ranged-trips-from-low-end", "engines/enumerate/control.py",
-      "most = np.where(ctx.pred, np.maximum(0, -((lblo - ubhi) // stv)), 0)",
-      "most = np.where(ctx.pred, np.maximum(0, -((lblo - ublo) // stv)), 0)",
-      "a ranged loop runs as many trips as its lowest end allows, not its highest"),
-    M("for-ranged-iv-below-end", "engines/enumerate/control.py",
-      "lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1)",
-      "lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1 - stv)",
-      "a ranged loop's induction variable is kept a step below its highest end"),
-    M("while-settled-after-one", "engines/enumerate/control.py",
-      "        if all(_same_value(a, b) for a, b in zip(grown, carried)) and (go == active).all():",
-      "        if True:",
-      "a data-dependent while loop stops after one more iteration, settled or not"),
-    M("reduce-range-sum-of-lows", "engines/enumerate/control.py",
-      "    out = RangeV(fn(v.lo), fn(v.hi), v.bits)",
-      "    out = RangeV(fn(v.lo), fn(v.lo), v.bits)",
-      "a reduction of a ranged tensor keeps only the sum (max, min) of its low ends"),
-    M("lane-race-values-ignored", "engines/enumerate/recording.py",
-      "            differ = dup & (vals[1:] != vals[:-1])",
-      "            differ = dup & False",
-      "lanes storing different known values to one element are taken as storing the same"),
-    M("possible-race-lanes-merged", "clients/race.py",
-      "            key = prog * (1 << 24) + (lanes + 1) if by_lane else prog",
-      "            key = prog",
-      "two lanes of one program whose bounds meet are not a possible race"),
-    M("possible-race-ignored", "clients/race.py",
-      "    hit = np.flatnonzero(reach[:-1] > runs.starts[1:])",
-      "    hit = np.flatnonzero(reach[:-1] < reach[:-1])",
-      "stores of different programs or lanes whose bounds meet are not a possible race"),
-
+    M(
+        "guard-if-wrong-edge",
+        "engines/enumerate/control.py",
+        "for polarity, block in ((True, then_b), (False, else_b)):",
+        "for polarity, block in ((False, then_b), (True, else_b)):",
+        "a data branch narrows its then-side by the else-side's facts and back (a guard on the wrong edge)",
+    ),
+    M(
+        "guard-if-kept-after-join",
+        "engines/enumerate/control.py",
+        '            inner = dict(env)\n            if cond.why == "data":',
+        '            inner = env\n            if cond.why == "data":',
+        "a data branch's narrowed values stay in the environment after the if",
+    ),
+    M(
+        "guard-cfg-kept-after-join",
+        "ttir/cfg.py",
+        "over = narrowed.get(i, {}) if edges_in[i] <= 1 else {}",
+        "over = narrowed.get(i, {})",
+        "an early-return edge's narrowing is kept in a block that other edges reach too",
+    ),
+    M(
+        "guard-cfg-into-shared-env",
+        "ttir/cfg.py",
+        "benv = {**env, **over} if over else env",
+        "benv = env.update(over) or env",
+        "a block's narrowed values are written into the environment every later block shares",
+    ),
+    M(
+        "guard-cfg-wrong-edge",
+        "ttir/cfg.py",
+        "edge_values(term, pol, benv, ctx)} for pol in (True, False)]",
+        "edge_values(term, pol, benv, ctx)} for pol in (False, True)]",
+        "cf.cond_br's true successor gets the false edge's narrowing and back",
+    ),
+    M(
+        "guard-lane-origins-unchecked",
+        "engines/enumerate/guards.py",
+        "            if not _same(want, a, shape):\n                return False",
+        "            if False:\n                return False",
+        "a lane fact reaches an address through any lanes (a transposed index keeps its guard)",
+    ),
+    M(
+        "guard-impossible-lanes-kept-wrong",
+        "engines/enumerate/guards.py",
+        "return mask_and(mask, IntV(~impossible, 1))",
+        "return mask_and(mask, IntV(impossible, 1))",
+        "the lanes where a guard cannot hold are the only ones kept",
+    ),
+    M(
+        "refine-sle-strict",
+        "engines/ranges.py",
+        '    elif pred == "sle":\n        hi = np.minimum(hi, yhi)',
+        '    elif pred == "sle":\n        hi = np.minimum(hi, yhi - 1)',
+        "x <= y narrows x below y (as x < y would): the off-by-one guard reads as safe",
+    ),
+    M(
+        "refine-ne-any-end",
+        "engines/ranges.py",
+        "        point = ylo == yhi  # only a known value can be removed, and only at an end\n",
+        "        point = np.ones(np.broadcast_shapes(ylo.shape, yhi.shape), bool)\n",
+        "x != y removes y's low end from x even when y is not one known value",
+    ),
+    M(
+        "snap-skips-gaps-wrongly",
+        "engines/ranges.py",
+        "    lo = np.maximum(r.lo, los[i])",
+        "    lo = np.maximum(r.lo, his[i])",
+        "a narrowed low end snaps to the top of its declared interval instead of its bottom",
+    ),
+    M(
+        "for-ranged-trips-from-low-end",
+        "engines/enumerate/control.py",
+        "most = np.where(ctx.pred, np.maximum(0, -((lblo - ubhi) // stv)), 0)",
+        "most = np.where(ctx.pred, np.maximum(0, -((lblo - ublo) // stv)), 0)",
+        "a ranged loop runs as many trips as its lowest end allows, not its highest",
+    ),
+    M(
+        "for-ranged-iv-below-end",
+        "engines/enumerate/control.py",
+        "lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1)",
+        "lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1 - stv)",
+        "a ranged loop's induction variable is kept a step below its highest end",
+    ),
+    M(
+        "while-settled-after-one",
+        "engines/enumerate/control.py",
+        "        if all(_same_value(a, b) for a, b in zip(grown, carried)) and (go == active).all():",
+        "        if True:",
+        "a data-dependent while loop stops after one more iteration, settled or not",
+    ),
+    M(
+        "reduce-range-sum-of-lows",
+        "engines/enumerate/control.py",
+        "    out = RangeV(fn(v.lo), fn(v.hi), v.bits)",
+        "    out = RangeV(fn(v.lo), fn(v.lo), v.bits)",
+        "a reduction of a ranged tensor keeps only the sum (max, min) of its low ends",
+    ),
+    M(
+        "lane-race-values-ignored",
+        "engines/enumerate/recording.py",
+        "            differ = dup & (vals[1:] != vals[:-1])",
+        "            differ = dup & False",
+        "lanes storing different known values to one element are taken as storing the same",
+    ),
+    M(
+        "possible-race-lanes-merged",
+        "clients/race.py",
+        "            key = prog * (1 << 24) + (lanes + 1) if by_lane else prog",
+        "            key = prog",
+        "two lanes of one program whose bounds meet are not a possible race",
+    ),
+    M(
+        "possible-race-ignored",
+        "clients/race.py",
+        "    hit = np.flatnonzero(reach[:-1] > runs.starts[1:])",
+        "    hit = np.flatnonzero(reach[:-1] < reach[:-1])",
+        "stores of different programs or lanes whose bounds meet are not a possible race",
+    ),
     # ------------------------------------------------------------ TL100's example launch (suggest.py, synth.py)
-    M("suggest-grid-every-axis", "suggest.py",
-      "    axes = [2 if a in used else 1 for a in range(3)]",
-      "    axes = [2 for a in range(3)]",
-      "the suggested grid spans axes the kernel never reads a program id of (its programs race)"),
-    M("suggest-no-read-back", "suggest.py",
-      "    if errors:\n        return \"\", errors[0].message",
-      "    if False:\n        return \"\", errors[0].message",
-      "a suggestion the file's own scanner rejects is offered anyway"),
-    M("synth-strides-not-row-major", "compile/synth.py",
-      "            out[p] = value\n            value *= INT_VALUE",
-      "            out[p] = INT_VALUE",
-      "every stride of a tensor gets the same placeholder value (rows alias)"),
+    M(
+        "suggest-grid-every-axis",
+        "suggest.py",
+        "    axes = [2 if a in used else 1 for a in range(3)]",
+        "    axes = [2 for a in range(3)]",
+        "the suggested grid spans axes the kernel never reads a program id of (its programs race)",
+    ),
+    M(
+        "suggest-no-read-back",
+        "suggest.py",
+        '    if errors:\n        return "", errors[0].message',
+        '    if False:\n        return "", errors[0].message',
+        "a suggestion the file's own scanner rejects is offered anyway",
+    ),
+    M(
+        "synth-strides-not-row-major",
+        "compile/synth.py",
+        "            out[p] = value\n            value *= INT_VALUE",
+        "            out[p] = INT_VALUE",
+        "every stride of a tensor gets the same placeholder value (rows alias)",
+    ),
     # ------------------------------------------------------------ the grid engine (engines/grid/)
-    M("grid-rem-as-div", "engines/grid/handlers.py",
-      '        return [_divmod(g, op, a, b, shape, bits, "rem")]',
-      '        return [_divmod(g, op, a, b, shape, bits, "div")]',
-      "the grid engine drops its `%` case: a remainder is evaluated as the quotient"),
-    M("grid-unconfirmed-definite", "engines/grid/witness.py",
-      '"element": entry["element"], "exact": False}',
-      '"element": entry["element"], "exact": True, "confirmed": True}',
-      "a grid bound that leaves the storage, confirmed by no concrete run, is reported as definite (TL001)"),
-    M("grid-narrow-by-one", "engines/grid/graph.py",
-      "                        hi = np.minimum(hi, rest // (-k))",
-      "                        hi = np.minimum(hi, rest // (-k) - 1)",
-      "a mask atom narrows a variable's upper bound by one too many (the last lane a program runs is lost)"),
-    M("grid-interval-end-by-one", "engines/grid/graph.py",
-      "        s.add_intervals(elo, ehi + 1)",
-      "        s.add_intervals(elo, ehi)",
-      "a grid footprint's per-lane interval ends one element early (the inclusive bound taken as exclusive)"),
+    M(
+        "grid-rem-as-div",
+        "engines/grid/handlers.py",
+        '        return [_divmod(g, op, a, b, shape, bits, "rem")]',
+        '        return [_divmod(g, op, a, b, shape, bits, "div")]',
+        "the grid engine drops its `%` case: a remainder is evaluated as the quotient",
+    ),
+    M(
+        "grid-unconfirmed-definite",
+        "engines/grid/witness.py",
+        '                "exact": False,\n',
+        '                "exact": True,\n                "confirmed": True,\n',
+        "a grid bound that leaves the storage, confirmed by no concrete run, is reported as definite (TL001)",
+    ),
+    M(
+        "grid-narrow-by-one",
+        "engines/grid/graph.py",
+        "                        hi = np.minimum(hi, rest // (-k))",
+        "                        hi = np.minimum(hi, rest // (-k) - 1)",
+        "a mask atom narrows a variable's upper bound by one too many (the last lane a program runs is lost)",
+    ),
+    M(
+        "grid-interval-end-by-one",
+        "engines/grid/graph.py",
+        "        s.add_intervals(elo, ehi + 1)",
+        "        s.add_intervals(elo, ehi)",
+        "a grid footprint's per-lane interval ends one element early (the inclusive bound taken as exclusive)",
+    ),
 ]
 
 
@@ -570,13 +890,13 @@ def check_list(package: Path = PACKAGE) -> list[str]:
 
 @dataclass
 class Outcome:
-    mutation: Mutation | None     # None: the unmutated baseline
-    rc: int | None                # None: timed out
+    mutation: Mutation | None  # None: the unmutated baseline
+    rc: int | None  # None: timed out
     seconds: float
     first_failure: str
-    import_check: str             # "ok" or what went wrong
+    import_check: str  # "ok" or what went wrong
     tail: str
-    conformance: str = ""         # the conformance suite's summary line, when it got that far
+    conformance: str = ""  # the conformance suite's summary line, when it got that far
 
 
 def _pytest_command() -> list[str]:
@@ -649,10 +969,12 @@ def verdict(o: Outcome) -> str:
 def product_version() -> str:
     """HEAD and the package files that differ from it when the snapshot was taken (read-only git calls)."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "tilelens_lsp"], cwd=REPO, capture_output=True,
-                               text=True, check=True).stdout.split("\n")
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "tilelens_lsp"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.split("\n")
     except (OSError, subprocess.CalledProcessError):
         return "unknown (no git)"
     changed = sorted(line[3:] for line in dirty if line.strip())
@@ -663,13 +985,16 @@ def report(outcomes: list[Outcome], baseline: Outcome, wall: float, version: str
     rows = [("mutation", "file", "result", "rc", "seconds", "first failure")]
     for o in outcomes:
         m = o.mutation
-        rows.append((m.name, m.file, verdict(o), "-" if o.rc is None else str(o.rc), f"{o.seconds:.0f}",
-                     o.first_failure or "-"))
+        rows.append(
+            (m.name, m.file, verdict(o), "-" if o.rc is None else str(o.rc), f"{o.seconds:.0f}", o.first_failure or "-")
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    lines = [f"tilelens-lsp mutation run, {time.strftime('%Y-%m-%d %H:%M')}, selection: pytest {' '.join(SELECTION)}",
-             f"product: {version or product_version()}",
-             f"baseline (unmutated copy): rc {baseline.rc}, {baseline.seconds:.0f} s, import check: "
-             f"{baseline.import_check}", ""]
+    lines = [
+        f"tilelens-lsp mutation run, {time.strftime('%Y-%m-%d %H:%M')}, selection: pytest {' '.join(SELECTION)}",
+        f"product: {version or product_version()}",
+        f"baseline (unmutated copy): rc {baseline.rc}, {baseline.seconds:.0f} s, import check: {baseline.import_check}",
+        "",
+    ]
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
     bad_imports = [o for o in outcomes if not o.import_check.startswith("ok")]
@@ -712,9 +1037,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=1200.0, help="seconds per pytest run")
     ap.add_argument("--out", type=Path, default=HERE / "latest.txt", help="where to write the report")
     ap.add_argument("--logs", type=Path, default=None, help="folder for each run's full pytest output")
-    ap.add_argument("--tests", nargs="*", default=None,
-                    help="test paths to run instead of the fast selection (a quicker look at a few mutations; "
-                         "the report names the selection)")
+    ap.add_argument(
+        "--tests",
+        nargs="*",
+        default=None,
+        help="test paths to run instead of the fast selection (a quicker look at a few mutations; "
+        "the report names the selection)",
+    )
     args = ap.parse_args(argv)
     if args.tests:
         SELECTION[:] = ["-x", "-q", *args.tests, "-p", "no:cacheprovider"]
@@ -756,8 +1085,10 @@ def _main(args, snapshot: Path, version: str) -> int:
     baseline = run_one(None, snapshot, args.timeout, args.logs)
     print(f"baseline: rc {baseline.rc}, {baseline.seconds:.0f} s, import check: {baseline.import_check}", flush=True)
     if baseline.rc != 0 or baseline.import_check != "ok":
-        print("the unmutated copy must pass with the mutated-copy import verified; aborting:\n" + baseline.tail,
-              file=sys.stderr)
+        print(
+            "the unmutated copy must pass with the mutated-copy import verified; aborting:\n" + baseline.tail,
+            file=sys.stderr,
+        )
         return 2
 
     outcomes: dict[str, Outcome] = {}
@@ -766,8 +1097,10 @@ def _main(args, snapshot: Path, version: str) -> int:
         for fut in concurrent.futures.as_completed(futures):
             o = fut.result()
             outcomes[o.mutation.name] = o
-            print(f"[{len(outcomes)}/{len(selected)}] {o.mutation.name}: {verdict(o)} ({o.seconds:.0f} s) "
-                  f"{o.first_failure}", flush=True)
+            print(
+                f"[{len(outcomes)}/{len(selected)}] {o.mutation.name}: {verdict(o)} ({o.seconds:.0f} s) {o.first_failure}",
+                flush=True,
+            )
     ordered = [outcomes[m.name] for m in selected]
     text = report(ordered, baseline, time.monotonic() - started, version)
     print(text, end="")

@@ -16,7 +16,10 @@ def pytest_sessionfinish(session, exitstatus):
     path = os.environ.get("TILELENS_MUTATION_PROBE")
     if not path:
         return
-    modules = {name: getattr(module, "__file__", None) for name, module in list(sys.modules.items())
-               if name == "tilelens_lsp" or name.startswith("tilelens_lsp.")}
+    modules = {
+        name: getattr(module, "__file__", None)
+        for name, module in list(sys.modules.items())
+        if name == "tilelens_lsp" or name.startswith("tilelens_lsp.")
+    }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(modules, f)

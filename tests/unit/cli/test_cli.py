@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import FIXTURES, SAMPLES, line_of
 from tilelens_lsp.model import SEVERITY, FileResult
 from tilelens_lsp.pipeline import analyze_path
-from tests.support import FIXTURES, SAMPLES, line_of
 
 ADD = SAMPLES / "vector_add.py"
 TOML_KERNEL = "fill_kernel[(cdiv(N, 32),)](fp32[N], N, BLOCK=32)"
@@ -25,13 +25,16 @@ EVIL = "# tilelens: X = __import__('os').system('touch tilelens_pwned')\n"
 
 
 def check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def pyproject(n: int, file: str = "kernels/toml_declared.py") -> str:
-    return (f'[project]\nname = "ws"\n\n[tool.tilelens]\ntarget = "cuda:89"\n\n'
-            f'[[tool.tilelens.launch]]\nfile = "{file}"\nlet = "N = {n}"\nlaunch = "{TOML_KERNEL}"\n')
+    return (
+        f'[project]\nname = "ws"\n\n[tool.tilelens]\ntarget = "cuda:89"\n\n'
+        f'[[tool.tilelens.launch]]\nfile = "{file}"\nlet = "N = {n}"\nlaunch = "{TOML_KERNEL}"\n'
+    )
 
 
 def launch_table(file: str | Path, n: int) -> str:
@@ -44,8 +47,7 @@ def ws(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("ws")
     kernels = root / "kernels"
     kernels.mkdir()
-    for name in ("launch_forms.py", "tuned.py", "dtypes.py", "helper_calls.py", "jit_helpers.py",
-                 "toml_declared.py"):
+    for name in ("launch_forms.py", "tuned.py", "dtypes.py", "helper_calls.py", "jit_helpers.py", "toml_declared.py"):
         shutil.copy(FIXTURES / name, kernels / name)
     shutil.copy(ADD, kernels / "clean.py")
     (kernels / "evil.py").write_text(EVIL + ADD.read_text())
@@ -87,8 +89,15 @@ def sarif(sarif_run):
 
 
 def test_folder_check_finds_every_file_with_a_launch_including_toml_ones(files):
-    assert sorted(files) == ["kernels/clean.py", "kernels/dtypes.py", "kernels/evil.py", "kernels/helper_calls.py",
-                             "kernels/launch_forms.py", "kernels/toml_declared.py", "kernels/tuned.py"]
+    assert sorted(files) == [
+        "kernels/clean.py",
+        "kernels/dtypes.py",
+        "kernels/evil.py",
+        "kernels/helper_calls.py",
+        "kernels/launch_forms.py",
+        "kernels/toml_declared.py",
+        "kernels/tuned.py",
+    ]
 
 
 @pytest.fixture
@@ -105,20 +114,22 @@ def test_cli_verdicts_are_those_of_the_in_process_pipeline(files, ws, name, comp
 
 
 def test_every_declared_launch_form_is_answered(files):
-    statuses = {launch["status"] for name in ("kernels/launch_forms.py", "kernels/tuned.py")
-                for launch in files[name]["launches"]}
+    statuses = {
+        launch["status"] for name in ("kernels/launch_forms.py", "kernels/tuned.py") for launch in files[name]["launches"]
+    }
     assert statuses == {"analyzed"}
 
 
 def test_pyproject_launch_is_checked(files):
-    launch, = files["kernels/toml_declared.py"]["launches"]
+    (launch,) = files["kernels/toml_declared.py"]["launches"]
     assert (launch["kernel"], launch["grid"], launch["status"]) == ("fill_kernel", [4, 1, 1], "analyzed")
 
 
 def test_pyproject_launch_verdict_lands_in_the_kernel_file(files):
-    launch, = files["kernels/toml_declared.py"]["launches"]
+    (launch,) = files["kernels/toml_declared.py"]["launches"]
     assert [(d["code"], d["line"]) for d in launch["diagnostics"]] == [
-        ("TL001", line_of(FIXTURES / "toml_declared.py", "tl.store(x_ptr + offs, 1.0)"))]
+        ("TL001", line_of(FIXTURES / "toml_declared.py", "tl.store(x_ptr + offs, 1.0)"))
+    ]
 
 
 # ---------------------------------------------------------------- no eval
@@ -135,8 +146,10 @@ def test_directive_with_a_call_never_runs_it(text_run, json_run, sarif_run, ws):
 # ---------------------------------------------------------------- text
 
 
-TEXT_LINE = re.compile(r"^(?P<path>[\w./]+):(?P<line>\d+):(?P<col>\d+): "
-                       r"(?P<severity>error|warning|information|hint): .+ \[(?P<code>TL\d{3})\]$")
+TEXT_LINE = re.compile(
+    r"^(?P<path>[\w./]+):(?P<line>\d+):(?P<col>\d+): "
+    r"(?P<severity>error|warning|information|hint): .+ \[(?P<code>TL\d{3})\]$"
+)
 
 
 def test_text_lines_read_path_line_col_severity_message_code(text_run):
@@ -146,10 +159,12 @@ def test_text_lines_read_path_line_col_severity_message_code(text_run):
 
 def test_text_has_one_line_per_finding_hints_left_to_one_summary_line(text_run, document):
     """Identical findings of several launches are one line; TL100 hints are one stderr line for all."""
-    findings = {(f["path"], d["line"], d["column"], d["code"], d["message"])
-                for f in document["files"]
-                for d in f["diagnostics"] + [d for launch in f["launches"] for d in launch["diagnostics"]]
-                if d["severity"] != "hint"}
+    findings = {
+        (f["path"], d["line"], d["column"], d["code"], d["message"])
+        for f in document["files"]
+        for d in f["diagnostics"] + [d for launch in f["launches"] for d in launch["diagnostics"]]
+        if d["severity"] != "hint"
+    }
     assert len(text_run.stdout.splitlines()) == len(findings)
 
 
@@ -159,8 +174,10 @@ def test_text_severity_matches_the_code(text_run):
 
 def test_text_names_the_out_of_bounds_store_with_its_witness(text_run):
     line = line_of(FIXTURES / "toml_declared.py", "tl.store(x_ptr + offs, 1.0)")
-    assert (f"kernels/toml_declared.py:{line}:5: error: out-of-bounds store: program (3, 0, 0), lane [4] "
-            f"writes element 100 of x_ptr") in text_run.stdout
+    assert (
+        f"kernels/toml_declared.py:{line}:5: error: out-of-bounds store: program (3, 0, 0), lane [4] "
+        f"writes element 100 of x_ptr"
+    ) in text_run.stdout
 
 
 def test_text_verdict_inside_a_helper_names_the_helpers_file(text_run):
@@ -169,8 +186,11 @@ def test_text_verdict_inside_a_helper_names_the_helpers_file(text_run):
 
 
 def test_text_summary_goes_to_stderr(text_run):
-    assert re.search(r"tilelens-lsp: 7 file\(s\), \d+ launch\(es\): \d+ analysed \(\d+ clean, \d+ with findings\), "
-                     r"\d+ refused, \d+ failed; \d+ error\(s\)", text_run.stderr)
+    assert re.search(
+        r"tilelens-lsp: 7 file\(s\), \d+ launch\(es\): \d+ analysed \(\d+ clean, \d+ with findings\), "
+        r"\d+ refused, \d+ failed; \d+ error\(s\)",
+        text_run.stderr,
+    )
 
 
 # ---------------------------------------------------------------- JSON (docs/cli.md)
@@ -178,7 +198,12 @@ def test_text_summary_goes_to_stderr(text_run):
 
 def test_json_document_header(document):
     assert {k: type(document[k]).__name__ for k in ("tool", "version", "triton", "target", "files")} == {
-        "tool": "str", "version": "str", "triton": "str", "target": "str", "files": "list"}
+        "tool": "str",
+        "version": "str",
+        "triton": "str",
+        "target": "str",
+        "files": "list",
+    }
 
 
 def test_json_names_tool_and_target(document):
@@ -198,8 +223,13 @@ def test_json_access_has_the_documented_fields(files):
 def test_json_access_values_for_the_vector_add(files):
     access = files["kernels/clean.py"]["launches"][0]["accesses"][0]
     assert {k: access[k] for k in ("op", "pointer", "dtype", "exact", "elements", "in_bounds")} == {
-        "op": "load", "pointer": "x_ptr", "dtype": "fp32", "exact": True, "elements": [[0, 98432]],
-        "in_bounds": True}
+        "op": "load",
+        "pointer": "x_ptr",
+        "dtype": "fp32",
+        "exact": True,
+        "elements": [[0, 98432]],
+        "in_bounds": True,
+    }
 
 
 def test_json_diagnostic_has_the_documented_fields(files):
@@ -210,18 +240,25 @@ def test_json_diagnostic_has_the_documented_fields(files):
 def test_json_witness_has_pid_lane_iteration_element(files):
     witness = files["kernels/toml_declared.py"]["launches"][0]["diagnostics"][0]["witness"]
     assert {k: witness[k] for k in ("pid", "lane", "iteration", "element")} == {
-        "pid": [3, 0, 0], "lane": [4], "iteration": None, "element": 100}
+        "pid": [3, 0, 0],
+        "lane": [4],
+        "iteration": None,
+        "element": 100,
+    }
 
 
 def test_json_stack_frames_are_portable_path_line_column(files):
     diag = files["kernels/helper_calls.py"]["launches"][0]["diagnostics"][0]
-    assert [sorted(f) for f in diag["stack"]] == [["column", "line", "path"]] * 2 and \
-        [f["path"] for f in diag["stack"]] == ["kernels/jit_helpers.py", "kernels/helper_calls.py"]
+    assert [sorted(f) for f in diag["stack"]] == [["column", "line", "path"]] * 2 and [f["path"] for f in diag["stack"]] == [
+        "kernels/jit_helpers.py",
+        "kernels/helper_calls.py",
+    ]
 
 
 def test_json_autotune_configs_are_separate_launches(files):
-    configs = [launch["config"] for launch in files["kernels/tuned.py"]["launches"]
-               if launch["kernel"] == "two_configs_kernel"]
+    configs = [
+        launch["config"] for launch in files["kernels/tuned.py"]["launches"] if launch["kernel"] == "two_configs_kernel"
+    ]
     assert configs == [{"BLOCK": 128}, {"BLOCK": 256}]
 
 
@@ -266,14 +303,21 @@ def test_sarif_levels_follow_the_code_severity(sarif):
 
 def test_sarif_out_of_bounds_result_points_at_the_store(sarif):
     line = line_of(FIXTURES / "toml_declared.py", "tl.store(x_ptr + offs, 1.0)")
-    hits = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "TL001"
-            and r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "kernels/toml_declared.py"]
+    hits = [
+        r
+        for r in sarif["runs"][0]["results"]
+        if r["ruleId"] == "TL001"
+        and r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "kernels/toml_declared.py"
+    ]
     assert [h["locations"][0]["physicalLocation"]["region"]["startLine"] for h in hits] == [line]
 
 
 def test_sarif_helper_verdict_lists_its_call_stack(sarif):
-    helper = [r for r in sarif["runs"][0]["results"]
-              if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "kernels/jit_helpers.py"]
+    helper = [
+        r
+        for r in sarif["runs"][0]["results"]
+        if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "kernels/jit_helpers.py"
+    ]
     assert helper and all(len(r["relatedLocations"]) >= 2 for r in helper)
 
 
@@ -335,7 +379,7 @@ def both_tomls(tmp_path_factory) -> dict:
 
 
 def test_workspace_tilelens_toml_wins_over_pyproject(both_tomls):
-    launch, = both_tomls["document"]["files"][0]["launches"]
+    (launch,) = both_tomls["document"]["files"][0]["launches"]
     assert (launch["grid"], launch["diagnostics"]) == ([4, 1, 1], [])
 
 
@@ -352,21 +396,27 @@ def config_run(tmp_path_factory) -> dict:
     shutil.copy(FIXTURES / "toml_declared.py", root / "kernels" / "relative.py")
     shutil.copy(FIXTURES / "toml_declared.py", root / "kernels" / "absolute.py")
     (root / "configs" / "launches.toml").write_text(
-        'target = "cuda:90"\n\n' + launch_table("../kernels/relative.py", 100) + "\n"
-        + launch_table((root / "kernels" / "absolute.py").as_posix(), 64))
+        'target = "cuda:90"\n\n'
+        + launch_table("../kernels/relative.py", 100)
+        + "\n"
+        + launch_table((root / "kernels" / "absolute.py").as_posix(), 64)
+    )
     run = check("--config", "configs/launches.toml", "--format", "json", cwd=root)
     document = json.loads(run.stdout)
-    return {"returncode": run.returncode, "document": document,
-            "files": {Path(f["path"]).name: f for f in document["files"]}}
+    return {
+        "returncode": run.returncode,
+        "document": document,
+        "files": {Path(f["path"]).name: f for f in document["files"]},
+    }
 
 
 def test_config_file_relative_path_is_relative_to_the_config(config_run):
-    launch, = config_run["files"]["relative.py"]["launches"]
+    (launch,) = config_run["files"]["relative.py"]["launches"]
     assert [d["witness"]["element"] for d in launch["diagnostics"]] == [100]
 
 
 def test_config_file_absolute_path_is_used_as_is(config_run):
-    launch, = config_run["files"]["absolute.py"]["launches"]
+    (launch,) = config_run["files"]["absolute.py"]["launches"]
     assert (launch["grid"], launch["diagnostics"]) == ([2, 1, 1], [])
 
 

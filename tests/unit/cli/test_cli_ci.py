@@ -17,19 +17,24 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tilelens_lsp.model import SEVERITY
 from tests.support import FIXTURES, REPO, SAMPLES, line_of
+from tilelens_lsp.model import SEVERITY
 
 SCHEMA = REPO / "tests" / "data" / "sarif-schema-2.1.0.json"
-TEXT_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<severity>\w+): "
-                       r"(?P<message>.*) \[(?P<code>TL\d{3})\]$")
-GITHUB_LINE = re.compile(r"^::(?P<level>error|warning|notice) file=(?P<file>[^,]+),line=(?P<line>\d+),col=(?P<col>\d+)"
-                         r"(?:,endLine=\d+)?,title=(?P<title>TL\d{3})::(?P<message>.+)$")
+TEXT_LINE = re.compile(
+    r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<severity>\w+): "
+    r"(?P<message>.*) \[(?P<code>TL\d{3})\]$"
+)
+GITHUB_LINE = re.compile(
+    r"^::(?P<level>error|warning|notice) file=(?P<file>[^,]+),line=(?P<line>\d+),col=(?P<col>\d+)"
+    r"(?:,endLine=\d+)?,title=(?P<title>TL\d{3})::(?P<message>.+)$"
+)
 
 
 def check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def verdicts(run: subprocess.CompletedProcess) -> list[tuple[int, str]]:
@@ -92,8 +97,8 @@ def test_a_suppressed_file_with_no_other_error_exits_0(suppressed):
 
 def test_a_code_a_suppression_names_but_never_meets_is_an_unused_suppression(suppressed):
     by_line = {int(m["line"]): m for m in map(TEXT_LINE.match, suppressed.stdout.splitlines()) if m}
-    several = by_line[fixture_line("a + b + c")]          # ignore[TL003, TL001]: the TL001 was used
-    masked = by_line[fixture_line("mask=offs < n")]       # ignore[TL001] on a masked store
+    several = by_line[fixture_line("a + b + c")]  # ignore[TL003, TL001]: the TL001 was used
+    masked = by_line[fixture_line("mask=offs < n")]  # ignore[TL001] on a masked store
     assert (several["code"], several["severity"]) == ("TL060", "information")
     assert "TL003" in several["message"] and "TL001" not in several["message"]
     assert (masked["code"], "TL001" in masked["message"]) == ("TL060", True)
@@ -103,7 +108,7 @@ def test_the_unused_suppression_points_at_the_comment(suppressed):
     line = fixture_line("mask=offs < n")
     m = next(m for m in map(TEXT_LINE.match, suppressed.stdout.splitlines()) if m and int(m["line"]) == line)
     source = (FIXTURES / "suppressed.py").read_text().splitlines()[line - 1]
-    assert source[int(m["col"]) - 1:].startswith("# tilelens: ignore[TL001]")
+    assert source[int(m["col"]) - 1 :].startswith("# tilelens: ignore[TL001]")
 
 
 # ---------------------------------------------------------------- --select / --ignore
@@ -148,7 +153,8 @@ def test_github_format_prints_one_workflow_command_per_finding(github, buggy):
     found = [GITHUB_LINE.match(line) for line in github.stdout.splitlines()]
     assert all(found) and found
     assert [(m["file"], int(m["line"]), m["title"]) for m in found] == [
-        ("buggy.py", line, code) for line, code in verdicts(buggy) if SEVERITY[code] != "hint"]
+        ("buggy.py", line, code) for line, code in verdicts(buggy) if SEVERITY[code] != "hint"
+    ]
     assert github.returncode == buggy.returncode == 1
 
 
@@ -159,8 +165,9 @@ def test_github_levels_follow_the_code_severity(github):
 
 
 def test_github_messages_escape_newlines_and_percent():
-    from tilelens_lsp.model import Diagnostic, FileResult
     from tilelens_lsp.cli.report import github_lines
+    from tilelens_lsp.model import Diagnostic, FileResult
+
     [line] = github_lines([FileResult("a,b:c.py", (), (Diagnostic("TL010", "100% broken\nsecond line", 3, 1),))])
     assert line == "::error file=a%2Cb%3Ac.py,line=3,col=1,title=TL010::100%25 broken%0Asecond line [TL010]"
 
@@ -171,7 +178,7 @@ def test_github_messages_escape_newlines_and_percent():
 @pytest.fixture(scope="module")
 def sarif(ws):
     (ws / "pkg").mkdir(exist_ok=True)
-    for name in ("helper_calls.py", "jit_helpers.py"):   # call stacks: relatedLocations
+    for name in ("helper_calls.py", "jit_helpers.py"):  # call stacks: relatedLocations
         shutil.copy(FIXTURES / name, ws / "pkg" / name)
     run = check("buggy.py", "suppressed.py", "pkg", "--format", "sarif", cwd=ws)
     return json.loads(run.stdout)
@@ -213,9 +220,12 @@ def test_a_fingerprint_does_not_change_when_lines_move(ws, sarif):
     again = json.loads(check("buggy.py", "--format", "sarif", cwd=moved).stdout)
 
     def prints(doc):
-        return {r["partialFingerprints"]["tilelensFinding/v1"]: r["locations"][0]["physicalLocation"]["region"]["startLine"]
-                for r in doc["runs"][0]["results"]
-                if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "buggy.py"}
+        return {
+            r["partialFingerprints"]["tilelensFinding/v1"]: r["locations"][0]["physicalLocation"]["region"]["startLine"]
+            for r in doc["runs"][0]["results"]
+            if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "buggy.py"
+        }
+
     before, after = prints(sarif), prints(again)
     assert before.keys() == after.keys() and before
     assert all(after[k] == before[k] + 3 for k in before)
@@ -239,7 +249,7 @@ def test_the_pre_commit_hook_checks_the_changed_kernel_files(ws):
     run = check(*entry[2:], "script.py", "buggy.py", cwd=ws)
     assert [m["path"] for m in map(TEXT_LINE.match, run.stdout.splitlines()) if m] == ["buggy.py"] * 3
     assert run.returncode == 1
-    assert "1 file(s)" in run.stderr        # script.py, which declares no launch, was left out
+    assert "1 file(s)" in run.stderr  # script.py, which declares no launch, was left out
 
 
 def test_the_pre_commit_hook_starts_nothing_when_no_changed_file_declares_a_launch(ws):

@@ -43,21 +43,23 @@ STORE_LINE = 8
 
 
 def check(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def paste(command: str, cwd: Path) -> subprocess.CompletedProcess:
     """A command the CLI printed, run as a user would paste it (`tilelens-lsp` is this checkout)."""
     argv = shlex.split(command)
     assert argv[0] == "tilelens-lsp", command
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", *argv[1:]], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def printed_command(text: str, verb: str) -> str:
     start = text.index(f"`tilelens-lsp {verb} ") + 1
-    return text[start:text.index("`", start)]
+    return text[start : text.index("`", start)]
 
 
 # ---------------------------------------------------------------- nothing dropped in silence
@@ -78,21 +80,24 @@ def project(tmp_path_factory) -> Path:
 
 def test_an_unresolvable_module_launch_is_a_tl010_at_its_toml_line_and_exit_2(project):
     (project / "sub" / "x.toml").write_text(
-        f'[[launch]]\nmodule = "mykernels.rowscale"\nlaunch = "{TAIL.format(scale=1.0)}"\n')
+        f'[[launch]]\nmodule = "mykernels.rowscale"\nlaunch = "{TAIL.format(scale=1.0)}"\n'
+    )
     run = check("--config", "sub/x.toml", cwd=project)
     assert run.returncode == 2, run.stderr
     [line] = run.stdout.splitlines()
-    assert line.startswith("sub/x.toml:2:1: error: this launch is not checked: `module`: no module named "
-                           "'mykernels.rowscale'") and line.endswith("[TL010]")
-    assert 'write `file = "../mykernels/rowscale.py"`' in line      # the fix, for a file of the workspace
+    assert line.startswith(
+        "sub/x.toml:2:1: error: this launch is not checked: `module`: no module named 'mykernels.rowscale'"
+    ) and line.endswith("[TL010]")
+    assert 'write `file = "../mykernels/rowscale.py"`' in line  # the fix, for a file of the workspace
 
 
 def test_check_with_a_config_checks_its_launches_and_nothing_else(project):
     (project / "sub" / "y.toml").write_text(
-        f'[[launch]]\nfile = "../mykernels/rowscale.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n')
+        f'[[launch]]\nfile = "../mykernels/rowscale.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n'
+    )
     run = check("--config", "sub/y.toml", "--format", "json", cwd=project)
     doc = json.loads(run.stdout)
-    assert [f["path"] for f in doc["files"]] == ["mykernels/rowscale.py"]     # not other.py, not a folder walk
+    assert [f["path"] for f in doc["files"]] == ["mykernels/rowscale.py"]  # not other.py, not a folder walk
     assert run.returncode == 1 and doc["summary"]["launches"] == 1
 
 
@@ -103,7 +108,7 @@ def test_a_tree_with_kernels_and_no_launch_exits_2_naming_them_and_the_next_step
     run = check(cwd=tmp_path)
     assert run.returncode == 2
     assert "nothing was checked" in run.stderr and "tail_kernel" in run.stderr and "gather_kernel" in run.stderr
-    suggest = paste(printed_command(run.stderr, "suggest"), tmp_path)     # the printed next step works
+    suggest = paste(printed_command(run.stderr, "suggest"), tmp_path)  # the printed next step works
     assert suggest.returncode in (0, 1) and "# tilelens: tail_kernel[" in suggest.stdout, suggest.stderr
 
 
@@ -116,16 +121,18 @@ def test_declared_only_accepts_a_tree_without_launches(tmp_path):
 def refused(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("refused")
     (root / ".git").mkdir()
-    (root / "g.py").write_text(f"# tilelens: {GATHER}\n" + KERNELS.replace("    tl.store(x_ptr + offs, 1.0)",
-                                                                          "    tl.store(x_ptr + offs, 1.0, mask=offs < n)"))
+    (root / "g.py").write_text(
+        f"# tilelens: {GATHER}\n"
+        + KERNELS.replace("    tl.store(x_ptr + offs, 1.0)", "    tl.store(x_ptr + offs, 1.0, mask=offs < n)")
+    )
     return root
 
 
 def test_a_refused_launch_is_counted_as_refused_by_kind_not_as_passed(refused):
     run = check(".", cwd=refused)
-    assert run.returncode == 0      # a refusal is no error verdict ...
+    assert run.returncode == 0  # a refusal is no error verdict ...
     assert "0 analysed (0 clean, 0 with findings), 1 refused (indirect-address: 1)" in run.stderr
-    assert "--fail-on refused" in run.stderr      # ... and the summary says how to make CI fail on it
+    assert "--fail-on refused" in run.stderr  # ... and the summary says how to make CI fail on it
 
 
 def test_fail_on_refused_exits_1(refused):
@@ -136,8 +143,16 @@ def test_fail_on_refused_exits_1(refused):
 def test_the_json_summary_counts_by_outcome(refused):
     doc = json.loads(check(".", "--format", "json", cwd=refused).stdout)
     assert doc["summary"] | {"refused_by_kind": None} == {
-        "files": 1, "launches": 1, "analyzed": 0, "clean": 0, "with_findings": 0, "refused": 1,
-        "refused_by_kind": None, "failed": 0, "files_not_imported": 0}
+        "files": 1,
+        "launches": 1,
+        "analyzed": 0,
+        "clean": 0,
+        "with_findings": 0,
+        "refused": 1,
+        "refused_by_kind": None,
+        "failed": 0,
+        "files_not_imported": 0,
+    }
     assert doc["summary"]["refused_by_kind"] == {"indirect-address": 1}
 
 
@@ -151,8 +166,10 @@ def twice(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("twice")
     (root / ".git").mkdir()
     (root / "kernels").mkdir()
-    head = (f"# tilelens: {TAIL.format(scale=1.0)}\n# tilelens: {TAIL.format(scale=2.0)}\n"
-            "# tilelens: tail_kernel[(4,)](fp32[300], 300, 1.0, BLOCK=128)\n")
+    head = (
+        f"# tilelens: {TAIL.format(scale=1.0)}\n# tilelens: {TAIL.format(scale=2.0)}\n"
+        "# tilelens: tail_kernel[(4,)](fp32[300], 300, 1.0, BLOCK=128)\n"
+    )
     (root / "kernels" / "k.py").write_text(head + KERNELS)
     return root
 
@@ -192,9 +209,10 @@ def test_github_annotations_name_the_launches_once(twice):
 
 def test_a_toml_launch_is_named_by_the_toml_file_and_line(project):
     (project / "sub" / "z.toml").write_text(
-        f'# two lines above\n\n[[launch]]\nfile = "../mykernels/rowscale.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n')
-    run = check("--config", "z.toml", cwd=project / "sub")      # run from the toml's folder
-    assert f"../mykernels/rowscale.py:{STORE_LINE}:" in run.stdout       # relative to where it was run
+        f'# two lines above\n\n[[launch]]\nfile = "../mykernels/rowscale.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n'
+    )
+    run = check("--config", "z.toml", cwd=project / "sub")  # run from the toml's folder
+    assert f"../mykernels/rowscale.py:{STORE_LINE}:" in run.stdout  # relative to where it was run
     assert "(launch: tail_kernel[BLOCK=128] at z.toml:5)" in run.stdout
 
 
@@ -214,10 +232,11 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     ws = base / "ws"
     ws.mkdir()
     (ws / ".git").mkdir()
-    (ws / "tail.py").write_text(KERNELS)        # the user's own file of the same basename
+    (ws / "tail.py").write_text(KERNELS)  # the user's own file of the same basename
     (ws / "tilelens.toml").write_text(
         f'[[launch]]\nmodule = "acme.ops.tail"\nlaunch = "{TAIL.format(scale=1.0)}"\n'
-        f'[[launch]]\nfile = "tail.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n')
+        f'[[launch]]\nfile = "tail.py"\nlaunch = "{TAIL.format(scale=1.0)}"\n'
+    )
     return ws, site
 
 
@@ -252,13 +271,13 @@ def test_tl100_is_one_line_for_all_kernels_without_launches_and_its_command_work
 def test_show_hints_prints_each_tl100(installed):
     ws, site = installed
     run = check("--config", "tilelens.toml", "--show-hints", cwd=ws, env=_env_with(site))
-    assert sum(x.endswith("[TL100]") for x in run.stdout.splitlines()) == 2      # gather_kernel in both files
+    assert sum(x.endswith("[TL100]") for x in run.stdout.splitlines()) == 2  # gather_kernel in both files
 
 
 def test_a_misspelt_parameter_gets_did_you_mean_on_its_directive_line(tmp_path):
     (tmp_path / "k.py").write_text("# tilelens: tail_kernel[(8,)](fp32[1000], n=1000, scal=1.0, BLOCK=128)\n" + KERNELS)
     run = check("k.py", cwd=tmp_path)
-    assert run.returncode == 2       # its one launch is broken: nothing was checked
+    assert run.returncode == 2  # its one launch is broken: nothing was checked
     assert "k.py:1:1: error: unknown parameter 'scal' of tail_kernel: did you mean 'scale'? [TL020]" in run.stdout
 
 
@@ -274,7 +293,7 @@ def test_the_printed_suggest_command_carries_the_interpreter_check_ran_with(tmp_
     (purelib / "this_checkout.pth").write_text("\n".join([str(REPO), *site.getsitepackages()]) + "\n")
     (tmp_path / "k.py").write_text("import acme_only_here  # noqa: F401\n" + KERNELS)
     run = check("--python", "env/bin/python", "k.py", cwd=tmp_path)
-    assert run.returncode == 2, run.stdout + run.stderr       # kernels, and no launch
+    assert run.returncode == 2, run.stdout + run.stderr  # kernels, and no launch
     command = printed_command(run.stderr, "suggest")
     assert command == "tilelens-lsp suggest --python env/bin/python k.py"
     pasted = paste(command, tmp_path)
@@ -286,12 +305,14 @@ def test_a_misspelt_parameter_of_a_toml_launch_gets_did_you_mean_at_its_toml_lin
     (tmp_path / ".git").mkdir()
     (tmp_path / "k.py").write_text(KERNELS)
     (tmp_path / "t.toml").write_text(
-        '# a comment\n[[launch]]\nfile = "k.py"\nlaunch = "tail_kernel[(8,)](fp32[1000], n=1000, scal=1.0, BLOCK=128)"\n')
+        '# a comment\n[[launch]]\nfile = "k.py"\nlaunch = "tail_kernel[(8,)](fp32[1000], n=1000, scal=1.0, BLOCK=128)"\n'
+    )
     run = check("--config", "t.toml", cwd=tmp_path)
-    assert run.returncode == 2, run.stdout + run.stderr     # its one launch is broken: nothing was checked
-    assert run.stdout.startswith("t.toml:4:1: error: `launch`: unknown parameter 'scal' of tail_kernel: did you "
-                                 "mean 'scale'? [TL020]")
-    assert "tail_kernel" not in run.stderr      # a broken launch names it: it is not "without a launch"
+    assert run.returncode == 2, run.stdout + run.stderr  # its one launch is broken: nothing was checked
+    assert run.stdout.startswith(
+        "t.toml:4:1: error: `launch`: unknown parameter 'scal' of tail_kernel: did you mean 'scale'? [TL020]"
+    )
+    assert "tail_kernel" not in run.stderr  # a broken launch names it: it is not "without a launch"
 
 
 # ---------------------------------------------------------------- every refusal names its fix
@@ -329,9 +350,11 @@ def test_a_data_dependent_refusal_names_the_tensor_whose_range_decides_it_and_th
     assert "indirect-address" in gather and "`ids_ptr=i32[2].values(LO, HI)`" in gather
     assert "data-dependent-bound" in loop and "`len_ptr=i32[4].values(LO, HI)`" in loop
     # the fix as the message writes it, with a range: both launches are analysed
-    fixed = REFUSED.replace("](i32[2],", "](ids_ptr=i32[2].values(0, 128), weight_ptr=", 1).replace(
-        "fp32[4096], fp32[64], n_tokens", "fp32[4096], out_ptr=fp32[64], n_tokens", 1).replace(
-        "](i32[4],", "](len_ptr=i32[4].values(0, 64), x_ptr=", 1)
+    fixed = (
+        REFUSED.replace("](i32[2],", "](ids_ptr=i32[2].values(0, 128), weight_ptr=", 1)
+        .replace("fp32[4096], fp32[64], n_tokens", "fp32[4096], out_ptr=fp32[64], n_tokens", 1)
+        .replace("](i32[4],", "](len_ptr=i32[4].values(0, 64), x_ptr=", 1)
+    )
     (tmp_path / "r.py").write_text(fixed)
     doc = json.loads(check("r.py", "--format", "json", cwd=tmp_path).stdout)
     status = {r["kernel"]: r for r in doc["files"][0]["launches"]}
@@ -340,20 +363,28 @@ def test_a_data_dependent_refusal_names_the_tensor_whose_range_decides_it_and_th
     loop = status["loop_kernel"]
     assert loop["status"] == "analyzed" or all(
         ".values(LO, HI)" not in d["message"] and "No declaration decides this" in d["message"]
-        for d in loop["diagnostics"] if d["code"] == "TL030"), loop["diagnostics"]
+        for d in loop["diagnostics"]
+        if d["code"] == "TL030"
+    ), loop["diagnostics"]
 
 
 def test_a_launch_over_the_budget_names_the_setting_and_that_setting_finishes_it(tmp_path):
     (tmp_path / ".git").mkdir()
-    (tmp_path / "k.py").write_text(REFUSED.replace(      # a gather: enumerated, 64 programs of 32 lanes
-        "embedding_kernel[(2,)](i32[2], fp32[4096], fp32[64],",
-        "embedding_kernel[(64,)](i32[64].values(0, 128), fp32[4096], fp32[2048],"))
+    (tmp_path / "k.py").write_text(
+        REFUSED.replace(  # a gather: enumerated, 64 programs of 32 lanes
+            "embedding_kernel[(2,)](i32[2], fp32[4096], fp32[64],",
+            "embedding_kernel[(64,)](i32[64].values(0, 128), fp32[4096], fp32[2048],",
+        )
+    )
     small = dict(os.environ, TILELENS_ENUMERATION_BUDGET="1000")
     run = check("k.py", cwd=tmp_path, env=small)
     [line] = [x for x in run.stdout.splitlines() if "launch-too-large" in x]
     assert "TILELENS_ENUMERATION_BUDGET=N" in line and "enumerationBudget" in line
-    doc = json.loads(check("k.py", "--format", "json", cwd=tmp_path,
-                           env=dict(os.environ, TILELENS_ENUMERATION_BUDGET="10_000_000")).stdout)
+    doc = json.loads(
+        check(
+            "k.py", "--format", "json", cwd=tmp_path, env=dict(os.environ, TILELENS_ENUMERATION_BUDGET="10_000_000")
+        ).stdout
+    )
     [gather] = [r for r in doc["files"][0]["launches"] if r["kernel"] == "embedding_kernel"]
     assert gather["status"] == "analyzed", gather["diagnostics"]
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import FIXTURES, SAMPLES
 from tilelens_lsp.cli.shard import parse_share
 from tilelens_lsp.worker.pool import Share, launch_keys
-from tests.support import FIXTURES, SAMPLES
 
 N = 3
 BROKEN_IMPORT = """\
@@ -38,8 +38,9 @@ def k(x_ptr, BLOCK: tl.constexpr):
 
 
 def check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", *args], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +51,15 @@ def ws(tmp_path_factory) -> Path:
     for name in ("tuned.py", "toml_declared.py", "launch_forms.py"):
         shutil.copy(FIXTURES / name, root / name)
     (root / "broken_import.py").write_text(BROKEN_IMPORT)
-    (root / "unlaunched.py").write_text("# tilelens: nothing_here[(1,)](fp32[4])\n" + (SAMPLES / "vector_add.py").read_text()
-                                        + "\n\n@triton.jit\ndef lonely(x_ptr):\n    pass\n")
-    tables = "".join(f'[[launch]]\nfile = "{f}"\nlet = "N = {n}"\nlaunch = "fill_kernel[(cdiv(N, 32),)](fp32[N], N, '
-                     f'BLOCK=32)"\n\n' for f, n in (("toml_declared.py", 64), ("toml_declared.py", 100),
-                                                     ("toml_declared.py", 96)))
+    (root / "unlaunched.py").write_text(
+        "# tilelens: nothing_here[(1,)](fp32[4])\n"
+        + (SAMPLES / "vector_add.py").read_text()
+        + "\n\n@triton.jit\ndef lonely(x_ptr):\n    pass\n"
+    )
+    tables = "".join(
+        f'[[launch]]\nfile = "{f}"\nlet = "N = {n}"\nlaunch = "fill_kernel[(cdiv(N, 32),)](fp32[N], N, BLOCK=32)"\n\n'
+        for f, n in (("toml_declared.py", 64), ("toml_declared.py", 100), ("toml_declared.py", 96))
+    )
     (root / "tilelens.toml").write_text(tables)
     return root
 
@@ -82,10 +87,10 @@ def test_every_launch_is_in_exactly_one_shard(runs):
         assert doc["shard"] == {"index": k, "count": N}
         for f in doc["files"]:
             held += sorted({(f["path"], launch["index"]) for launch in f["launches"]})
-    assert len(held) == len(set(held))                       # no launch in two shards
+    assert len(held) == len(set(held))  # no launch in two shards
     assert {p for p, _ in held} <= {p for p, _ in expected}
     n_launches = sum(len(f["launches"]) for k in range(1, N + 1) for f in runs[k][1]["files"])
-    assert n_launches == sum(len(f["launches"]) for f in whole["files"])   # every config of every launch once
+    assert n_launches == sum(len(f["launches"]) for f in whole["files"])  # every config of every launch once
     assert sum(1 for k in range(1, N + 1) if any(f["launches"] for f in runs[k][1]["files"])) > 1
 
 
@@ -100,7 +105,7 @@ def _declared(f: dict) -> list:
 
 
 def test_the_merged_shards_equal_the_unsharded_run(ws: Path, runs):
-    shards = [f"shard{k}.json" for k in (3, 1, 2)]       # any order
+    shards = [f"shard{k}.json" for k in (3, 1, 2)]  # any order
     merged = check("merge", *shards, cwd=ws)
     assert merged.returncode == runs["whole"][0], merged.stderr
     assert json.loads(merged.stdout) == json.loads(runs["whole"][1])
@@ -126,20 +131,19 @@ def test_a_sarif_shard_carries_its_category(ws: Path):
 def test_a_launch_keeps_its_shard_whatever_else_changes():
     plan = {"launches": [{"kernel": "k", "origin": "comment", "line": line} for line in (3, 5, 9)]}
     keys = launch_keys("pkg/a.py", plan)
-    moved = launch_keys("pkg/a.py", {"launches": [{"kernel": "j", "origin": "comment", "line": 1}]
-                                     + plan["launches"]})
-    assert moved[1:] == keys                       # a launch declared before them changes no key
+    moved = launch_keys("pkg/a.py", {"launches": [{"kernel": "j", "origin": "comment", "line": 1}] + plan["launches"]})
+    assert moved[1:] == keys  # a launch declared before them changes no key
     for n in (2, 7, 64):
         owners = [[k for k in range(1, n + 1) if Share(k, n).owns(key)] for key in keys]
         assert all(len(o) == 1 for o in owners)
-    spread = {k for key in (f"f{i}.py|k|comment|1|1" for i in range(200)) for k in range(1, 9)
-              if Share(k, 8).owns(key)}
+    spread = {k for key in (f"f{i}.py|k|comment|1|1" for i in range(200)) for k in range(1, 9) if Share(k, 8).owns(key)}
     assert spread == set(range(1, 9))
 
 
 @pytest.mark.parametrize("bad", ["0/3", "4/3", "3", "a/b", "1/0", "-1/2"])
 def test_shard_syntax(bad: str):
     import argparse
+
     with pytest.raises(argparse.ArgumentTypeError):
         parse_share(bad)
     assert parse_share("2/5") == Share(2, 5)

@@ -3,22 +3,23 @@ answers with compact footprints, never a MemoryError (TL050) or a bitmap sized l
 
 from __future__ import annotations
 
-
 import numpy as np
 
+from tests.support import REPO
 from tilelens_lsp import pipeline
 from tilelens_lsp.clients.footprint import MAX_SPANS, coarsen
 from tilelens_lsp.settings import Settings
-from tests.support import REPO
 
 ROPE = (REPO / "tests" / "conformance" / "kernels" / "rope.py").read_text().split("\n\n\n# tilelens")[0]
 
 
 def test_a_million_token_rope_launch_is_answered_with_compact_footprints(tmp_path):
     path = tmp_path / "rope_1m.py"
-    path.write_text(ROPE + "\n\n\n# tilelens: S = 1000000\n# tilelens: H = 32\n"
-                    "# tilelens: rope_kernel[(S, 1)](fp16[S, H, 128], fp16[S, 64], fp16[S, 64], fp16[S, H, 128], "
-                    "S, H, H * 128, 128, HALF=64)\n")
+    path.write_text(
+        ROPE + "\n\n\n# tilelens: S = 1000000\n# tilelens: H = 32\n"
+        "# tilelens: rope_kernel[(S, 1)](fp16[S, H, 128], fp16[S, 64], fp16[S, 64], fp16[S, H, 128], "
+        "S, H, H * 128, 128, HALF=64)\n"
+    )
     (launch,) = pipeline.analyze_path(path, tmp_path, Settings()).launches
     codes = {d.code for d in launch.diagnostics}
     assert "TL050" not in codes
@@ -28,8 +29,7 @@ def test_a_million_token_rope_launch_is_answered_with_compact_footprints(tmp_pat
     q_loads = [a for a in launch.accesses if a.pointer == "q_ptr"]
     # the grid engine answers at this size: an exact footprint touches every token's 64 elements once,
     # a bound (exact: false) at least that many
-    assert q_loads and all(a.touched == 1_000_000 * 64 if a.exact else a.touched >= 1_000_000 * 64
-                           for a in q_loads)
+    assert q_loads and all(a.touched == 1_000_000 * 64 if a.exact else a.touched >= 1_000_000 * 64 for a in q_loads)
 
 
 def test_coarsening_keeps_the_largest_gaps_and_covers_every_interval():

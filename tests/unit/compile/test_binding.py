@@ -11,15 +11,23 @@ import pytest
 import triton
 import triton.language as tl
 
+from tests.support import FIXTURES, REPO, SAMPLES
+from tilelens_lsp.compile.binding import (
+    FakeTensor,
+    LaunchBindingError,
+    bind,
+    element_size,
+    expand_configs,
+    grid_of,
+    triton_dtype,
+    unwrap,
+)
 from tilelens_lsp.compile.compiler import compiler_for
-from tilelens_lsp.launches.specs import DTYPES
-from tilelens_lsp.compile.binding import (FakeTensor, LaunchBindingError, bind, element_size, expand_configs,
-                                          grid_of, triton_dtype, unwrap)
 from tilelens_lsp.compile.driver import DeviceAccessError, HostDriver, parse_target
+from tilelens_lsp.launches.specs import DTYPES
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
-from tests.support import FIXTURES, REPO, SAMPLES
 
 
 def vec(dtype: str = "fp32", n: int = 64) -> TensorSpec:
@@ -28,8 +36,14 @@ def vec(dtype: str = "fp32", n: int = 64) -> TensorSpec:
 
 def launch(kernel: str, *args, grid=(1,), grid_expr=None, **kwargs) -> LaunchSpec:
     wrap = lambda v: v if isinstance(v, (TensorSpec, ScalarSpec)) else ScalarSpec("int", v)  # noqa: E731
-    return LaunchSpec(kernel, 1, tuple(wrap(a) for a in args), tuple((k, wrap(v)) for k, v in kwargs.items()),
-                      grid=None if grid_expr else grid, grid_expr=grid_expr)
+    return LaunchSpec(
+        kernel,
+        1,
+        tuple(wrap(a) for a in args),
+        tuple((k, wrap(v)) for k, v in kwargs.items()),
+        grid=None if grid_expr else grid,
+        grid_expr=grid_expr,
+    )
 
 
 @triton.jit
@@ -37,8 +51,7 @@ def offset_kernel(x_ptr, a, b, BLOCK: tl.constexpr):
     tl.store(x_ptr + a + b + tl.arange(0, BLOCK), 1.0)
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 32}, num_warps=2), triton.Config({"BLOCK": 64}, num_warps=4)],
-                 key=["n"])
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}, num_warps=2), triton.Config({"BLOCK": 64}, num_warps=4)], key=["n"])
 @triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
 @triton.jit
 def tuned_kernel(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
@@ -127,8 +140,9 @@ NO_DRIVER = textwrap.dedent("""
 def without_driver():
     files = [str(p) for p in sorted(SAMPLES.glob("*.py"))] + [str(FIXTURES / "tuned.py")]
     env = {"TILELENS_CACHE_DIR": "off", "TRITON_DEFAULT_FP_FUSION": "1", "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-c", NO_DRIVER, str(REPO), *files], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_DRIVER, str(REPO), *files], capture_output=True, text=True, env=env, cwd=REPO, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -185,8 +199,10 @@ def test_every_directive_dtype_names_a_triton_dtype(name):
     assert isinstance(triton_dtype(name), tl.dtype)
 
 
-@pytest.mark.parametrize("name, size", [("i1", 1), ("u8", 1), ("fp8e4nv", 1), ("fp16", 2), ("bf16", 2),
-                                        ("i32", 4), ("fp32", 4), ("u64", 8), ("fp64", 8)])
+@pytest.mark.parametrize(
+    "name, size",
+    [("i1", 1), ("u8", 1), ("fp8e4nv", 1), ("fp16", 2), ("bf16", 2), ("i32", 4), ("fp32", 4), ("u64", 8), ("fp64", 8)],
+)
 def test_element_sizes(name, size):
     assert element_size(name) == size
 

@@ -49,7 +49,7 @@ def test_another_dtype_compiles_to_another_cast():
 # ---------------------------------------------------------------- locations whatever the user's import set
 
 
-LINE_INFO_OFF = '''
+LINE_INFO_OFF = """
 import os
 os.environ["TRITON_DISABLE_LINE_INFO"] = "1"   # what unsloth_zoo's import does, to shrink its binaries
 import triton
@@ -63,13 +63,13 @@ def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 
 # tilelens: copy_kernel[(2,)](fp32[100], fp32[128], 128, BLOCK=64)
-'''
+"""
 
 
 def test_findings_keep_their_line_when_the_module_turns_triton_line_info_off(tmp_path, monkeypatch):
     from tilelens_lsp.pipeline import analyze_path
 
-    monkeypatch.delenv("TRITON_DISABLE_LINE_INFO", raising=False)   # restored after, as the module set it
+    monkeypatch.delenv("TRITON_DISABLE_LINE_INFO", raising=False)  # restored after, as the module set it
     path = tmp_path / "kernels.py"
     path.write_text(LINE_INFO_OFF)
     result = analyze_path(path, tmp_path)
@@ -82,7 +82,7 @@ def test_findings_keep_their_line_when_the_module_turns_triton_line_info_off(tmp
 # ---------------------------------------------------------------- values computed from a comparison of loaded data
 
 
-PAIRWISE = '''
+PAIRWISE = """
 import triton
 import triton.language as tl
 
@@ -98,7 +98,7 @@ def pairwise_count_kernel(ids_ptr, out_ptr, n, NP: tl.constexpr):
 
 
 # tilelens: pairwise_count_kernel[(1,)](i32[12].values(-1, 8), i32[12], 12, NP=16)
-'''
+"""
 
 
 def test_a_reduction_of_a_comparison_of_loaded_values_is_analysed_not_crashed(tmp_path):
@@ -119,8 +119,11 @@ def test_a_reduction_of_a_comparison_of_loaded_values_is_analysed_not_crashed(tm
 def test_descriptor_and_tuple_arguments_read_and_round_trip():
     from tilelens_lsp.model import DescriptorSpec, LaunchSpec, ScalarSpec, TensorSpec, TupleSpec
 
-    launch = launch_of("k[(1,)](descriptor(fp16[256, 64], block=(64, 32)), (fp32[8], fp32[8], 3), "
-                       "d=descriptor(tensor(bf16, (4, 16), strides=(32, 1), storage=128), (4, 16), \"nan\"))", "k")
+    launch = launch_of(
+        "k[(1,)](descriptor(fp16[256, 64], block=(64, 32)), (fp32[8], fp32[8], 3), "
+        'd=descriptor(tensor(bf16, (4, 16), strides=(32, 1), storage=128), (4, 16), "nan"))',
+        "k",
+    )
     a, t = launch.args
     assert a == DescriptorSpec(TensorSpec("fp16", (256, 64), (64, 1), 0, 256 * 64), (64, 32))
     assert isinstance(t, TupleSpec) and t.items[2] == ScalarSpec("int", 3) and t.items[0] == t.items[1]
@@ -128,7 +131,7 @@ def test_descriptor_and_tuple_arguments_read_and_round_trip():
     assert LaunchSpec.from_json(launch.to_json()) == launch
 
 
-DESCRIPTORS = '''
+DESCRIPTORS = """
 import triton
 import triton.language as tl
 
@@ -167,7 +170,7 @@ def pair_copy_kernel(ptrs, n, BLOCK: tl.constexpr):
 # tilelens:     descriptor(fp16[M, N], block=(64, 32)), K, BM=64, BN=32, BK=32)
 # tilelens: device_desc_kernel[(4,)](fp16[192, 64], fp16[256, 64], 256, 64, BM=64, BN=64)
 # tilelens: pair_copy_kernel[(1,)]((fp32[100], fp32[90]), 100, BLOCK=128)
-'''
+"""
 
 
 def _results(tmp_path, target: str) -> dict:
@@ -186,9 +189,9 @@ def _verdicts(tmp_path, target: str) -> dict[str, tuple[str, list]]:
 
 def test_descriptors_are_lowered_to_pointers_on_cuda_89_and_checked(tmp_path):
     found = _verdicts(tmp_path, "cuda:89")
-    assert found["desc_matmul_kernel"] == ("analyzed", [])       # ragged M and N: the descriptor's bounds mask them
+    assert found["desc_matmul_kernel"] == ("analyzed", [])  # ragged M and N: the descriptor's bounds mask them
     status, diags = found["device_desc_kernel"]
-    assert status == "analyzed" and {c for c, _ in diags} == {"TL001"}   # rows 192..255 of a 192-row tensor
+    assert status == "analyzed" and {c for c, _ in diags} == {"TL001"}  # rows 192..255 of a 192-row tensor
     assert all("of a_ptr" in m for _, m in diags)
     status, diags = found["pair_copy_kernel"]
     assert status == "analyzed" and [c for c, _ in diags] == ["TL001"] and "of ptrs.1" in diags[0][1]
@@ -200,8 +203,12 @@ def test_descriptor_loads_and_stores_on_cuda_90_touch_what_tritons_own_lowering_
     lowered, kept = _results(tmp_path / "89", "cuda:89"), _results(tmp_path / "90", "cuda:90")
 
     def seen(r):
-        return (r.status, sorted((a.pointer, a.op, a.line, tuple(map(tuple, a.elements))) for a in r.accesses),
-                sorted((d.code, d.line, d.message) for d in r.diagnostics))
+        return (
+            r.status,
+            sorted((a.pointer, a.op, a.line, tuple(map(tuple, a.elements))) for a in r.accesses),
+            sorted((d.code, d.line, d.message) for d in r.diagnostics),
+        )
+
     for kernel in ("desc_matmul_kernel", "device_desc_kernel"):
         assert seen(kept[kernel]) == seen(lowered[kernel]), kernel
         assert kept[kernel].status == "analyzed" and kept[kernel].accesses
@@ -209,12 +216,16 @@ def test_descriptor_loads_and_stores_on_cuda_90_touch_what_tritons_own_lowering_
 
 def test_a_descriptor_triton_would_refuse_is_a_directive_error(tmp_path):
     # a row stride of 3 fp16 elements (6 bytes) is not 16-byte aligned: TensorDescriptor asserts
-    launch = launch_of("desc_matmul_kernel[(1, 1)](descriptor(tensor(fp16, (4, 3), strides=(3, 1)), block=(4, 4)), "
-                       "descriptor(fp16[16, 16], block=(16, 16)), descriptor(fp16[16, 16], block=(16, 16)), 16, "
-                       "BM=16, BN=16, BK=16)", "desc_matmul_kernel")
+    launch = launch_of(
+        "desc_matmul_kernel[(1, 1)](descriptor(tensor(fp16, (4, 3), strides=(3, 1)), block=(4, 4)), "
+        "descriptor(fp16[16, 16], block=(16, 16)), descriptor(fp16[16, 16], block=(16, 16)), 16, "
+        "BM=16, BN=16, BK=16)",
+        "desc_matmul_kernel",
+    )
     path = tmp_path / "descriptors.py"
     path.write_text(DESCRIPTORS)
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("descriptors_under_test", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -225,7 +236,7 @@ def test_a_descriptor_triton_would_refuse_is_a_directive_error(tmp_path):
 # ---------------------------------------------------------------- the worker's memory limit on a GPU host
 
 
-MAPS_A_LOT = '''
+MAPS_A_LOT = """
 import mmap
 import triton
 import triton.language as tl
@@ -241,7 +252,7 @@ def k(x_ptr, BLOCK: tl.constexpr):
 
 
 # tilelens: k[(1,)](fp32[16], BLOCK=16)
-'''
+"""
 
 
 def test_a_module_that_maps_more_address_space_than_the_memory_limit_is_still_analysed(tmp_path):
@@ -306,11 +317,14 @@ def test_captured_dtypes_descriptors_and_tuples_read_back_as_the_launch_values()
     from tilelens_lsp.capture import hook, runner
     from tilelens_lsp.model import DescriptorSpec, ScalarSpec, TensorSpec, TupleSpec
 
-    rows = _Tensor((64, 128), (128, 1), 128 * 16, 128 * 128)          # x[16:80] of a 128 x 128 tensor
+    rows = _Tensor((64, 128), (128, 1), 128 * 16, 128 * 128)  # x[16:80] of a 128 x 128 tensor
     desc = TensorDescriptor(rows, [64, 128], [128, 1], [32, 64])
     pair = (_Tensor((8,), (1,), 0, 8), _Tensor((8,), (1,), 0, 8))
     written = [runner.spec_text(hook._arg(v)) for v in (tl.bfloat16, desc, pair)]  # noqa: SLF001 - white-box test of the capture hook's record of an argument
     launch = launch_of(f"k[(1,)]({', '.join(written)})", "k")
     view = TensorSpec("fp16", (64, 128), (128, 1), 128 * 16, 128 * 128)
-    assert launch.args == (ScalarSpec("dtype", "bf16"), DescriptorSpec(view, (32, 64)),
-                           TupleSpec((TensorSpec("fp16", (8,), (1,), 0, 8),) * 2))
+    assert launch.args == (
+        ScalarSpec("dtype", "bf16"),
+        DescriptorSpec(view, (32, 64)),
+        TupleSpec((TensorSpec("fp16", (8,), (1,), 0, 8),) * 2),
+    )

@@ -17,8 +17,18 @@ def _advance(p, step):
 
 
 @triton.jit
-def gather_kernel(out, weight, idx_src, stride, n_cols, eps, MODE: tl.constexpr, HAS_BIAS: tl.constexpr,
-                  BLOCK: tl.constexpr, DEPTH: tl.constexpr = 2):
+def gather_kernel(
+    out,
+    weight,
+    idx_src,
+    stride,
+    n_cols,
+    eps,
+    MODE: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    BLOCK: tl.constexpr,
+    DEPTH: tl.constexpr = 2,
+):
     row = tl.program_id(0)
     i = tl.load(idx_src + row)
     src = _advance(weight, i * stride)
@@ -56,7 +66,7 @@ def test_the_first_candidate_reads_the_kernel():
     first = synth.candidates(gather_kernel, [], "gather_kernel")[0]
     assert "idx_src=i32[" in first and "weight=fp32[" in first and "eps=1.0" in first and "stride=128" in first
     assert 'MODE="mean"' in first and "HAS_BIAS=False" in first and "BLOCK=32" in first
-    assert "DEPTH" not in first   # its default stands
+    assert "DEPTH" not in first  # its default stands
 
 
 def test_a_pointer_a_heuristic_tests_for_none_is_first_passed_as_none():
@@ -67,11 +77,13 @@ def test_a_pointer_a_heuristic_tests_for_none_is_first_passed_as_none():
 
 def test_synthesized_launch_compiles():
     import sys
+
     found = synth.synthesize(gather_kernel, "gather_kernel", synth.compile_check(sys.modules[__name__]))
     assert found.launch is not None and found.tried == 1
 
 
 def test_a_kernel_no_launch_can_compile_keeps_its_launch_and_says_so():
     import sys
+
     found = synth.synthesize(float_cast_kernel, "float_cast_kernel", synth.compile_check(sys.modules[__name__]))
     assert found.fails_alike and found.launch is not None and "not callable" in found.error

@@ -9,11 +9,11 @@ import triton
 import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 
-from tilelens_lsp.compile.compiler import compiler_for
+from tests.support import FIXTURES
 from tilelens_lsp.compile.binding import LaunchBindingError, expand_configs, unwrap
+from tilelens_lsp.compile.compiler import compiler_for
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.pipeline import analyze_path
-from tests.support import FIXTURES
 
 
 class LaunchCache(triton.KernelInterface):
@@ -31,6 +31,7 @@ class CachedAutotuner(Autotuner):
 def cached_autotune(configs, key):
     def decorator(fn):
         return CachedAutotuner(fn, fn.arg_names, configs, key, None, None)
+
     return decorator
 
 
@@ -42,8 +43,9 @@ def _body(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
 CONFIGS = [triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})]
 even = triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
 cached_kernel = LaunchCache(cached_autotune(CONFIGS, ["n"])(even(_body)))
-heuristics_outside = LaunchCache(triton.heuristics({"EVEN": lambda args: args["n"] % 64 == 0})(
-    triton.autotune(CONFIGS, key=["n"])(_body)))
+heuristics_outside = LaunchCache(
+    triton.heuristics({"EVEN": lambda args: args["n"] % 64 == 0})(triton.autotune(CONFIGS, key=["n"])(_body))
+)
 
 
 def _launch(kernel: str) -> LaunchSpec:
@@ -67,6 +69,7 @@ def test_heuristics_outside_an_autotuner_apply_to_every_config():
 def test_a_cycle_of_fn_attributes_is_not_a_kernel():
     class Loop:
         pass
+
     a, b = Loop(), Loop()
     a.fn, b.fn = b, a
     with pytest.raises(LaunchBindingError, match="not a @triton.jit kernel"):
@@ -75,19 +78,28 @@ def test_a_cycle_of_fn_attributes_is_not_a_kernel():
 
 def test_the_stand_in_driver_is_gone_after_a_compile():
     from triton.runtime import driver
+
     compiler = compiler_for("cuda:89")
     saved = driver.__dict__.get("_active")
     chain = unwrap(_body)
     from tilelens_lsp.compile.binding import bind
-    binding = expand_configs(chain, LaunchSpec("_body", 1, _launch("_body").args,
-                                               (("BLOCK", ScalarSpec("int", 16)), ("EVEN", ScalarSpec("bool", True))),
-                                               grid=(1,)))[0]
+
+    binding = expand_configs(
+        chain,
+        LaunchSpec(
+            "_body",
+            1,
+            _launch("_body").args,
+            (("BLOCK", ScalarSpec("int", 16)), ("EVEN", ScalarSpec("bool", True))),
+            grid=(1,),
+        ),
+    )[0]
     compiler.compile_ttir(chain.jit, bind(chain.jit, binding, compiler.backend, set()))
     assert driver.__dict__.get("_active") is saved
 
 
 def test_a_module_asking_the_driver_at_import_imports_as_it_would_without_us():
-    compiler_for("cuda:89")   # a warm worker: the compiler exists before the import
+    compiler_for("cuda:89")  # a warm worker: the compiler exists before the import
     result = analyze_path(FIXTURES / "asks_driver_at_import.py", FIXTURES)
     assert [d.code for d in result.all_diagnostics()] == []
     assert [launch.status for launch in result.launches] == ["analyzed"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import FIXTURES, access, codes, compile_file, launch_at, line_of, only
 from tilelens_lsp.clients import CLIENTS
 from tilelens_lsp.model import Witness
 from tilelens_lsp.pipeline import analyze_path
-from tests.support import FIXTURES, access, codes, compile_file, launch_at, line_of, only
 
 KERNELS = FIXTURES / "graph_kernels.py"
 
@@ -55,7 +55,9 @@ def test_masked_kernel_is_clean(result):
 def test_masked_kernel_footprint_is_exactly_the_vector(result):
     launch = at(result, "masked_kernel[")
     assert [(a.op, a.pointer, a.exact, a.elements) for a in launch.accesses] == [
-        ("load", "x_ptr", True, ((0, 100),)), ("store", "out_ptr", True, ((0, 100),))]
+        ("load", "x_ptr", True, ((0, 100),)),
+        ("store", "out_ptr", True, ((0, 100),)),
+    ]
 
 
 # ---------------------------------------------------------------- integer widths

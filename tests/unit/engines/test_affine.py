@@ -9,14 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.support import REPO
 from tilelens_lsp.engines import select
 from tilelens_lsp.engines.affine import handlers
 from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
 from tilelens_lsp.engines.values import merge_intervals
 from tilelens_lsp.pipeline import analyze_path
-from tests.support import REPO
 
 
 def brute(rows, coef, ext, C) -> set[int]:
@@ -30,9 +31,13 @@ def brute(rows, coef, ext, C) -> set[int]:
 
 
 def image_set(rows, coef, ext, C) -> set[int]:
-    s, e = box_image(np.array(rows, dtype=np.int64), np.array(coef, dtype=np.int64),
-                      np.array(ext, dtype=np.int64), np.array(C, dtype=np.int64).reshape(len(C), len(coef)),
-                      lambda n: None)
+    s, e = box_image(
+        np.array(rows, dtype=np.int64),
+        np.array(coef, dtype=np.int64),
+        np.array(ext, dtype=np.int64),
+        np.array(C, dtype=np.int64).reshape(len(C), len(coef)),
+        lambda n: None,
+    )
     if s.size == 0:
         return set()
     s, e = merge_intervals([s], [e])
@@ -41,21 +46,21 @@ def image_set(rows, coef, ext, C) -> set[int]:
 
 def test_a_masked_tail_of_fused_program_and_lane_is_one_interval():
     # 97 programs × 64 lanes, mask pid*64 + lane < 6200: [0, 6200)
-    s, e = box_image(np.array([[0, 6199]]), np.array([64, 1]), np.array([97, 64]), np.array([[-64, -1]]),
-                      lambda n: None)
+    s, e = box_image(np.array([[0, 6199]]), np.array([64, 1]), np.array([97, 64]), np.array([[-64, -1]]), lambda n: None)
     assert (s.tolist(), e.tolist()) == ([0], [6200])
 
 
 def test_rows_of_a_tile_become_one_interval_each():
     # a 4 × 8 tile of a matrix with 100 columns: 4 runs of 8
-    s, e = box_image(np.array([[10]]), np.array([100, 1]), np.array([4, 8]), np.zeros((0, 2), dtype=np.int64),
-                      lambda n: None)
+    s, e = box_image(
+        np.array([[10]]), np.array([100, 1]), np.array([4, 8]), np.zeros((0, 2), dtype=np.int64), lambda n: None
+    )
     assert sorted(zip(s.tolist(), e.tolist())) == [(10, 18), (110, 118), (210, 218), (310, 318)]
 
 
 def test_a_triangular_mask_is_split_and_stays_exact():
     rows, coef, ext = [[0, 0]], [16, 1], [8, 16]
-    C = [[1, -1]]                                     # col <= row
+    C = [[1, -1]]  # col <= row
     assert image_set(rows, coef, ext, C) == brute(np.array(rows), np.array(coef), ext, np.array(C))
 
 
@@ -69,8 +74,9 @@ def test_box_image_equals_brute_force(data):
     m = data.draw(st.integers(0, 2))
     C = data.draw(st.lists(st.lists(st.integers(-3, 3), min_size=nv, max_size=nv), min_size=m, max_size=m))
     nrows = data.draw(st.integers(1, 3))
-    rows = data.draw(st.lists(st.lists(st.integers(-10, 30), min_size=1 + m, max_size=1 + m),
-                              min_size=nrows, max_size=nrows))
+    rows = data.draw(
+        st.lists(st.lists(st.integers(-10, 30), min_size=1 + m, max_size=1 + m), min_size=nrows, max_size=nrows)
+    )
     Carr = np.array(C, dtype=np.int64).reshape(m, nv)
     assert image_set(rows, coef, ext, Carr) == brute(np.array(rows), np.array(coef), ext, Carr)
 
@@ -91,7 +97,7 @@ def test_program_constants_off_a_lattice_are_not_factored():
     assert factor(unique_rows(np.array([[0], [1], [2], [10], [11], [13]]))) is None
 
 
-MATMUL = REPO / "tests" / "conformance" / "kernels" / "matmul_grouped.py"   # tutorial 03's one copy
+MATMUL = REPO / "tests" / "conformance" / "kernels" / "matmul_grouped.py"  # tutorial 03's one copy
 MATMUL_LAUNCH = """
 # tilelens: M = {size}
 # tilelens: N = {size}
@@ -128,7 +134,8 @@ def test_a_16384_cubed_matmul_is_summarized_exactly(tmp_path, monkeypatch):
     assert used == {"summary": 1, "enumeration": 0}
     assert launch.status == "analyzed" and not launch.diagnostics
     assert {(a.pointer, a.elements, a.exact) for a in launch.accesses} == {
-        (p, ((0, 16384 * 16384),), True) for p in ("a_ptr", "b_ptr", "c_ptr")}
+        (p, ((0, 16384 * 16384),), True) for p in ("a_ptr", "b_ptr", "c_ptr")
+    }
 
 
 def test_the_summary_and_the_enumeration_agree_on_a_ragged_matmul(tmp_path, monkeypatch):
@@ -140,7 +147,7 @@ def test_the_summary_and_the_enumeration_agree_on_a_ragged_matmul(tmp_path, monk
         assert ours.accesses == theirs.accesses and ours.diagnostics == theirs.diagnostics
 
 
-TAIL = '''
+TAIL = """
 import triton
 import triton.language as tl
 
@@ -152,7 +159,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask)
     y = tl.load(y_ptr + offs, mask=mask)
     tl.store(out_ptr + offs, x + y)
-'''
+"""
 
 
 def test_an_out_of_bounds_launch_gets_the_enumerations_witness(tmp_path, monkeypatch):
@@ -185,9 +192,9 @@ def test_a_16384_cubed_matmul_that_reads_past_its_matrices_gets_exact_verdicts(t
         assert launch.status == "analyzed" and all(a.exact for a in launch.accesses)
         for d in launch.diagnostics:
             assert not 0 <= d.witness.element < n * n
-            assert d.witness.iteration == (n // 32,)          # the extra iteration
+            assert d.witness.iteration == (n // 32,)  # the extra iteration
     spans = {a.pointer: a.elements for a in big.accesses}
-    assert spans["a_ptr"] == ((0, 16384 * 16384 + 32),)       # the last row reads 32 past the end
+    assert spans["a_ptr"] == ((0, 16384 * 16384 + 32),)  # the last row reads 32 past the end
     assert spans["b_ptr"] == ((0, 16384 * 16384 + 32 * 16384),)
     assert spans["c_ptr"] == ((0, 16384 * 16384),)
 
@@ -204,7 +211,7 @@ def test_witnesses_from_one_program_agree_with_the_enumeration(path, tmp_path, m
     monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
     theirs = analyze_path(path, workspace_root=path.parent)
     monkeypatch.setenv(select.ENGINE_ENV, "auto")
-    monkeypatch.setattr(select, "WITNESS_SHARE", 1 << 62)     # the enumeration trial never fits
+    monkeypatch.setattr(select, "WITNESS_SHARE", 1 << 62)  # the enumeration trial never fits
     ours = analyze_path(path, workspace_root=path.parent)
     for a, b in zip(ours.launches, theirs.launches, strict=True):
         assert sorted((d.code, d.line) for d in a.diagnostics) == sorted((d.code, d.line) for d in b.diagnostics)
@@ -224,12 +231,13 @@ def test_a_ragged_matmul_wraps_rows_through_quotient_variables(tmp_path, monkeyp
     assert used == {"summary": 1, "enumeration": 0}
     assert launch.status == "analyzed" and not launch.diagnostics
     assert {(a.pointer, a.elements, a.exact) for a in launch.accesses} == {
-        (p, ((0, 16001 * 16001),), True) for p in ("a_ptr", "b_ptr", "c_ptr")}
+        (p, ((0, 16001 * 16001),), True) for p in ("a_ptr", "b_ptr", "c_ptr")
+    }
     ours, used = _matmul(tmp_path / "small", 200, "compare", monkeypatch)
     assert used["summary"] == 1
 
 
-HUGE = '''
+HUGE = """
 import triton
 import triton.language as tl
 
@@ -241,7 +249,7 @@ def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
-'''
+"""
 
 
 @pytest.mark.slow
@@ -257,7 +265,9 @@ def test_grids_past_per_program_arrays_take_program_ids_as_variables(tmp_path, m
     assert select.ENGINES["summary"] - before.get("summary", 0) == 1
     assert clean.status == "analyzed" and not clean.diagnostics
     assert {(a.pointer, a.elements, a.exact) for a in clean.accesses} == {
-        ("x_ptr", ((0, 2**33),), True), ("y_ptr", ((0, 2**33),), True)}
+        ("x_ptr", ((0, 2**33),), True),
+        ("y_ptr", ((0, 2**33),), True),
+    }
     assert "TL001" in [d.code for d in short.diagnostics]
 
 
@@ -272,13 +282,13 @@ def test_a_crash_in_the_summary_falls_back_to_the_enumeration(tmp_path, monkeypa
     monkeypatch.setitem(handlers.HANDLERS, "tt.make_range", broken)
     monkeypatch.setenv(select.ENGINE_ENV, "auto")
     (launch,) = analyze_path(path, workspace_root=tmp_path).launches
-    assert [d.code for d in launch.diagnostics] == ["TL001"]          # the enumeration's verdict
-    monkeypatch.setenv(select.ENGINE_ENV, "compare")                   # tests see the bug
+    assert [d.code for d in launch.diagnostics] == ["TL001"]  # the enumeration's verdict
+    monkeypatch.setenv(select.ENGINE_ENV, "compare")  # tests see the bug
     (launch,) = analyze_path(path, workspace_root=tmp_path).launches
     assert [d.code for d in launch.diagnostics] == ["TL050"]
 
 
-CLAMPS = '''
+CLAMPS = """
 import triton
 import triton.language as tl
 
@@ -293,7 +303,7 @@ def clamp_kernel(x_ptr, y_ptr, z_ptr, BLOCK: tl.constexpr):
     tl.store(y_ptr + a, tl.load(x_ptr + a))
     tl.store(z_ptr + b, tl.load(x_ptr + b))
     tl.store(z_ptr + 128 + c, tl.load(x_ptr + c))
-'''
+"""
 
 
 def _elements(access) -> set[int]:

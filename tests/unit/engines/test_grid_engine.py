@@ -10,15 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import REPO
 from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
-from tests.support import REPO
 
 GRID_KERNELS = REPO / "tests" / "grid" / "kernels"
 
 HEADER = "import triton\nimport triton.language as tl\n\n\n"
 
-ROWS = HEADER + '''@triton.jit
+ROWS = (
+    HEADER
+    + """@triton.jit
 def rows(x_ptr, y_ptr, H, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     row = pid // H
@@ -28,9 +30,12 @@ def rows(x_ptr, y_ptr, H, BLOCK: tl.constexpr):
 
 
 # tilelens: rows[(24,)](fp32[3, 8, 16], fp32[3, 8, 16], 8, BLOCK=16)
-'''
+"""
+)
 
-TAIL = HEADER + '''@triton.jit
+TAIL = (
+    HEADER
+    + """@triton.jit
 def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -38,9 +43,12 @@ def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 
 # tilelens: add[(4,)](fp32[61], fp32[61], 61, BLOCK=16)
-'''
+"""
+)
 
-LOOP = HEADER + '''@triton.jit
+LOOP = (
+    HEADER
+    + """@triton.jit
 def row_sum(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
@@ -51,7 +59,8 @@ def row_sum(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
 
 
 # tilelens: row_sum[(5,)](fp32[5, 70], fp32[5], 70, 70, BLOCK=32)
-'''
+"""
+)
 
 
 def _analyze(path: Path, engine: str, monkeypatch):
@@ -92,7 +101,7 @@ def test_grid_footprints_contain_the_enumeration_and_stay_in_bounds(tmp_path, mo
 
 def test_split_program_ids_keep_rows_apart_for_races(tmp_path, monkeypatch):
     _, grid = _both(tmp_path, ROWS, monkeypatch)
-    assert not [n for n in grid.notes if "races" in n]     # pid // H, pid % H: programs proven disjoint
+    assert not [n for n in grid.notes if "races" in n]  # pid // H, pid % H: programs proven disjoint
     assert not [d for d in grid.diagnostics if d.code == "TL005"]
 
 

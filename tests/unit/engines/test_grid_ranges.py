@@ -9,7 +9,7 @@ import pytest
 
 from tilelens_lsp.pipeline import analyze_path
 
-KERNEL = '''import triton
+KERNEL = """import triton
 import triton.language as tl
 
 
@@ -19,7 +19,7 @@ def gather(idx, tab, out):
     offs = tl.program_id(0) * 4 + tl.arange(0, 4)
     i = tl.load(idx + offs)
     tl.store(out + offs, tl.load(tab + i, mask=i >= 0))
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +39,7 @@ def test_a_ranged_union_is_read_by_the_grid_engine(tmp_path):
     assert {d.code for d in launch.diagnostics} <= {"TL002"}
 
 
-LANES = '''import triton
+LANES = """import triton
 import triton.language as tl
 
 
@@ -55,7 +55,7 @@ def pairs(out):
 def rows(out):
     offs = tl.program_id(0) * 4 + tl.arange(0, 4)
     tl.store(out + offs, tl.arange(0, 4).to(tl.float32))
-'''
+"""
 
 
 def test_lanes_that_may_meet_are_named_in_a_note_never_left_silent(tmp_path):

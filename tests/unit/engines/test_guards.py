@@ -10,26 +10,40 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.support import FIXTURES, REPO, line_of
 from tilelens_lsp.engines import ranges
 from tilelens_lsp.engines.values import IntV
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.pipeline import analyze_path
 
-from tests.support import FIXTURES, REPO, line_of
-
 KERNELS = REPO / "tests" / "conformance" / "kernels"
 BUGS = REPO / "tests" / "conformance" / "bugs"
 
-CLEAN = ["guarded_gather.py", "csr_row_sum_guarded.py", "moe_rows_guarded.py", "labels_ignore_union.py",
-         "varlen_cu_seqlens_loop.py", "moe_expert_loop.py", "token_count_loop.py", "while_search_cu_seqlens.py"]
+CLEAN = [
+    "guarded_gather.py",
+    "csr_row_sum_guarded.py",
+    "moe_rows_guarded.py",
+    "labels_ignore_union.py",
+    "varlen_cu_seqlens_loop.py",
+    "moe_expert_loop.py",
+    "token_count_loop.py",
+    "while_search_cu_seqlens.py",
+]
 # twin: (element the witness names, index value it names or None)
-TWINS = {"guarded_gather_off_by_one.py": (64, 64), "csr_guard_off_by_one.py": (40, None),
-         "moe_rows_offsets_past_tokens.py": (1024, None), "labels_union_past_classes.py": (1600, 100),
-         "varlen_loop_unmasked.py": (50, None), "moe_loop_offsets_past_tokens.py": (1024, None),
-         "token_count_past_slab.py": (128, None), "while_search_short_cu_seqlens.py": (4, None),
-         "segment_heads_past_end.py": (59, None)}
+TWINS = {
+    "guarded_gather_off_by_one.py": (64, 64),
+    "csr_guard_off_by_one.py": (40, None),
+    "moe_rows_offsets_past_tokens.py": (1024, None),
+    "labels_union_past_classes.py": (1600, 100),
+    "varlen_loop_unmasked.py": (50, None),
+    "moe_loop_offsets_past_tokens.py": (1024, None),
+    "token_count_past_slab.py": (128, None),
+    "while_search_short_cu_seqlens.py": (4, None),
+    "segment_heads_past_end.py": (59, None),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -92,7 +106,8 @@ def test_a_refusal_names_what_would_decide_it_for_arithmetic_the_range_does_not_
     path.write_text(
         "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
         "def k(idx_ptr, t_ptr, out_ptr):\n    i = tl.load(idx_ptr)\n    v = tl.load(t_ptr + i * i)\n"
-        "    tl.store(out_ptr, v)\n\n\n# tilelens: k[(1,)](i32[1].values(-70000, 70000), fp32[16], fp32[1])\n")
+        "    tl.store(out_ptr, v)\n\n\n# tilelens: k[(1,)](i32[1].values(-70000, 70000), fp32[16], fp32[1])\n"
+    )
     (launch,) = analyze_path(path, workspace_root=tmp_path).launches
     (refusal,) = [d for d in launch.diagnostics if d.code == "TL030"]
     assert "idx_ptr" in refusal.message and ".values(" in refusal.message, refusal.message
@@ -119,10 +134,15 @@ def test_races_from_bounds_and_between_lanes():
     path = FIXTURES / "races_bounds_lanes.py"
     launches = _by_line(path)
     codes = {name: [d.code for d in launch.diagnostics] for name, launch in launches.items()}
-    assert codes == {"histogram_kernel": ["TL006"], "histogram_block_kernel": ["TL006"],
-                     "histogram_atomic_kernel": [], "pairs_kernel": ["TL005"],
-                     "pairs_data_kernel": ["TL006"], "pairs_same_kernel": [],
-                     "embedding_backward_kernel": ["TL006"]}, codes
+    assert codes == {
+        "histogram_kernel": ["TL006"],
+        "histogram_block_kernel": ["TL006"],
+        "histogram_atomic_kernel": [],
+        "pairs_kernel": ["TL005"],
+        "pairs_data_kernel": ["TL006"],
+        "pairs_same_kernel": [],
+        "embedding_backward_kernel": ["TL006"],
+    }, codes
     lanes = launches["pairs_kernel"].diagnostics[0]
     assert "lanes [0] and [1]" in lanes.message and "values 0 and 1" in lanes.message
     assert lanes.witness.element == 0
@@ -142,16 +162,19 @@ def test_a_value_set_is_a_union_of_intervals_and_points_in_both_forms():
     assert _values("i64[8].values([(0, 100), -100])") == ((-100, -99), (0, 100))
     assert _values("tensor(i64, (8,), values=[(0, 100), -100])") == ((-100, -99), (0, 100))
     assert _values("i64[8].values((0, 100), -100)") == ((-100, -99), (0, 100))
-    assert _values("i64[8].values([(0, 10), 10, (11, 20)])") == (0, 20)      # parts that touch merge
+    assert _values("i64[8].values([(0, 10), 10, (11, 20)])") == (0, 20)  # parts that touch merge
     assert _values("i64[8].values(0, 100)") == (0, 100)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("i32[8].values([(3, 3)])", "is empty"),
-    ("i32[8].values([(0, 1, 2)])", "each part is an interval"),
-    ("i32[8].values(7)", "two arguments"),
-    ("k2 = [1, 2]", "a list is not allowed"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("i32[8].values([(3, 3)])", "is empty"),
+        ("i32[8].values([(0, 1, 2)])", "each part is an interval"),
+        ("i32[8].values(7)", "two arguments"),
+        ("k2 = [1, 2]", "a list is not allowed"),
+    ],
+)
 def test_a_bad_value_set_is_a_precise_directive_error(text, message):
     source = f"# tilelens: {text}" if "=" in text else f"# tilelens: k[(1,)]({text})"
     _, errors = parse_directives(source)
@@ -162,7 +185,8 @@ def test_the_toml_form_reads_a_union(tmp_path):
     (tmp_path / "k.py").write_text((KERNELS / "labels_ignore_union.py").read_text().split("# tilelens:")[0])
     (tmp_path / "tilelens.toml").write_text(
         '[[launch]]\nfile = "k.py"\nlaunch = "ce_pick_kernel[(16,)](fp32[16, 100], 100, '
-        'i64[16].values([(0, 100), -100]), fp32[16], 100, -100, BLOCK_SIZE=64)"\n')
+        'i64[16].values([(0, 100), -100]), fp32[16], 100, -100, BLOCK_SIZE=64)"\n'
+    )
     result = analyze_path(tmp_path / "k.py", workspace_root=tmp_path)
     (launch,) = result.launches
     assert launch.status == "analyzed" and launch.diagnostics == ()
@@ -177,13 +201,24 @@ PREDS = ["slt", "sle", "sgt", "sge", "eq", "ne", "ult", "ule", "ugt", "uge"]
 def _holds(pred: str, x: int, y: int, bits: int = 32) -> bool:
     if pred.startswith("u"):
         x, y = x % (1 << bits), y % (1 << bits)
-    return {"slt": x < y, "sle": x <= y, "sgt": x > y, "sge": x >= y, "eq": x == y, "ne": x != y,
-            "ult": x < y, "ule": x <= y, "ugt": x > y, "uge": x >= y}[pred]
+    return {
+        "slt": x < y,
+        "sle": x <= y,
+        "sgt": x > y,
+        "sge": x >= y,
+        "eq": x == y,
+        "ne": x != y,
+        "ult": x < y,
+        "ule": x <= y,
+        "ugt": x > y,
+        "uge": x >= y,
+    }[pred]
 
 
 @settings(max_examples=400, deadline=None, derandomize=True)
-@given(st.sampled_from(PREDS), st.integers(-20, 20), st.integers(0, 30), st.integers(-25, 25),
-       st.integers(0, 3), st.booleans())
+@given(
+    st.sampled_from(PREDS), st.integers(-20, 20), st.integers(0, 30), st.integers(-25, 25), st.integers(0, 3), st.booleans()
+)
 def test_refine_keeps_every_value_the_fact_allows(pred, lo, width, c, cwidth, with_point):
     """Every declared value x with `x pred y` for some y in y's interval stays inside the narrowed
     interval, and a lane called empty has no such x (the union's gap is honoured too)."""
@@ -224,17 +259,19 @@ class _FakeTensor:
 def test_capture_records_the_few_separate_parts_of_the_values_it_saw():
     from tilelens_lsp.capture.hook import observed_values
     from tilelens_lsp.capture.runner import values_text
+
     labels = observed_values(_FakeTensor([-100, -100] + list(range(3, 991, 7)) + [990]))
     assert labels == [[-100, -99], [3, 991]]
     assert values_text(labels) == "[-100, (3, 991)]"
     assert _values(f"i64[7].values({values_text(labels)})") == ((-100, -99), (3, 991))
-    assert observed_values(_FakeTensor([0, 5, 9])) == [0, 10]                       # one part
-    assert observed_values(_FakeTensor(list(range(0, 1000, 100)))) == [0, 901]      # too many parts
+    assert observed_values(_FakeTensor([0, 5, 9])) == [0, 10]  # one part
+    assert observed_values(_FakeTensor(list(range(0, 1000, 100)))) == [0, 901]  # too many parts
     assert values_text([0, 10], pair=True) == "(0, 10)"
 
 
 def test_the_hover_shows_a_union_and_a_launch_s_refusal_with_what_would_decide_it():
     from tilelens_lsp.lsp.hover import hover_markdown
+
     path = KERNELS / "labels_ignore_union.py"
     result = analyze_path(path, workspace_root=path.parent)
     line = line_of(path, "x_y = tl.load(X_ptr + y)")

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
+from tests.support import FIXTURES
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
-from tests.support import FIXTURES
 
 FIXTURE = FIXTURES / "mutation_gaps.py"
 
@@ -37,7 +37,7 @@ def test_overflow_of_a_loop_carried_offset_is_reported(result):
 def test_a_launch_over_budget_still_reports_its_tail_bug(monkeypatch):
     # the enumeration alone: it visits the last programs first, so the tail bug survives truncation
     monkeypatch.setenv("TILELENS_ENGINE", "enumerate")
-    small = replace(Settings(), enumeration_budget=6 << 20)   # about one batch of 1024 programs
+    small = replace(Settings(), enumeration_budget=6 << 20)  # about one batch of 1024 programs
     launch = _launch(analyze_path(FIXTURE, FIXTURE.parent, small), "big_tail_kernel")
     codes = [d.code for d in launch.diagnostics]
     assert "TL030" in codes and "TL001" in codes

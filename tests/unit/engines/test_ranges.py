@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tilelens_lsp.engines import ranges
 from tilelens_lsp.engines.values import IntV, tdiv, trem
@@ -24,22 +25,33 @@ def test_the_short_and_long_forms_declare_the_same_range():
     assert short == long and short.values == (0, 100)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("# tilelens: k[(1,)](fp32[8].values(0, 1))", "is not one"),
-    ("# tilelens: k[(1,)](i32[8].values(3, 3))", "is empty"),
-    ("# tilelens: k[(1,)](i32[8].values(3))", "two arguments"),
-    ("# tilelens: k[(1,)](tensor(i32, (8,), values=7))", "must be a pair"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("# tilelens: k[(1,)](fp32[8].values(0, 1))", "is not one"),
+        ("# tilelens: k[(1,)](i32[8].values(3, 3))", "is empty"),
+        ("# tilelens: k[(1,)](i32[8].values(3))", "two arguments"),
+        ("# tilelens: k[(1,)](tensor(i32, (8,), values=7))", "must be a pair"),
+    ],
+)
 def test_a_bad_range_is_a_precise_directive_error(text, message):
     _, errors = parse_directives(text)
     assert len(errors) == 1 and message in errors[0].message
 
 
-OPS = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
-       "arith.divsi": lambda a, b: tdiv(np.array(a), np.array(b), 64), "arith.floordivsi": lambda a, b: a // b,
-       "arith.remsi": lambda a, b: trem(np.array(a), np.array(b), 64), "arith.shli": lambda a, b: a << b,
-       "arith.shrsi": lambda a, b: a >> b, "arith.minsi": min, "arith.maxsi": max,
-       "arith.andi": lambda a, b: a & b}
+OPS = {
+    "arith.addi": lambda a, b: a + b,
+    "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b,
+    "arith.divsi": lambda a, b: tdiv(np.array(a), np.array(b), 64),
+    "arith.floordivsi": lambda a, b: a // b,
+    "arith.remsi": lambda a, b: trem(np.array(a), np.array(b), 64),
+    "arith.shli": lambda a, b: a << b,
+    "arith.shrsi": lambda a, b: a >> b,
+    "arith.minsi": min,
+    "arith.maxsi": max,
+    "arith.andi": lambda a, b: a & b,
+}
 
 
 @pytest.mark.slow
@@ -52,7 +64,7 @@ def test_interval_arithmetic_covers_every_value(name, lo, width, c, ranged_left)
     a, b = (r, k) if ranged_left else (k, r)
     out = ranges.binary(name, a, b, 32)
     if out is None:
-        return           # no bound: the engine treats the value as loaded data
+        return  # no bound: the engine treats the value as loaded data
     for x in range(lo, hi + 1):
         if name in ("arith.divsi", "arith.floordivsi", "arith.remsi", "arith.shli", "arith.shrsi") and not ranged_left:
             continue
@@ -64,13 +76,15 @@ def test_interval_arithmetic_covers_every_value(name, lo, width, c, ranged_left)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
-@given(st.sampled_from(["slt", "sle", "sgt", "sge", "eq", "ne"]), st.integers(-20, 20), st.integers(0, 10),
-       st.integers(-25, 25))
+@given(
+    st.sampled_from(["slt", "sle", "sgt", "sge", "eq", "ne"]), st.integers(-20, 20), st.integers(0, 10), st.integers(-25, 25)
+)
 def test_a_comparison_is_decided_only_where_every_value_agrees(pred, lo, width, c):
     r = ranges.RangeV(np.array([lo]), np.array([lo + width]), 32)
     always, never = ranges.compare(pred, r, IntV(np.array([c]), 32))
-    fn = {"slt": int.__lt__, "sle": int.__le__, "sgt": int.__gt__, "sge": int.__ge__, "eq": int.__eq__,
-          "ne": int.__ne__}[pred]
+    fn = {"slt": int.__lt__, "sle": int.__le__, "sgt": int.__gt__, "sge": int.__ge__, "eq": int.__eq__, "ne": int.__ne__}[
+        pred
+    ]
     outcomes = {fn(x, c) for x in range(lo, lo + width + 1)}
     assert bool(always[0]) == (outcomes == {True})
     assert bool(never[0]) == (outcomes == {False})

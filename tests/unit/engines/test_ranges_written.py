@@ -10,7 +10,7 @@ import pytest
 
 from tilelens_lsp.pipeline import analyze_path
 
-KERNEL = '''import triton
+KERNEL = """import triton
 import triton.language as tl
 
 
@@ -28,7 +28,7 @@ def reload(idx, tab, out):
 def gather(idx, tab, out):
     offs = tl.arange(0, 4)
     tl.store(out + offs, tl.load(tab + tl.load(idx + offs)))
-'''
+"""
 
 
 @pytest.fixture(autouse=True)

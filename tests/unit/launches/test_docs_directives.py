@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 import tomllib
 
+from tests.support import REPO
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.launches.statements import run_statements
-from tests.support import REPO
 
 DOC = REPO / "docs" / "directives.md"
 
@@ -34,8 +34,10 @@ def test_every_toml_example_is_valid_toml_whose_lets_and_launches_parse():
     assert len(tables) >= 3
     for table in tables:
         env: dict = {}
-        _, errors = run_statements(table.get("let", ""), env, locate=lambda l, c: (l, c + 1), end_line=1,
-                                   origin="tilelens.toml", mode="bindings")
-        launches, more = run_statements(table["launch"], env, locate=lambda l, c: (l, c + 1), end_line=1,
-                                        origin="tilelens.toml", mode="launch")
+        _, errors = run_statements(
+            table.get("let", ""), env, locate=lambda l, c: (l, c + 1), end_line=1, origin="tilelens.toml", mode="bindings"
+        )
+        launches, more = run_statements(
+            table["launch"], env, locate=lambda l, c: (l, c + 1), end_line=1, origin="tilelens.toml", mode="launch"
+        )
         assert errors + more == [] and len(launches) == 1, (table, errors + more)

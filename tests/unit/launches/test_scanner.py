@@ -35,8 +35,7 @@ def arg(expr: str, prelude: str = "") -> object:
 
 
 def test_design_example_add_kernel():
-    text = ("# tilelens: N = 4000\n"
-            "# tilelens: add_kernel[(cdiv(N, 1024),)](fp32[N], fp32[N], fp32[N], N, BLOCK_SIZE=1024)\n")
+    text = "# tilelens: N = 4000\n# tilelens: add_kernel[(cdiv(N, 1024),)](fp32[N], fp32[N], fp32[N], N, BLOCK_SIZE=1024)\n"
     launch = one_launch(text)
     vec = TensorSpec("fp32", (4000,), (1,), 0, 4000)
     assert launch.kernel == "add_kernel"
@@ -49,12 +48,14 @@ def test_design_example_add_kernel():
 
 
 def test_multi_line_directive_continues_while_brackets_are_open():
-    text = ("def f(): pass\n"
-            "    # tilelens: M, N, K = 128, 256, 64\n"
-            "# tilelens: matmul_kernel[lambda meta: (cdiv(M, meta[\"BLOCK_M\"]) * cdiv(N, meta[\"BLOCK_N\"]),)](\n"
-            "# tilelens:     a=fp16[M, K], b=fp16[K, N].T,\n"
-            "# tilelens:     c=fp16[M, N], M=M, N=N, K=K)\n"
-            "# tilelens: k[(1,)](1)\n")
+    text = (
+        "def f(): pass\n"
+        "    # tilelens: M, N, K = 128, 256, 64\n"
+        '# tilelens: matmul_kernel[lambda meta: (cdiv(M, meta["BLOCK_M"]) * cdiv(N, meta["BLOCK_N"]),)](\n'
+        "# tilelens:     a=fp16[M, K], b=fp16[K, N].T,\n"
+        "# tilelens:     c=fp16[M, N], M=M, N=N, K=K)\n"
+        "# tilelens: k[(1,)](1)\n"
+    )
     launches, errors = parse_directives(text, KERNELS)
     assert errors == []
     matmul, k = launches
@@ -88,9 +89,11 @@ def test_grid_lambda_with_another_parameter_name_is_stored_over_meta():
 
 
 def test_grid_bound_to_a_name_as_in_real_launch_code():
-    text = ("# tilelens: N = 1000\n"
-            "# tilelens: grid = lambda meta: (triton.cdiv(N, meta['BLOCK']),)\n"
-            "# tilelens: k[grid](fp32[N], N)\n")
+    text = (
+        "# tilelens: N = 1000\n"
+        "# tilelens: grid = lambda meta: (triton.cdiv(N, meta['BLOCK']),)\n"
+        "# tilelens: k[grid](fp32[N], N)\n"
+    )
     launch = one_launch(text)
     assert eval_grid(launch.grid_expr, launch.grid_env, {"BLOCK": 128}) == (8,)
 
@@ -103,8 +106,11 @@ def test_grid_env_holds_only_the_names_the_lambda_reads():
 def test_positional_and_keyword_arguments_keep_their_order():
     launch = one_launch("# tilelens: k[(1,)](1, 2.5, x=True, y='mean', z=None)")
     assert launch.args == (ScalarSpec("int", 1), ScalarSpec("float", 2.5))
-    assert launch.kwargs == (("x", ScalarSpec("bool", True)), ("y", ScalarSpec("str", "mean")),
-                             ("z", ScalarSpec("none", None)))
+    assert launch.kwargs == (
+        ("x", ScalarSpec("bool", True)),
+        ("y", ScalarSpec("str", "mean")),
+        ("z", ScalarSpec("none", None)),
+    )
 
 
 def test_i64_forces_a_64_bit_scalar():
@@ -183,9 +189,17 @@ def test_every_triton_dtype_name_is_accepted(dtype: str):
     assert arg(f"{dtype}[2]").dtype == dtype
 
 
-@pytest.mark.parametrize("alias, canonical", [("float32", "fp32"), ("bfloat16", "bf16"),
-                                              ("uint8", "u8"), ("int64", "i64"), ("bool", "i1"),
-                                              ("float8e4nv", "fp8e4nv")])
+@pytest.mark.parametrize(
+    "alias, canonical",
+    [
+        ("float32", "fp32"),
+        ("bfloat16", "bf16"),
+        ("uint8", "u8"),
+        ("int64", "i64"),
+        ("bool", "i1"),
+        ("float8e4nv", "fp8e4nv"),
+    ],
+)
 def test_dtype_aliases_map_to_canonical_names(alias: str, canonical: str):
     assert arg(f"{alias}[2]").dtype == canonical
     assert arg(f"tensor({alias}, (2,))").dtype == canonical
@@ -194,11 +208,25 @@ def test_dtype_aliases_map_to_canonical_names(alias: str, canonical: str):
 # ---------------------------------------------------------------- expressions
 
 
-@pytest.mark.parametrize("expr, value", [
-    ("7 + 3", 10), ("7 - 10", -3), ("6 * 7", 42), ("7 // 2", 3), ("7 % 4", 3), ("2 ** 10", 1024),
-    ("-(3)", -3), ("cdiv(10, 4)", 3), ("triton.cdiv(10, 4)", 3), ("min(3, 1, 2)", 1),
-    ("max((3, 9))", 9), ("2 ** 64 - 1", 2**64 - 1), ("0x10", 16), ("1.5 * 2", 3.0),
-])
+@pytest.mark.parametrize(
+    "expr, value",
+    [
+        ("7 + 3", 10),
+        ("7 - 10", -3),
+        ("6 * 7", 42),
+        ("7 // 2", 3),
+        ("7 % 4", 3),
+        ("2 ** 10", 1024),
+        ("-(3)", -3),
+        ("cdiv(10, 4)", 3),
+        ("triton.cdiv(10, 4)", 3),
+        ("min(3, 1, 2)", 1),
+        ("max((3, 9))", 9),
+        ("2 ** 64 - 1", 2**64 - 1),
+        ("0x10", 16),
+        ("1.5 * 2", 3.0),
+    ],
+)
 def test_arithmetic(expr: str, value: object):
     assert arg(expr).value == value
 
@@ -264,10 +292,19 @@ def test_unknown_kernel_lists_the_kernels_of_the_file():
     assert err.kernel == "foo" and err.column == 13
 
 
-@pytest.mark.parametrize("expr, dtype", [
-    ("bf16", "bf16"), ("fp32", "fp32"), ("float16", "fp16"), ("tl.float16", "fp16"), ("tl.bf16", "bf16"),
-    ("triton.language.bfloat16", "bf16"), ("tl.int32", "i32"), ("tl.float8e4nv", "fp8e4nv"),
-])
+@pytest.mark.parametrize(
+    "expr, dtype",
+    [
+        ("bf16", "bf16"),
+        ("fp32", "fp32"),
+        ("float16", "fp16"),
+        ("tl.float16", "fp16"),
+        ("tl.bf16", "bf16"),
+        ("triton.language.bfloat16", "bf16"),
+        ("tl.int32", "i32"),
+        ("tl.float8e4nv", "fp8e4nv"),
+    ],
+)
 def test_a_dtype_alone_is_a_dtype_valued_argument(expr: str, dtype: str):
     launch = one_launch(f"# tilelens: k[(1,)](fp32[4], {expr}, compute_type={expr})\n")
     assert launch.args[1] == ScalarSpec("dtype", dtype)
@@ -276,8 +313,9 @@ def test_a_dtype_alone_is_a_dtype_valued_argument(expr: str, dtype: str):
 
 
 def test_a_dtype_can_be_bound_to_a_name_and_spelled_tl_dtype_in_a_tensor_spec():
-    launch = one_launch("# tilelens: ACC = tl.float32\n# tilelens: k[(1,)](tl.float16[4], tensor(tl.bfloat16, (2,)), "
-                        "OUT_DTYPE=ACC)\n")
+    launch = one_launch(
+        "# tilelens: ACC = tl.float32\n# tilelens: k[(1,)](tl.float16[4], tensor(tl.bfloat16, (2,)), OUT_DTYPE=ACC)\n"
+    )
     assert [a.dtype for a in launch.args] == ["fp16", "bf16"]
     assert launch.kwargs == (("OUT_DTYPE", ScalarSpec("dtype", "fp32")),)
 
@@ -293,8 +331,7 @@ def test_negative_tensor_size_is_an_error():
 
 
 def test_storage_smaller_than_the_view_is_an_error():
-    assert "smaller than the 9 elements" in one_error(
-        "# tilelens: k[(1,)](tensor(fp32, (3, 3), storage=8))").message
+    assert "smaller than the 9 elements" in one_error("# tilelens: k[(1,)](tensor(fp32, (3, 3), storage=8))").message
 
 
 def test_transpose_of_a_1d_spec_is_an_error():
@@ -303,46 +340,74 @@ def test_transpose_of_a_1d_spec_is_an_error():
 
 def test_disallowed_call_names_the_allowed_functions():
     err = one_error("# tilelens: k[(1,)](open('x'))")
-    assert err.message == ("calls of 'open' are not allowed in directives: "
-                           "only cdiv, triton.cdiv, min, max, i64, tensor, descriptor")
+    assert err.message == (
+        "calls of 'open' are not allowed in directives: only cdiv, triton.cdiv, min, max, i64, tensor, descriptor"
+    )
 
 
 def test_disallowed_attribute_is_an_error():
     assert "attribute '.path' is not allowed" in one_error("# tilelens: k[(1,)](os.path)").message
 
 
-@pytest.mark.parametrize("expr, fragment", [
-    ("[1, 2]", "a list is not allowed"), ("1 if 2 else 3", "a conditional expression is not allowed"),
-    ("4 / 2", "operator '/' is not allowed in directives: use // for integer division"),
-    ("1 << 2", "operator '<<' is not allowed"), ("~1", "operator '~' is not allowed"),
-    ("1 < 2", "a comparison is not allowed"), ("f'{1}'", "an f-string is not allowed"),
-    ("1j", "complex literals are not allowed"), ("tl.flaot16", "did you mean tl.float16?"),
-    ("tl.fp99", "unknown dtype 'tl.fp99'"), ("tl", "unknown name 'tl'"),
-    ("()", "an empty tuple is not a launch argument"), ("lambda meta: 1", "only allowed as the grid"),
-    ("'a' * 3", "operator '*' needs numbers, got a string"), ("cdiv(1, 0)", "cdiv by zero"),
-    ("7 % 0", "division by zero"), ("2 ** 65", "too large"), ("2 ** 64 * 2", "too large"),
-    ("18446744073709551617", "too large"), ("(-8) ** 0.5", "complex number"),
-    ("i64(2 ** 63)", "does not fit in a signed 64-bit int"), ("-2 ** 64", "does not fit in 64 bits"),
-    ("1e308 * 10", "overflows the float range"), ("cdiv(1.5, 2)", "must be an int"),
-    ("min()", "at least one value"), ("tensor(fp32)", "needs a shape"),
-    ("tensor(fp32, 4, bogus=1)", "no parameter 'bogus'"), ("cdiv", "must be called"),
-    ("descriptor(fp16[4, 8], block=(4,))", "needs 2 sizes, got 1"), ("descriptor(4, block=(4,))", "describes a tensor spec"),
-    ("descriptor(fp16[4])", "needs a block"), ("descriptor(fp16[8], block=8, padding='one')", "padding"),
-    ("fp32[1:2]", "a slice is not allowed"), ("fp16[4].T.T", "needs a 2-D tensor spec"),
-])
+@pytest.mark.parametrize(
+    "expr, fragment",
+    [
+        ("[1, 2]", "a list is not allowed"),
+        ("1 if 2 else 3", "a conditional expression is not allowed"),
+        ("4 / 2", "operator '/' is not allowed in directives: use // for integer division"),
+        ("1 << 2", "operator '<<' is not allowed"),
+        ("~1", "operator '~' is not allowed"),
+        ("1 < 2", "a comparison is not allowed"),
+        ("f'{1}'", "an f-string is not allowed"),
+        ("1j", "complex literals are not allowed"),
+        ("tl.flaot16", "did you mean tl.float16?"),
+        ("tl.fp99", "unknown dtype 'tl.fp99'"),
+        ("tl", "unknown name 'tl'"),
+        ("()", "an empty tuple is not a launch argument"),
+        ("lambda meta: 1", "only allowed as the grid"),
+        ("'a' * 3", "operator '*' needs numbers, got a string"),
+        ("cdiv(1, 0)", "cdiv by zero"),
+        ("7 % 0", "division by zero"),
+        ("2 ** 65", "too large"),
+        ("2 ** 64 * 2", "too large"),
+        ("18446744073709551617", "too large"),
+        ("(-8) ** 0.5", "complex number"),
+        ("i64(2 ** 63)", "does not fit in a signed 64-bit int"),
+        ("-2 ** 64", "does not fit in 64 bits"),
+        ("1e308 * 10", "overflows the float range"),
+        ("cdiv(1.5, 2)", "must be an int"),
+        ("min()", "at least one value"),
+        ("tensor(fp32)", "needs a shape"),
+        ("tensor(fp32, 4, bogus=1)", "no parameter 'bogus'"),
+        ("cdiv", "must be called"),
+        ("descriptor(fp16[4, 8], block=(4,))", "needs 2 sizes, got 1"),
+        ("descriptor(4, block=(4,))", "describes a tensor spec"),
+        ("descriptor(fp16[4])", "needs a block"),
+        ("descriptor(fp16[8], block=8, padding='one')", "padding"),
+        ("fp32[1:2]", "a slice is not allowed"),
+        ("fp16[4].T.T", "needs a 2-D tensor spec"),
+    ],
+)
 def test_unsupported_or_invalid_expression_is_a_precise_error(expr: str, fragment: str):
     err = one_error(f"# tilelens: k[(1,)]({expr})")
     assert fragment in err.message, err.message
     assert err.kernel == "k" and err.line == 1
 
 
-@pytest.mark.parametrize("grid, fragment", [
-    ("(-1,)", "grid dimension 0 is -1"), ("(1, 2, 3, 4)", "1 to 3 dimensions"),
-    ("(2 ** 40,)", "above the 2**31-1 programs"), ("(1.5,)", "must be an int, got a float"),
-    ("lambda a, b: 1", "exactly one parameter"), ("lambda meta: (Q,)", "unknown name 'Q'"),
-    ("lambda meta: (meta,)", "can only be read as meta[\"NAME\"]"),
-    ("lambda meta: (meta[1],)", "needs a string key"), ("lambda meta: 'x'", "must be an int"),
-])
+@pytest.mark.parametrize(
+    "grid, fragment",
+    [
+        ("(-1,)", "grid dimension 0 is -1"),
+        ("(1, 2, 3, 4)", "1 to 3 dimensions"),
+        ("(2 ** 40,)", "above the 2**31-1 programs"),
+        ("(1.5,)", "must be an int, got a float"),
+        ("lambda a, b: 1", "exactly one parameter"),
+        ("lambda meta: (Q,)", "unknown name 'Q'"),
+        ("lambda meta: (meta,)", 'can only be read as meta["NAME"]'),
+        ("lambda meta: (meta[1],)", "needs a string key"),
+        ("lambda meta: 'x'", "must be an int"),
+    ],
+)
 def test_bad_grid_is_a_precise_error(grid: str, fragment: str):
     assert fragment in one_error(f"# tilelens: k[{grid}](1)").message
 
@@ -373,8 +438,10 @@ def test_overlong_or_overnested_directive_is_refused_not_crashed():
 
 
 def test_one_bad_directive_never_stops_the_others():
-    text = ("# tilelens: k[(1,)](Q)\n# tilelens: k[(1,](\n# tilelens: N = 2\n"
-            "# tilelens: k[(1,)](open('f'))\n# tilelens: k[(N,)](N)\n")
+    text = (
+        "# tilelens: k[(1,)](Q)\n# tilelens: k[(1,](\n# tilelens: N = 2\n"
+        "# tilelens: k[(1,)](open('f'))\n# tilelens: k[(N,)](N)\n"
+    )
     launches, errors = parse_directives(text, KERNELS)
     assert [launch.grid for launch in launches] == [(2,)]
     assert [e.line for e in errors] == [1, 2, 4]
@@ -405,16 +472,24 @@ def test_dunder_import_directive_runs_nothing(tmp_path: Path):
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("payload", [
-    "__import__('os').system('touch {m}')", "open('{m}', 'w')",
-    "(lambda: open('{m}', 'w'))()", "[open('{m}', 'w') for _ in (1,)]",
-    "eval(\"open('{m}', 'w')\")", "().__class__.__base__.__subclasses__()",
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "__import__('os').system('touch {m}')",
+        "open('{m}', 'w')",
+        "(lambda: open('{m}', 'w'))()",
+        "[open('{m}', 'w') for _ in (1,)]",
+        "eval(\"open('{m}', 'w')\")",
+        "().__class__.__base__.__subclasses__()",
+    ],
+)
 def test_no_directive_payload_is_executed(tmp_path: Path, payload: str):
     marker = tmp_path / "pwned"
-    for text in (f"# tilelens: k[(1,)]({payload.format(m=marker)})",
-                 f"# tilelens: X = {payload.format(m=marker)}",
-                 f"# tilelens: k[lambda meta: {payload.format(m=marker)}](1)"):
+    for text in (
+        f"# tilelens: k[(1,)]({payload.format(m=marker)})",
+        f"# tilelens: X = {payload.format(m=marker)}",
+        f"# tilelens: k[lambda meta: {payload.format(m=marker)}](1)",
+    ):
         launches, errors = parse_directives(text, KERNELS)
         assert launches == [] and len(errors) == 1
     assert not marker.exists()
@@ -423,7 +498,7 @@ def test_no_directive_payload_is_executed(tmp_path: Path, payload: str):
 # ---------------------------------------------------------------- kernels
 
 
-KERNEL_FILE = '''\
+KERNEL_FILE = """\
 import triton
 import triton.language as tl
 
@@ -452,7 +527,7 @@ class Ops:
     @triton.jit(debug=True)
     def method_kernel(p):
         pass
-'''
+"""
 
 
 def test_find_kernels_reads_decorator_chains_and_params():

@@ -19,12 +19,76 @@ FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCh
 KERNELS = {"k", "add_kernel"}
 
 TOKENS = [
-    "k", "add_kernel", "nope", "[", "]", "(", ")", ",", "=", "lambda", "meta", "META", ":",
-    "meta['B']", 'meta["BLOCK"]', "fp32", "fp16", "bf16", "fp8e4nv", "u64", "fp33", "tensor",
-    "strides=", "offset=", "storage=", ".T", ".x", "cdiv", "triton.cdiv", "min", "max", "i64", "+",
-    "-", "*", "//", "%", "**", "/", "N", "M", "Q", "0", "-1", "1", "7", "2**64", "2**63", "10**30",
-    "99999999999999999999999999", "1.5", "1e308", "True", "None", "'s'", '"#("', "__import__",
-    "open", "os.system", "#", ";", "\n# tilelens:", "\n", "x", "[1]", "{", "}", "@", "\\", "'",
+    "k",
+    "add_kernel",
+    "nope",
+    "[",
+    "]",
+    "(",
+    ")",
+    ",",
+    "=",
+    "lambda",
+    "meta",
+    "META",
+    ":",
+    "meta['B']",
+    'meta["BLOCK"]',
+    "fp32",
+    "fp16",
+    "bf16",
+    "fp8e4nv",
+    "u64",
+    "fp33",
+    "tensor",
+    "strides=",
+    "offset=",
+    "storage=",
+    ".T",
+    ".x",
+    "cdiv",
+    "triton.cdiv",
+    "min",
+    "max",
+    "i64",
+    "+",
+    "-",
+    "*",
+    "//",
+    "%",
+    "**",
+    "/",
+    "N",
+    "M",
+    "Q",
+    "0",
+    "-1",
+    "1",
+    "7",
+    "2**64",
+    "2**63",
+    "10**30",
+    "99999999999999999999999999",
+    "1.5",
+    "1e308",
+    "True",
+    "None",
+    "'s'",
+    '"#("',
+    "__import__",
+    "open",
+    "os.system",
+    "#",
+    ";",
+    "\n# tilelens:",
+    "\n",
+    "x",
+    "[1]",
+    "{",
+    "}",
+    "@",
+    "\\",
+    "'",
 ]
 
 
@@ -64,9 +128,24 @@ def test_token_soup_from_the_grammar_never_raises(tokens: list[str], bind_first:
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.integers(min_value=1, max_value=600),
-       st.sampled_from(["({})", "-{}", "cdiv({}, 2)", "fp32[{}]", "[{}]", "({},)", "min({})",
-                        "lambda meta: {}", "{}.T", "{} ** 2", "tensor(fp16, {})"]))
+@given(
+    st.integers(min_value=1, max_value=600),
+    st.sampled_from(
+        [
+            "({})",
+            "-{}",
+            "cdiv({}, 2)",
+            "fp32[{}]",
+            "[{}]",
+            "({},)",
+            "min({})",
+            "lambda meta: {}",
+            "{}.T",
+            "{} ** 2",
+            "tensor(fp16, {})",
+        ]
+    ),
+)
 def test_deep_nesting_never_raises(depth: int, wrapper: str):
     expr = "1"
     for _ in range(depth):
@@ -75,8 +154,11 @@ def test_deep_nesting_never_raises(depth: int, wrapper: str):
         check_result(text, parse_directives(text, KERNELS))
 
 
-HUGE = st.one_of(st.integers(), st.integers(min_value=-2**200, max_value=2**200),
-                 st.sampled_from([0, -1, 2**31 - 1, 2**31, 2**63, 2**64, 2**64 + 1, -2**64 - 1]))
+HUGE = st.one_of(
+    st.integers(),
+    st.integers(min_value=-(2**200), max_value=2**200),
+    st.sampled_from([0, -1, 2**31 - 1, 2**31, 2**63, 2**64, 2**64 + 1, -(2**64) - 1]),
+)
 
 
 @FUZZ
@@ -84,8 +166,10 @@ HUGE = st.one_of(st.integers(), st.integers(min_value=-2**200, max_value=2**200)
 def test_huge_negative_and_zero_sizes_and_grids_never_raise(grid: list[int], shape: list[int], n: int):
     grid_text = "(" + "".join(f"{g}," for g in grid) + ")"
     shape_text = ", ".join(map(str, shape)) or "()"
-    text = (f"# tilelens: k[{grid_text}](fp32[{shape_text}], i64({n}), {n}, "
-            f"tensor(fp16, ({shape_text},), offset={n}), x={n} ** {n % 200})")
+    text = (
+        f"# tilelens: k[{grid_text}](fp32[{shape_text}], i64({n}), {n}, "
+        f"tensor(fp16, ({shape_text},), offset={n}), x={n} ** {n % 200})"
+    )
     launches, errors = parse_directives(text, KERNELS)
     check_result(text, (launches, errors))
     valid_grid = 1 <= len(grid) <= 3 and all(0 <= g < 2**31 for g in grid)
@@ -108,9 +192,33 @@ def test_eval_grid_only_raises_eval_error(expr: str, meta: dict[str, int]):
 # ---------------------------------------------------------------- round trip
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
-    lambda s: s not in {"lambda", "meta", "min", "max", "cdiv", "tensor", "triton", "bool", "if",
-                        "in", "is", "or", "and", "not", "for", "as", "def", "del", "try", "with"}
-    and s not in DTYPES)
+    lambda s: (
+        s
+        not in {
+            "lambda",
+            "meta",
+            "min",
+            "max",
+            "cdiv",
+            "tensor",
+            "triton",
+            "bool",
+            "if",
+            "in",
+            "is",
+            "or",
+            "and",
+            "not",
+            "for",
+            "as",
+            "def",
+            "del",
+            "try",
+            "with",
+        }
+        and s not in DTYPES
+    )
+)
 
 
 @st.composite
@@ -127,8 +235,8 @@ def tensors(draw: Any) -> tuple[str, TensorSpec]:
 
 
 SCALARS = st.one_of(
-    st.integers(-2**63, 2**64 - 1).map(lambda v: (repr(v), ScalarSpec("int", v))),
-    st.integers(-2**63, 2**63 - 1).map(lambda v: (f"i64({v})", ScalarSpec("i64", v))),
+    st.integers(-(2**63), 2**64 - 1).map(lambda v: (repr(v), ScalarSpec("int", v))),
+    st.integers(-(2**63), 2**63 - 1).map(lambda v: (f"i64({v})", ScalarSpec("i64", v))),
     st.floats(allow_nan=False, allow_infinity=False).map(lambda v: (repr(v), ScalarSpec("float", v))),
     st.booleans().map(lambda v: (repr(v), ScalarSpec("bool", v))),
     st.text(max_size=10).map(lambda v: (repr(v), ScalarSpec("str", v))),
@@ -139,13 +247,17 @@ ARGS = st.one_of(tensors(), SCALARS)
 
 @pytest.mark.slow
 @FUZZ
-@given(st.sampled_from(sorted(KERNELS)),
-       st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=3),
-       st.lists(ARGS, max_size=5),
-       st.dictionaries(NAMES, ARGS, max_size=4),
-       st.booleans(), st.text(alphabet=" \t", max_size=3))
-def test_well_formed_launches_round_trip(kernel: str, grid: list[int], args: list, kwargs: dict,
-                                         multi_line: bool, indent: str):
+@given(
+    st.sampled_from(sorted(KERNELS)),
+    st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=3),
+    st.lists(ARGS, max_size=5),
+    st.dictionaries(NAMES, ARGS, max_size=4),
+    st.booleans(),
+    st.text(alphabet=" \t", max_size=3),
+)
+def test_well_formed_launches_round_trip(
+    kernel: str, grid: list[int], args: list, kwargs: dict, multi_line: bool, indent: str
+):
     parts = [text for text, _ in args] + [f"{name}={text}" for name, (text, _) in kwargs.items()]
     grid_text = "(" + "".join(f"{g}, " for g in grid) + ")"
     sep = f",\n{indent}# tilelens:   " if multi_line else ", "
@@ -162,8 +274,10 @@ def test_well_formed_launches_round_trip(kernel: str, grid: list[int], args: lis
 @FUZZ
 @given(st.integers(0, 2**40), st.integers(1, 2**20), st.integers(1, 4096), st.sampled_from(["meta", "META", "m"]))
 def test_grid_lambdas_round_trip_through_eval_grid(n: int, block: int, rows: int, param: str):
-    text = (f"# tilelens: N, R = {n}, {rows}\n"
-            f"# tilelens: k[lambda {param}: (cdiv(N, {param}['BLOCK']), min(R, 65535))](fp32[R])\n")
+    text = (
+        f"# tilelens: N, R = {n}, {rows}\n"
+        f"# tilelens: k[lambda {param}: (cdiv(N, {param}['BLOCK']), min(R, 65535))](fp32[R])\n"
+    )
     launches, errors = parse_directives(text, KERNELS)
     assert errors == []
     (launch,) = launches

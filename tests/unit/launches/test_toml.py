@@ -6,11 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from tilelens_lsp.launches.toml import (ConfigError, config_errors, files_in_config, find_config,
-                                       launches_for_file, read_target)
+from tilelens_lsp.launches.toml import (
+    ConfigError,
+    config_errors,
+    files_in_config,
+    find_config,
+    launches_for_file,
+    read_target,
+)
 from tilelens_lsp.model import ScalarSpec, TensorSpec
 
-ADD = 'add_kernel[(cdiv(N, 1024),)](fp32[N], fp32[N], fp32[N], N, BLOCK_SIZE=1024)'
+ADD = "add_kernel[(cdiv(N, 1024),)](fp32[N], fp32[N], fp32[N], N, BLOCK_SIZE=1024)"
 
 
 def write(path: Path, text: str) -> Path:
@@ -28,7 +34,7 @@ def pyproject(launches: str, target: str = 'target = "cuda:89"') -> str:
     return f'[project]\nname = "x"\n\n[tool.tilelens]\n{target}\n{launches}'
 
 
-def table(file: str, launch: str = ADD, let: str | None = 'N = 4000', header: str = "[[tool.tilelens.launch]]") -> str:
+def table(file: str, launch: str = ADD, let: str | None = "N = 4000", header: str = "[[tool.tilelens.launch]]") -> str:
     let_line = f'let = "{let}"\n' if let is not None else ""
     return f'{header}\nfile = "{file}"\n{let_line}launch = "{launch}"\n'
 
@@ -105,8 +111,10 @@ def test_explicit_config_wins_and_reads_either_format(tmp_path: Path):
 
 def test_let_may_span_lines_and_use_semicolons(tmp_path: Path):
     root, kernel = workspace(tmp_path)
-    text = ('[[launch]]\nfile = "kernels/add.py"\nlet = """\n    M = 2; K = 3\n    N = M * K\n"""\n'
-            'launch = "add_kernel[(N,)](fp16[M, K].T, N)"\n')
+    text = (
+        '[[launch]]\nfile = "kernels/add.py"\nlet = """\n    M = 2; K = 3\n    N = M * K\n"""\n'
+        'launch = "add_kernel[(N,)](fp16[M, K].T, N)"\n'
+    )
     write(root / "tilelens.toml", text)
     (launch,) = launches_for_file(kernel, root).launches
     assert launch.grid == (6,) and launch.args[0].shape == (3, 2)
@@ -165,8 +173,10 @@ def test_unknown_and_missing_keys_are_errors(tmp_path: Path):
     root, kernel = workspace(tmp_path)
     write(root / "tilelens.toml", '[[launch]]\nfile = "kernels/add.py"\nlanch = "x"\n')
     messages = sorted(e.message for e in launches_for_file(kernel, root).errors)
-    assert messages == ["a launch table needs `launch`",
-                        "unknown key 'lanch' in a launch table (keys: file, module, let, launch)"]
+    assert messages == [
+        "a launch table needs `launch`",
+        "unknown key 'lanch' in a launch table (keys: file, module, let, launch)",
+    ]
 
 
 def test_invalid_toml_is_one_error_with_its_line(tmp_path: Path):
@@ -194,15 +204,16 @@ def test_no_config_anywhere(tmp_path: Path):
 
 def test_files_in_config_lists_each_named_file_once(tmp_path: Path):
     root, kernel = workspace(tmp_path)
-    cfg = write(root / "ci.toml", table("kernels/add.py", header="[[launch]]") * 2
-                + table(str(root / "kernels" / "mul.py"), header="[[launch]]"))
+    cfg = write(
+        root / "ci.toml",
+        table("kernels/add.py", header="[[launch]]") * 2 + table(str(root / "kernels" / "mul.py"), header="[[launch]]"),
+    )
     assert files_in_config(cfg) == [kernel.resolve(), (root / "kernels" / "mul.py").resolve()]
 
 
 def test_config_errors_report_missing_files_and_tables_without_file(tmp_path: Path):
     root, _ = workspace(tmp_path)
-    cfg = write(root / "ci.toml", table("kernels/nope.py", header="[[launch]]")
-                + '[[launch]]\nlaunch = "k[(1,)](1)"\n')
+    cfg = write(root / "ci.toml", table("kernels/nope.py", header="[[launch]]") + '[[launch]]\nlaunch = "k[(1,)](1)"\n')
     errors = config_errors(cfg)
     assert [e.line for e in errors] == [2, 5]
     assert "kernels/nope.py does not exist" in errors[0].message
@@ -211,8 +222,11 @@ def test_config_errors_report_missing_files_and_tables_without_file(tmp_path: Pa
 
 def test_inline_array_of_launch_tables_is_read_and_located(tmp_path: Path):
     root, kernel = workspace(tmp_path)
-    write(root / "tilelens.toml", 'launch = [\n  { file = "kernels/add.py", launch = "add_kernel[(1,)](fp32[4])" },\n'
-          '  { file = "kernels/add.py", launch = "add_kernel[(2,)](Q)" },\n]\n')
+    write(
+        root / "tilelens.toml",
+        'launch = [\n  { file = "kernels/add.py", launch = "add_kernel[(1,)](fp32[4])" },\n'
+        '  { file = "kernels/add.py", launch = "add_kernel[(2,)](Q)" },\n]\n',
+    )
     result = launches_for_file(kernel, root)
     assert [(x.line, x.grid) for x in result.launches] == [(2, (1,))]
     (error,) = result.errors
@@ -223,7 +237,7 @@ def test_inline_array_of_launch_tables_is_read_and_located(tmp_path: Path):
 def test_read_target_and_files_in_config_refuse_an_unusable_config(tmp_path: Path):
     good = write(tmp_path / "good.toml", 'target = "cuda:90"\n')
     assert read_target(good) == "cuda:90" and files_in_config(good) == []
-    for text in ('launch = \n', 'target = "gpu"\n'):
+    for text in ("launch = \n", 'target = "gpu"\n'):
         bad = write(tmp_path / "bad.toml", text)
         for fn in (read_target, files_in_config):
             with pytest.raises(ConfigError, match=r"bad\.toml:1: "):
@@ -266,8 +280,10 @@ def test_module_key_that_names_no_module_is_a_config_error_on_its_line(tmp_path:
 
 def test_file_and_module_together_are_refused(tmp_path: Path, monkeypatch):
     root, kernel = workspace(tmp_path)
-    write(root / "tilelens.toml", '[[launch]]\nfile = "kernels/add.py"\nmodule = "kernels.add"\n'
-          f'let = "N = 4000"\nlaunch = "{ADD}"\n')
+    write(
+        root / "tilelens.toml",
+        f'[[launch]]\nfile = "kernels/add.py"\nmodule = "kernels.add"\nlet = "N = 4000"\nlaunch = "{ADD}"\n',
+    )
     (error,) = launches_for_file(kernel, root).errors
     assert error.line == 3 and "by `file` or by `module`, not both" in error.message
 
@@ -275,7 +291,9 @@ def test_file_and_module_together_are_refused(tmp_path: Path, monkeypatch):
 def test_module_key_is_resolved_in_the_workers_interpreter_when_it_is_another_one(tmp_path: Path):
     # every venv's python is a link to one binary: another path is another interpreter, asked by subprocess
     import sys
+
     from tilelens_lsp.launches.toml import module_file
+
     other = tmp_path / "bin" / "python"
     other.parent.mkdir()
     other.symlink_to(sys.executable)
@@ -288,6 +306,7 @@ def test_module_key_is_resolved_in_the_workers_interpreter_when_it_is_another_on
 
 def test_a_workspace_whose_toml_names_an_installed_module_owns_that_file(tmp_path: Path, monkeypatch):
     from tilelens_lsp.launches.toml import declared_by_folder
+
     root, _ = workspace(tmp_path)
     kernel = installed_package(tmp_path, monkeypatch)
     assert not declared_by_folder(root, kernel)
@@ -299,6 +318,7 @@ def test_a_module_inside_a_namespace_package_is_found_without_importing_anything
     # liger_kernel.ops.experimental has no __init__.py: importlib's PathFinder needs its parent
     # imported and raises KeyError otherwise (which crashed the worker); the lookup must not
     from tilelens_lsp.launches.toml import module_file
+
     pkg = tmp_path / "site" / "pkg"
     (pkg / "ops" / "experimental").mkdir(parents=True)
     (pkg / "__init__.py").write_text("raise RuntimeError('never run')\n")

@@ -55,8 +55,8 @@ def test_a_directive_starts_with_a_launchable_kernel_never_a_helper():
 def test_decorator_supplied_constexprs_are_not_offered_as_keywords():
     offered = labels("mm_kernel[(1,)](fp16[M, K], fp32[M], ")
     assert "M=" in offered and "K=" in offered and "ACC=" in offered
-    assert "BLOCK_M=" not in offered and "EVEN_K=" not in offered    # autotune and heuristics set them
-    assert "a_ptr=" not in offered and "c_ptr=" not in offered       # given by position
+    assert "BLOCK_M=" not in offered and "EVEN_K=" not in offered  # autotune and heuristics set them
+    assert "a_ptr=" not in offered and "c_ptr=" not in offered  # given by position
 
 
 def test_a_keyword_given_is_not_offered_again():
@@ -127,7 +127,7 @@ def test_signature_help_marks_constexprs_and_what_decorators_supply():
 
 def test_signature_help_highlights_the_argument_under_the_cursor():
     assert active("mm_kernel[(1,)](") == "a_ptr"
-    assert active("mm_kernel[(1,)](fp16[M, K], fp32[") == "c_ptr"      # inside a nested tensor spec
+    assert active("mm_kernel[(1,)](fp16[M, K], fp32[") == "c_ptr"  # inside a nested tensor spec
     assert active("mm_kernel[(1,)](fp16[M, K], ACC=") == "ACC: tl.constexpr = 1"
     assert active("mm_kernel[(cdiv(M, ") == "b"
     assert active("mm_kernel[(1,)](tensor(fp16, (M, K), offset=") == "offset=0"
@@ -136,7 +136,7 @@ def test_signature_help_highlights_the_argument_under_the_cursor():
 def test_definition_of_a_kernel_name_is_its_def_and_of_a_name_its_binding():
     text, line, _ = at_mark("mm_kernel[(M,)](fp16[M, K], fp32[M])")
     kernel = dh.definition(text, line, len("# tilelens: mm_"))
-    assert (kernel.line, text.split("\n")[kernel.line][kernel.start:kernel.end]) == (8, "mm_kernel")
+    assert (kernel.line, text.split("\n")[kernel.line][kernel.start : kernel.end]) == (8, "mm_kernel")
     name = dh.definition(text, line, len("# tilelens: mm_kernel[("))
     assert (name.line, name.start, name.end) == (3, len("# tilelens: "), len("# tilelens: M"))
 

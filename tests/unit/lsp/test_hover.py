@@ -51,7 +51,7 @@ def _map(markdown: str) -> list[str]:
     """The first map's rows (between the ```text fence and its closing fence, the caption left out)."""
     lines = markdown.split("\n")
     start = lines.index("```text") + 1
-    return lines[start:lines.index("```", start) - 1]
+    return lines[start : lines.index("```", start) - 1]
 
 
 def test_a_view_over_read_draws_the_cells_past_each_row_and_is_not_in_bounds(analysed):
@@ -94,12 +94,28 @@ def test_a_plain_bar_marks_reads_past_a_one_dimensional_view_and_past_its_storag
     from tilelens_lsp.model import Access
 
     def bar(hi: int, storage: int) -> str:
-        access = Access("load", 1, 1, "x", "fp32", True, ((0, hi),), True, view_numel=16, storage=storage,
-                        element_size=4, touched=hi, contiguous=True, view_shape=(16,), view_strides=(1,))
+        access = Access(
+            "load",
+            1,
+            1,
+            "x",
+            "fp32",
+            True,
+            ((0, hi),),
+            True,
+            view_numel=16,
+            storage=storage,
+            element_size=4,
+            touched=hi,
+            contiguous=True,
+            view_shape=(16,),
+            view_strides=(1,),
+        )
         return hover.footprint_map(access)[0]
+
     assert bar(16, 16) == hover.FULL * 16
-    assert bar(20, 32) == hover.FULL * 16 + hover.VIEW_OUT       # inside the storage, past the view
-    assert bar(40, 32) == hover.FULL * 16 + hover.OUT            # past the storage
+    assert bar(20, 32) == hover.FULL * 16 + hover.VIEW_OUT  # inside the storage, past the view
+    assert bar(40, 32) == hover.FULL * 16 + hover.OUT  # past the storage
 
 
 def test_a_refused_line_hovers_with_why_and_the_declaration_that_decides_it(tmp_path):

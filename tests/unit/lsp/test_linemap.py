@@ -22,7 +22,7 @@ def test_lines_inserted_above_shift_the_lines_below():
     t = follow(TEXT, change(1, 0, 1, 0, "x = 0\ny = 0\n"))
     assert t.text == "a = 1\nx = 0\ny = 0\nb = 2\nload(x)\nc = 3\n"
     assert t.map.now(2) == 4 and t.map.now(0) == 0
-    assert t.map.origin(1) == (None, frozenset())      # a wholly new line
+    assert t.map.origin(1) == (None, frozenset())  # a wholly new line
 
 
 def test_typing_inside_a_line_marks_it_edited_not_moved():
@@ -56,10 +56,10 @@ def test_deleting_a_whole_line_from_the_end_of_the_line_above_moves_the_next_one
 
 def test_the_changes_of_one_notification_apply_in_order_and_maps_compose():
     t = follow(TEXT, change(0, 0, 0, 0, "# one\n"), change(0, 0, 0, 0, "# two\n"))
-    t = linemap.advance(t, [change(4, 0, 4, 1, "L")])       # now edit the moved `load(x)` line
+    t = linemap.advance(t, [change(4, 0, 4, 1, "L")])  # now edit the moved `load(x)` line
     assert t.text == "# two\n# one\na = 1\nb = 2\nLoad(x)\nc = 3\n"
     assert t.map.now(1) == 3 and t.map.now(2) is None
-    assert t.map.origin(4) == (None, frozenset({2}))        # the analysed line it was edited from
+    assert t.map.origin(4) == (None, frozenset({2}))  # the analysed line it was edited from
 
 
 def test_a_whole_document_change_is_mapped_by_a_line_diff():
@@ -86,7 +86,7 @@ def _apply_reference(text: str, sl: int, sc: int, el: int, ec: int, new: str) ->
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    return text[:offsets[sl] + sc] + new + text[offsets[el] + ec:]
+    return text[: offsets[sl] + sc] + new + text[offsets[el] + ec :]
 
 
 def test_random_edits_keep_the_text_exact_and_every_copy_identical_in_order():
@@ -108,11 +108,11 @@ def test_random_edits_keep_the_text_exact_and_every_copy_identical_in_order():
             assert tracked.text == expected
             step = linemap.apply_change(before.text, change(sl, sc, el, ec, new))[1]
             shift = len(expected.split("\n")) - len(lines)
-            for old in list(range(sl)) + list(range(el + 1, len(lines))):   # untouched lines
+            for old in list(range(sl)) + list(range(el + 1, len(lines))):  # untouched lines
                 assert step.now(old) == (old if old < sl else old + shift)
         old_lines, new_lines = text.split("\n"), tracked.text.split("\n")
         copies = [c for c in tracked.map.copy_of if c is not None]
-        assert copies == sorted(set(copies))                           # each once, in order
+        assert copies == sorted(set(copies))  # each once, in order
         for j, c in enumerate(tracked.map.copy_of):
             if c is not None:
                 assert new_lines[j] == old_lines[c]
@@ -121,9 +121,19 @@ def test_random_edits_keep_the_text_exact_and_every_copy_identical_in_order():
 # ---------------------------------------------------------------- the hover on top of it
 
 
-RESULT = FileResult("k.py", (LaunchResult("k", 1, {}, "analyzed", (
-    Access("load", 3, 1, "x_ptr", "fp32", True, ((0, 16),), True, view_numel=16, touched=16, element_size=4),),
-    grid=(1,)),))
+RESULT = FileResult(
+    "k.py",
+    (
+        LaunchResult(
+            "k",
+            1,
+            {},
+            "analyzed",
+            (Access("load", 3, 1, "x_ptr", "fp32", True, ((0, 16),), True, view_numel=16, touched=16, element_size=4),),
+            grid=(1,),
+        ),
+    ),
+)
 
 
 def test_a_moved_access_line_shows_its_footprint_and_where_it_was():

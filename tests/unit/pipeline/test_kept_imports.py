@@ -74,13 +74,13 @@ def test_an_unchanged_helper_is_not_executed_again_and_a_changed_one_is(ws: Path
     state = warm()
     write(ws)
     assert codes(ws, state) == [] and runs(ws) == 1
-    for i in range(3):         # the kernel's file changes (a comment): the helper is kept
+    for i in range(3):  # the kernel's file changes (a comment): the helper is kept
         (ws / "kern.py").write_text(KERNEL.format(extra="") + f"# edit {i}\n")
         assert codes(ws, state) == [] and runs(ws) == 1
-    (ws / "helpers.py").write_text(HELPER.format(body="SHIFT = 1"))     # the helper itself changes
+    (ws / "helpers.py").write_text(HELPER.format(body="SHIFT = 1"))  # the helper itself changes
     assert codes(ws, state) == ["TL001"] and runs(ws) == 2
     (ws / "kern.py").write_text(KERNEL.format(extra="") + "# edit again\n")
-    assert codes(ws, state) == ["TL001"] and runs(ws) == 2             # kept again, the new one
+    assert codes(ws, state) == ["TL001"] and runs(ws) == 2  # kept again, the new one
 
 
 def test_without_reuse_every_analysis_executes_the_helper(ws: Path):
@@ -121,7 +121,7 @@ def test_another_file_forgets_the_kept_helpers(ws: Path):
     other = ws / "other"
     other.mkdir()
     (other / "kern.py").write_text(KERNEL.format(extra=""))
-    (other / "helpers.py").write_text(HELPER.format(body="SHIFT = 1"))   # a same-named helper elsewhere
+    (other / "helpers.py").write_text(HELPER.format(body="SHIFT = 1"))  # a same-named helper elsewhere
     assert sorted(d.code for d in analyze_path(other / "kern.py", other, state=state).all_diagnostics()) == ["TL001"]
     (ws / "kern.py").write_text(KERNEL.format(extra="") + "# back\n")
     assert codes(ws, state) == [] and runs(ws) == 3
@@ -133,18 +133,21 @@ def test_a_helper_that_imports_the_kernel_file_under_its_own_name_is_never_kept(
     (ws / "helpers.py").write_text(HELPER.format(body="import kern\nSHIFT = kern.OFFSET"))
     (ws / "kern.py").write_text(kernel.format(extra="", offset=0))
     assert codes(ws, state) == []
-    (ws / "kern.py").write_text(kernel.format(extra="", offset=1))    # a kept helper would still read 0
+    (ws / "kern.py").write_text(kernel.format(extra="", offset=1))  # a kept helper would still read 0
     assert codes(ws, state) == ["TL001"]
 
 
-@pytest.mark.parametrize("source, package, imports", [
-    ("import pkg.kern\n", "pkg", True),
-    ("from . import kern\n", "pkg", True),
-    ("from .kern import k\n", "pkg", True),
-    ("from pkg import *\n", "pkg", True),
-    ("import importlib\nm = importlib.import_module('x')\n", "pkg", True),
-    ("from . import other\nimport os\n", "pkg", False),
-    ("import kernels\n", "pkg", False),
-])
+@pytest.mark.parametrize(
+    "source, package, imports",
+    [
+        ("import pkg.kern\n", "pkg", True),
+        ("from . import kern\n", "pkg", True),
+        ("from .kern import k\n", "pkg", True),
+        ("from pkg import *\n", "pkg", True),
+        ("import importlib\nm = importlib.import_module('x')\n", "pkg", True),
+        ("from . import other\nimport os\n", "pkg", False),
+        ("import kernels\n", "pkg", False),
+    ],
+)
 def test_a_helper_that_may_import_the_kernel_module_is_recognised(source: str, package: str, imports: bool):
     assert imports_module(source, package, "pkg.kern") is imports

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import FIXTURES, access, codes, launch_at, launches_at, line_of, only
 from tilelens_lsp.launches.specs import DTYPES
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
-from tests.support import FIXTURES, access, codes, launch_at, launches_at, line_of, only
 
 FORMS = FIXTURES / "launch_forms.py"
 
@@ -43,7 +43,9 @@ def test_positional_arguments_bind_in_order(forms):
 def test_keyword_arguments_bind_by_name(forms):
     launch = form(forms, "x_ptr=fp32[N], out_ptr=fp32[N], n=N")
     assert (access(launch, "load", "x_ptr").elements, access(launch, "store", "out_ptr").elements) == (
-        ((0, 1000),), ((0, 1000),))
+        ((0, 1000),),
+        ((0, 1000),),
+    )
 
 
 def test_triton_cdiv_computes_the_grid(forms):
@@ -203,13 +205,16 @@ def test_compile_error_launch_status(compile_errors):
 def test_type_error_in_a_helper_of_another_file_lands_on_the_helpers_line(compile_errors):
     diag = only(launch_at(compile_errors, line_of(ERRORS, "helper_error_kernel[")), "TL010")
     assert (diag.stack[0].path, diag.stack[0].line) == (
-        "jit_helpers.py", line_of(FIXTURES / "jit_helpers.py", "tl.load(ptr + offs * 0.5)"))
+        "jit_helpers.py",
+        line_of(FIXTURES / "jit_helpers.py", "tl.load(ptr + offs * 0.5)"),
+    )
 
 
 def test_type_error_in_a_helper_keeps_the_call_site_in_the_kernel_file(compile_errors):
     diag = only(launch_at(compile_errors, line_of(ERRORS, "helper_error_kernel[")), "TL010")
     assert [(f.path, f.line) for f in diag.stack[1:]] == [
-        ("compile_errors.py", line_of(ERRORS, "x = load_scaled(x_ptr, offs)"))]
+        ("compile_errors.py", line_of(ERRORS, "x = load_scaled(x_ptr, offs)"))
+    ]
 
 
 def test_type_error_in_a_helper_carries_the_helpers_message(compile_errors):
@@ -223,7 +228,8 @@ def test_type_error_in_a_helper_carries_the_helpers_message(compile_errors):
 def test_missing_package_is_tl010_at_the_import_line():
     result = analyze_path(FIXTURES / "import_missing.py", FIXTURES)
     assert [(d.code, d.line) for d in result.diagnostics] == [
-        ("TL010", line_of(FIXTURES / "import_missing.py", "import not_a_real_package_xyz"))]
+        ("TL010", line_of(FIXTURES / "import_missing.py", "import not_a_real_package_xyz"))
+    ]
 
 
 def test_missing_package_message_names_the_package():
@@ -234,7 +240,8 @@ def test_missing_package_message_names_the_package():
 def test_module_raising_at_import_is_tl010_at_the_raising_line():
     result = analyze_path(FIXTURES / "import_raises.py", FIXTURES)
     assert [(d.code, d.line) for d in result.diagnostics] == [
-        ("TL010", line_of(FIXTURES / "import_raises.py", "raise RuntimeError"))]
+        ("TL010", line_of(FIXTURES / "import_raises.py", "raise RuntimeError"))
+    ]
 
 
 def test_main_block_does_not_run(tmp_path: Path):
@@ -251,8 +258,7 @@ def test_file_with_a_main_block_is_still_analyzed(tmp_path: Path):
 def test_package_module_with_relative_imports_is_imported_by_its_dotted_name():
     root = FIXTURES / "pkgroot"
     result = analyze_path(root / "tlfix_pkg" / "kernels.py", root)
-    assert ([d.code for d in result.diagnostics], [launch.status for launch in result.launches]) == (
-        [], ["analyzed"])
+    assert ([d.code for d in result.diagnostics], [launch.status for launch in result.launches]) == ([], ["analyzed"])
 
 
 def test_package_module_is_reported_by_its_workspace_path():
@@ -266,8 +272,13 @@ def test_package_module_is_reported_by_its_workspace_path():
 def test_directive_that_calls_a_function_is_tl020_and_never_runs(tmp_path: Path):
     marker = tmp_path / "pwned"
     kernel = tmp_path / "evil.py"
-    kernel.write_text((FIXTURES / "graph_kernels.py").read_text().replace(
-        "# tilelens: tail_kernel", f"# tilelens: X = __import__('os').system('touch {marker}')\n# tilelens: tail_kernel"))
+    kernel.write_text(
+        (FIXTURES / "graph_kernels.py")
+        .read_text()
+        .replace(
+            "# tilelens: tail_kernel", f"# tilelens: X = __import__('os').system('touch {marker}')\n# tilelens: tail_kernel"
+        )
+    )
     result = analyze_path(kernel, tmp_path)
     assert ("TL020" in [d.code for d in result.diagnostics], marker.exists()) == (True, False)
 
@@ -328,7 +339,8 @@ def test_launches_that_differ_only_in_a_scalar_value_never_share_a_cached_verdic
         "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
         "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\n\n"
         "# tilelens: copy_kernel[(5,)](fp32[64], fp32[64], 64, BLOCK=16)\n"
-        "# tilelens: copy_kernel[(5,)](fp32[64], fp32[64], 80, BLOCK=16)\n")
+        "# tilelens: copy_kernel[(5,)](fp32[64], fp32[64], 80, BLOCK=16)\n"
+    )
     clean, buggy = analyze_path(path, tmp_path).launches
     assert not clean.diagnostics
     assert sorted(d.code for d in buggy.diagnostics) == ["TL001", "TL001"]

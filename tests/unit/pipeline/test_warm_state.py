@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tilelens_lsp.pipeline import WarmState, analyze_path, plan_path
 from tests.support.results import SAMPLES
+from tilelens_lsp.pipeline import WarmState, analyze_path, plan_path
 
 
 def test_one_text_is_parsed_once_per_state_and_again_when_it_changes(tmp_path: Path, monkeypatch):

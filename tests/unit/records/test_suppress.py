@@ -8,7 +8,7 @@ from tilelens_lsp import suppress
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult
 
-SOURCE = textwrap.dedent('''\
+SOURCE = textwrap.dedent("""\
     import triton
     # tilelens: ignore[TL100]
     @triton.jit
@@ -20,7 +20,7 @@ SOURCE = textwrap.dedent('''\
         # tilelens: ignore
 
         z = g()  # tilelens: ignore[TL003]  # the sizes are checked by the caller
-''')
+""")
 
 
 def by_line(text: str) -> dict[int, suppress.Suppression]:

@@ -16,7 +16,7 @@ from tilelens_lsp.launches.kernels import kernel_head
 from tilelens_lsp.launches.scanner import parse_directives
 from tilelens_lsp.pipeline import analyze_path
 
-KERNELS = '''import triton
+KERNELS = """import triton
 import triton.language as tl
 
 
@@ -54,7 +54,7 @@ def callable_kernel(x_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
 @triton.jit
 def declared_kernel(x_ptr, BLOCK: tl.constexpr):
     tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +70,7 @@ def found(kernels_file):
 
 
 def test_every_kernel_without_a_launch_is_answered_and_no_other(found):
-    assert sorted(found) == ["callable_kernel", "dtype_kernel", "no_program_id_kernel", "rows_kernel",
-                             "scale_kernel"]
+    assert sorted(found) == ["callable_kernel", "dtype_kernel", "no_program_id_kernel", "rows_kernel", "scale_kernel"]
 
 
 def test_each_suggestion_reads_back_as_one_launch_of_its_kernel(found):
@@ -88,7 +87,7 @@ def test_the_grid_spans_only_the_axes_the_kernel_reads(found):
 
 def _launch_text(s) -> str:
     """The directive of a suggestion on one line, as the scanner joins its continuation lines."""
-    return " ".join(x[len("# tilelens:"):].strip() for x in s.lines if x.startswith("# tilelens:"))
+    return " ".join(x[len("# tilelens:") :].strip() for x in s.lines if x.startswith("# tilelens:"))
 
 
 def test_strides_of_one_tensor_are_row_major(found):
@@ -108,7 +107,7 @@ def test_a_dtype_valued_constexpr_gets_a_dtype(found):
 
 
 def test_a_kernel_no_directive_can_launch_gets_a_reason_not_a_launch(found):
-    s = found["callable_kernel"]    # a function-valued constexpr: no directive value is callable
+    s = found["callable_kernel"]  # a function-valued constexpr: no directive value is callable
     assert s.lines == () and "no example launch of callable_kernel compiles" in s.error
 
 
@@ -117,14 +116,14 @@ def test_inserted_the_suggestions_analyse_with_no_tl100_and_no_error(found, kern
     for s in sorted((s for s in found.values() if s.lines), key=lambda s: -kernel_head(text, s.kernel)[0]):
         first, indent = kernel_head(text, s.kernel)
         lines = text.split("\n")
-        lines[first - 1:first - 1] = [indent + x for x in s.lines]
+        lines[first - 1 : first - 1] = [indent + x for x in s.lines]
         text = "\n".join(lines)
     out = tmp_path / "kernels.py"
     out.write_text(text)
     result = analyze_path(out, tmp_path)
     codes = sorted(d.code for d in result.all_diagnostics())
-    assert codes == ["TL100"], [(d.code, d.message) for d in result.all_diagnostics()]   # callable_kernel's only
-    assert len(result.launches) == 5   # declared_kernel's and the four inserted
+    assert codes == ["TL100"], [(d.code, d.message) for d in result.all_diagnostics()]  # callable_kernel's only
+    assert len(result.launches) == 5  # declared_kernel's and the four inserted
 
 
 def test_long_launches_wrap_over_continuation_lines_that_read_back():
@@ -137,19 +136,28 @@ def test_long_launches_wrap_over_continuation_lines_that_read_back():
 
 def test_layout_strides_group_by_tensor():
     assert synth.layout_strides(["stride_am", "stride_ak", "stride_bk", "stride_bn", "x_row_stride"]) == {
-        "stride_am": 128, "stride_ak": 1, "stride_bk": 128, "stride_bn": 1}
+        "stride_am": 128,
+        "stride_ak": 1,
+        "stride_bk": 128,
+        "stride_bn": 1,
+    }
     assert synth.layout_strides(["stride_b", "stride_h", "stride_t", "stride_d"]) == {
-        "stride_b": 128 ** 3, "stride_h": 128 ** 2, "stride_t": 128, "stride_d": 1}
+        "stride_b": 128**3,
+        "stride_h": 128**2,
+        "stride_t": 128,
+        "stride_d": 1,
+    }
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilelens_lsp", "suggest", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "suggest", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_cli_prints_launches_and_names_what_it_cannot_launch(kernels_file):
     run = _cli(str(kernels_file), cwd=kernels_file.parent)
-    assert run.returncode == 1   # callable_kernel has no launch
+    assert run.returncode == 1  # callable_kernel has no launch
     assert "# tilelens: scale_kernel[(2,)](" in run.stdout and "callable_kernel: no example launch" in run.stderr
     assert kernels_file.read_text() == KERNELS
 
@@ -175,9 +183,11 @@ def test_lines_are_verified_as_the_scanner_reads_them(kernels_file):
     good = ("# tilelens: scale_kernel[(2,)](fp32[64], fp32[64], 64, BLOCK=32)",)
     ttir, error = suggest.compile_as_written(module, "scale_kernel", good, "cuda:89")
     assert error == "" and "tt.get_program_id x" in ttir
-    for bad, why in [(("# tilelens: scale_kernel[(2,)](fp33[64], fp32[64], 64, BLOCK=32)",), "fp33"),
-                     (("# tilelens: scale_kernel[(2,)](fp32[64], 64, BLOCK=32)",), ""),
-                     (("# tilelens: other_kernel[(2,)](fp32[64])",), "")]:
+    for bad, why in [
+        (("# tilelens: scale_kernel[(2,)](fp33[64], fp32[64], 64, BLOCK=32)",), "fp33"),
+        (("# tilelens: scale_kernel[(2,)](fp32[64], 64, BLOCK=32)",), ""),
+        (("# tilelens: other_kernel[(2,)](fp32[64])",), ""),
+    ]:
         ttir, error = suggest.compile_as_written(module, "scale_kernel", bad, "cuda:89")
         assert ttir == "" and error and why in error, (bad, error)
 
@@ -190,7 +200,7 @@ def test_a_python_path_is_the_callers_relative_path_and_a_bare_name_stays_a_name
     assert interpreter_arg("python3") == "python3"
 
 
-GATHERS = '''import triton
+GATHERS = """import triton
 import triton.language as tl
 
 
@@ -224,7 +234,7 @@ def helper_gather_kernel(src, dst, rows_of, n, BLOCK: tl.constexpr):
     m = offs < n
     r = _row_of(rows_of, offs)     # an index loaded in a helper: the source reading does not see it
     tl.store(dst + offs, tl.load(src + r, mask=m), mask=m)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -239,22 +249,30 @@ def gathers_written(tmp_path_factory) -> Path:
 
 def _written_launch(path: Path, kernel: str) -> str:
     lines = path.read_text().split("\n")
-    directives = [x[len("# tilelens:"):].strip() for x in lines if x.startswith("# tilelens:")]
+    directives = [x[len("# tilelens:") :].strip() for x in lines if x.startswith("# tilelens:")]
     text = " ".join(directives)
     start = text.index(f"{kernel}[")
-    return text[start:text.index(") ", start) + 1] if ") " in text[start:] else text[start:]
+    return text[start : text.index(") ", start) + 1] if ") " in text[start:] else text[start:]
 
 
 def test_an_index_tensor_is_declared_with_a_range_so_the_gather_it_feeds_is_analysed(gathers_written):
     assert ".values(0, 128)" in _written_launch(gathers_written, "embedding_kernel")
-    check = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", "--format", "json", str(gathers_written)],
-                           cwd=gathers_written.parent, capture_output=True, text=True, timeout=300)
+    check = subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", "--format", "json", str(gathers_written)],
+        cwd=gathers_written.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     import json
 
     [result] = json.loads(check.stdout)["files"]
     assert sorted((r["kernel"], r["status"]) for r in result["launches"]) == [
-        ("embedding_kernel", "analyzed"), ("helper_gather_kernel", "analyzed"), ("rows_kernel", "analyzed")]
+        ("embedding_kernel", "analyzed"),
+        ("helper_gather_kernel", "analyzed"),
+        ("rows_kernel", "analyzed"),
+    ]
     assert [d["code"] for r in result["launches"] for d in r["diagnostics"]] == []
 
 

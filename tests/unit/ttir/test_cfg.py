@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from tilelens_lsp.ttir import cfg, reader as ttir
+from tests.support import compile_file
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.refusal import Refusal
-from tests.support import compile_file
+from tilelens_lsp.ttir import cfg
+from tilelens_lsp.ttir import reader as ttir
 
-EARLY_RETURN = '''
+EARLY_RETURN = """
 import triton
 import triton.language as tl
 
@@ -22,9 +23,9 @@ def k(X, n, BLOCK: tl.constexpr):
         return
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     tl.store(X + offs, tl.load(X + offs) + 1)
-'''
+"""
 
-NESTED = '''
+NESTED = """
 import triton
 import triton.language as tl
 
@@ -41,7 +42,7 @@ def k(X, n, BLOCK: tl.constexpr):
         shift = 0
     offs = (pid + shift) * BLOCK + tl.arange(0, BLOCK)
     tl.store(X + offs, 1.0, mask=offs < n)
-'''
+"""
 
 
 def _write(tmp_path, source: str):
@@ -119,4 +120,7 @@ def test_values_joined_after_nested_returns_are_per_program(tmp_path, monkeypatc
     assert launch.status == "analyzed" and not launch.diagnostics
     (store,) = launch.accesses
     # programs 0..2 stay (0..95), 3..5 shift by 1 block (128..223); 6..9 return
-    assert store.exact and store.elements == ((0, 96), (128, 224),)
+    assert store.exact and store.elements == (
+        (0, 96),
+        (128, 224),
+    )

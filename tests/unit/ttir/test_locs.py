@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import triton
 
-from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack, portable_ttir
+from tests.support import FIXTURES, launch_at, line_of, only
 from tilelens_lsp.model import Frame
 from tilelens_lsp.pipeline import analyze_path
-from tests.support import FIXTURES, launch_at, line_of, only
+from tilelens_lsp.ttir.locs import LocTable, PathMapper, default_mapper, portable_stack, portable_ttir
 
 K = "/ws/kernels/add.py"
 H = "/ws/lib/helpers.py"
@@ -145,7 +145,7 @@ def test_a_mapper_remembers_its_answers_and_a_new_mapper_sees_a_moved_link(tmp_p
     assert (repr(first), hash(first)) == before and first == PathMapper(str(tmp_path), None)
     (tmp_path / "link").unlink()
     (tmp_path / "link").symlink_to(tmp_path / "other")
-    assert PathMapper(str(tmp_path), None).portable(linked) == "other/a.py"   # one analysis, one mapper
+    assert PathMapper(str(tmp_path), None).portable(linked) == "other/a.py"  # one analysis, one mapper
     assert first.portable(linked) == "ws/a.py"
 
 
@@ -177,8 +177,10 @@ def helper_result():
 
 def test_helper_in_another_file_has_its_frame_first_then_the_call_site(helper_result):
     diag = only(launch_at(helper_result, line_of(HELPER_CALLS, "copy_via_helpers[")), "TL001")
-    assert diag.stack == (Frame("jit_helpers.py", line_of(HELPERS, "tl.store(ptr + offs, value)"), 5),
-                          Frame("helper_calls.py", line_of(HELPER_CALLS, "    store_block(out_ptr, offs, x)"), 5))
+    assert diag.stack == (
+        Frame("jit_helpers.py", line_of(HELPERS, "tl.store(ptr + offs, value)"), 5),
+        Frame("helper_calls.py", line_of(HELPER_CALLS, "    store_block(out_ptr, offs, x)"), 5),
+    )
 
 
 def test_helper_called_through_a_helper_keeps_every_call_site_innermost_first(helper_result):
@@ -186,7 +188,8 @@ def test_helper_called_through_a_helper_keeps_every_call_site_innermost_first(he
     assert [(f.path, f.line) for f in diag.stack] == [
         ("jit_helpers.py", line_of(HELPERS, "tl.store(ptr + offs, value)")),
         ("helper_calls.py", line_of(HELPER_CALLS, "store_block(out_ptr, offs, load_block(x_ptr, offs))")),
-        ("helper_calls.py", line_of(HELPER_CALLS, "    copy_block(x_ptr, out_ptr, offs)"))]
+        ("helper_calls.py", line_of(HELPER_CALLS, "    copy_block(x_ptr, out_ptr, offs)")),
+    ]
 
 
 def test_verdict_position_is_the_innermost_frame(helper_result):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tilelens_lsp.ttir import reader as ttir
+from tests.support import FIXTURES, REPO, SAMPLES, compile_file
 from tilelens_lsp.refusal import Refusal
-from tests.support import FIXTURES, SAMPLES, REPO, compile_file
+from tilelens_lsp.ttir import reader as ttir
 
 SAMPLE_FILES = sorted(SAMPLES.glob("*.py"))
 
@@ -64,7 +65,7 @@ def test_loop_body_is_a_nested_region(compiled):
 def _drop_first(text: str, op_name: str) -> str:
     lines = text.splitlines()
     index = next(i for i, line in enumerate(lines) if f" = {op_name} " in line)
-    return "\n".join(lines[:index] + lines[index + 1:])
+    return "\n".join(lines[:index] + lines[index + 1 :])
 
 
 def test_text_with_a_dropped_op_line_is_refused_as_reader_misalignment(vector_add):
@@ -106,13 +107,16 @@ def test_unterminated_region_is_refused_as_reader_misalignment(vector_add):
     assert refused.value.kind == "reader-misalignment"
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("i32", ttir.Type((), "i32")),
-    ("tensor<128xi32>", ttir.Type((128,), "i32")),
-    ("tensor<64x32x!tt.ptr<f16>>", ttir.Type((64, 32), "ptr<f16>")),
-    ("!tt.ptr<f32>", ttir.Type((), "ptr<f32>")),
-    ("!tt.ptr<tensor<64x32xf16>>", ttir.Type((), "bptr<tensor<64x32xf16>>")),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("i32", ttir.Type((), "i32")),
+        ("tensor<128xi32>", ttir.Type((128,), "i32")),
+        ("tensor<64x32x!tt.ptr<f16>>", ttir.Type((64, 32), "ptr<f16>")),
+        ("!tt.ptr<f32>", ttir.Type((), "ptr<f32>")),
+        ("!tt.ptr<tensor<64x32xf16>>", ttir.Type((), "bptr<tensor<64x32xf16>>")),
+    ],
+)
 def test_types_read_shape_and_element(text, expected):
     assert ttir.parse_type(text) == expected
 
@@ -121,7 +125,10 @@ def test_split_top_keeps_brackets_arrows_and_strings_whole():
     from tilelens_lsp.ttir.types import split_top
 
     assert split_top("tensor<4x!tt.ptr<f32>>, (i32, i64) -> f32, i1", ", ") == [
-        "tensor<4x!tt.ptr<f32>>", "(i32, i64) -> f32", "i1"]
+        "tensor<4x!tt.ptr<f32>>",
+        "(i32, i64) -> f32",
+        "i1",
+    ]
     assert split_top('"a, (b.py":1:2 at "c\\" at d.py":3:4', " at ") == ['"a, (b.py":1:2', '"c\\" at d.py":3:4']
     assert split_top('"x.py":1:2,"y, z.py":3:4', ",") == ['"x.py":1:2', '"y, z.py":3:4']
 
@@ -137,7 +144,7 @@ def _split_by_hand(text: str, sep: str) -> list[str]:
             j = i + 1
             while j < len(text) and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            if j < len(text):     # a closed string: skip it whole
+            if j < len(text):  # a closed string: skip it whole
                 i = j + 1
                 continue
         if text.startswith(sep, i):
@@ -155,8 +162,7 @@ def _split_by_hand(text: str, sep: str) -> list[str]:
     return parts
 
 
-@given(st.text(alphabet='ab ,:-><()[]{}"\\to', max_size=40),
-       st.sampled_from([", ", " : ", " -> ", " to ", " at ", ","]))
+@given(st.text(alphabet='ab ,:-><()[]{}"\\to', max_size=40), st.sampled_from([", ", " : ", " -> ", " to ", " at ", ","]))
 @settings(max_examples=400, deadline=None)
 def test_split_top_agrees_with_a_character_by_character_split(text, sep):
     from tilelens_lsp.ttir.types import split_top

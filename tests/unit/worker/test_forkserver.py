@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import SAMPLES
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.worker.forkserver import ForkServer
 from tilelens_lsp.worker.process import Worker, spawn_process
-from tests.support import SAMPLES
 
 KERNEL = textwrap.dedent("""\
     import triton
@@ -49,15 +49,17 @@ def test_forked_workers_answer_as_spawned_ones(server, tmp_path: Path):
 
 
 def test_one_forked_worker_leaves_nothing_to_the_next(server, tmp_path: Path):
-    (tmp_path / "leaks.py").write_text("import os, triton\nos.environ['TILELENS_LEAK'] = '1'\n"
-                                       "triton.tilelens_leak = True\n" + KERNEL)
-    (tmp_path / "checks.py").write_text("import os, triton\nassert 'TILELENS_LEAK' not in os.environ\n"
-                                        "assert not hasattr(triton, 'tilelens_leak')\n" + KERNEL)
+    (tmp_path / "leaks.py").write_text(
+        "import os, triton\nos.environ['TILELENS_LEAK'] = '1'\ntriton.tilelens_leak = True\n" + KERNEL
+    )
+    (tmp_path / "checks.py").write_text(
+        "import os, triton\nassert 'TILELENS_LEAK' not in os.environ\nassert not hasattr(triton, 'tilelens_leak')\n" + KERNEL
+    )
     first = Worker(Settings(), fork_server=server)
     second = Worker(Settings(), fork_server=server)
     try:
         assert first.analyze(tmp_path / "leaks.py", tmp_path).launches[0].status == "analyzed"
-        result = second.analyze(tmp_path / "checks.py", tmp_path)      # forked after the leak
+        result = second.analyze(tmp_path / "checks.py", tmp_path)  # forked after the leak
         assert [d.code for d in result.all_diagnostics()] == ["TL001"]  # imported fine: no TL010
         assert first.pid() != second.pid()
     finally:
@@ -83,10 +85,16 @@ def test_check_with_jobs_uses_warm_workers_and_matches_one_job(tmp_path: Path):
     import json
     import subprocess
     import sys
+
     out = {}
     for jobs in ("1", "3"):
-        proc = subprocess.run([sys.executable, "-m", "tilelens_lsp", "check", str(SAMPLES), "--format", "json",
-                               "--jobs", jobs], capture_output=True, text=True, timeout=600, cwd=tmp_path)
-        assert proc.returncode == 1, proc.stderr     # the samples hold real bugs
+        proc = subprocess.run(
+            [sys.executable, "-m", "tilelens_lsp", "check", str(SAMPLES), "--format", "json", "--jobs", jobs],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+        )
+        assert proc.returncode == 1, proc.stderr  # the samples hold real bugs
         out[jobs] = json.loads(proc.stdout)
     assert out["1"] == out["3"]

@@ -59,7 +59,7 @@ def test_many_launches_longer_than_the_timeout_together_are_all_analysed(worker,
     f.write_text(launches([600] * 6) + SLEEPY)
     result = worker.analyze(f, tmp_path, settings=Settings(timeout=2.5))
     assert [launch.status for launch in result.launches] == ["analyzed"] * 7
-    assert [d.code for d in result.all_diagnostics()] == ["TL001"]    # oob's store, and nothing else
+    assert [d.code for d in result.all_diagnostics()] == ["TL001"]  # oob's store, and nothing else
 
 
 def test_a_hung_launch_costs_only_itself(worker, tmp_path: Path):
@@ -71,7 +71,7 @@ def test_a_hung_launch_costs_only_itself(worker, tmp_path: Path):
     hung = result.launches[1].diagnostics
     assert [d.code for d in hung] == ["TL050"] and "timed out after 2.5 s" in hung[0].message
     assert hung[0].line == 2
-    assert [d.code for d in result.launches[3].diagnostics] == ["TL001"]   # found after the restart
+    assert [d.code for d in result.launches[3].diagnostics] == ["TL001"]  # found after the restart
     assert worker.alive()
 
 
@@ -94,14 +94,18 @@ def test_the_plan_names_every_launch_without_importing(tmp_path: Path):
     plan = plan_path(f, tmp_path)
     assert plan["path"] == "planned.py"
     assert [(x["index"], x["kernel"], x["line"], x["origin"]) for x in plan["launches"]] == [
-        (0, "k", 1, "comment"), (1, "k", 2, "comment"), (2, "oob", 3, "comment")]
+        (0, "k", 1, "comment"),
+        (1, "k", 2, "comment"),
+        (2, "oob", 3, "comment"),
+    ]
     # and the analysis of the same file imports it (and fails, as a TL010): the plan did not
     assert [d.code for d in analyze_path(f, tmp_path).diagnostics] == ["TL010"]
 
 
 def test_the_plan_weighs_a_launch_by_its_autotune_configs(tmp_path: Path):
     f = tmp_path / "tuned.py"
-    f.write_text(textwrap.dedent("""\
+    f.write_text(
+        textwrap.dedent("""\
         # tilelens: t[(1,)](fp32[64])
         # tilelens: p[(1,)](fp32[64], BLOCK=64)
         import triton
@@ -116,16 +120,17 @@ def test_the_plan_weighs_a_launch_by_its_autotune_configs(tmp_path: Path):
         @triton.jit
         def p(x_ptr, BLOCK: tl.constexpr):
             tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
-    """))
+    """)
+    )
     assert [x["weight"] for x in plan_path(f, tmp_path)["launches"]] == [8, 3]
 
 
 TRICKY = [
     "# tilelens: N = 64\n# tilelens: k[(cdiv(N, 16),)](\n# tilelens:     fp32[N], BLOCK=16)\n" + SLEEPY,
-    's = """\n# tilelens: k[(1,)](fp32[4])\n"""\n' + SLEEPY,          # inside a string: no directive
+    's = """\n# tilelens: k[(1,)](fp32[4])\n"""\n' + SLEEPY,  # inside a string: no directive
     "    #tilelens: oob[(1,)](fp32[8], BLOCK=16)\n# tilelens: nope[(1,)](\n" + SLEEPY,
-    "# tilelens: k[(1,)](fp32[16], 3)  # tilelens: ignore[TL001]\ndef broken(:\n",   # no parse: tokenized
-    "# tilelens: oob[(1,)](fp32[8], BLOCK=M)\n# tilelens: M = 4\n" + SLEEPY,   # used before bound
+    "# tilelens: k[(1,)](fp32[16], 3)  # tilelens: ignore[TL001]\ndef broken(:\n",  # no parse: tokenized
+    "# tilelens: oob[(1,)](fp32[8], BLOCK=M)\n# tilelens: M = 4\n" + SLEEPY,  # used before bound
 ]
 
 
@@ -153,14 +158,15 @@ def test_module_tables_resolved_in_another_interpreter_at_once(tmp_path: Path):
     import sys
 
     from tilelens_lsp.launches import toml
+
     python = tmp_path / "python"
-    os.symlink(sys.executable, python)            # another path: another interpreter, as far as we know
+    os.symlink(sys.executable, python)  # another path: another interpreter, as far as we know
     names = ["json.decoder", "email.mime.text", "xml.dom.minidom", "json.decoder", "no_such.module_here"]
     config = tmp_path / "tilelens.toml"
     config.write_text("".join(f'[[launch]]\nmodule = "{n}"\nlaunch = "k[(1,)](fp32[4])"\n\n' for n in names))
     together = toml.files_in_config(config, str(python))
     expected = []
-    for n in names:   # stdlib modules: this interpreter finds them where the other one does
+    for n in names:  # stdlib modules: this interpreter finds them where the other one does
         found = toml.module_file(n, tmp_path)
         if found is not None and found not in expected:
             expected.append(found)
@@ -178,7 +184,7 @@ def test_a_launch_that_comes_back_unanswered_is_a_tl050_not_silence(tmp_path: Pa
     class Planned(Worker):
         def plan(self, *args, **kwargs):
             plan = super().plan(*args, **kwargs)
-            f.write_text(launches([]) + SLEEPY)   # edited after the plan: only `oob` is left
+            f.write_text(launches([]) + SLEEPY)  # edited after the plan: only `oob` is left
             return plan
 
     workers = [Planned(Settings()), Planned(Settings())]
@@ -189,5 +195,4 @@ def test_a_launch_that_comes_back_unanswered_is_a_tl050_not_silence(tmp_path: Pa
             w.stop()
     statuses = sorted(launch.status for launch in result.launches)
     assert "crashed" in statuses and len(result.launches) == 3
-    assert all(d.code == "TL050" for launch in result.launches if launch.status == "crashed"
-               for d in launch.diagnostics)
+    assert all(d.code == "TL050" for launch in result.launches if launch.status == "crashed" for d in launch.diagnostics)

@@ -6,7 +6,7 @@ In: `values.LaunchModel`. Out: `AffineGraph` with the same results as the enumer
 accesses into element intervals. Importing the package registers every handler.
 """
 
-from tilelens_lsp.engines.affine import control, handlers   # importing them registers their handlers
+from tilelens_lsp.engines.affine import control, handlers  # importing them registers their handlers
 from tilelens_lsp.engines.affine.forms import NotAffine
 from tilelens_lsp.engines.affine.summary import AffineGraph
 

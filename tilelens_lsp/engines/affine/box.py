@@ -43,9 +43,16 @@ def factor(rows: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, int]]] 
     return cur[0].copy(), atoms
 
 
-def box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray,
-               spend: Callable[[int], None], tags: np.ndarray | None = None,
-               extremes: bool = False, with_tags: bool = False) -> tuple[np.ndarray, ...]:
+def box_image(
+    rows: np.ndarray,
+    coef: np.ndarray,
+    ext: np.ndarray,
+    C: np.ndarray,
+    spend: Callable[[int], None],
+    tags: np.ndarray | None = None,
+    extremes: bool = False,
+    with_tags: bool = False,
+) -> tuple[np.ndarray, ...]:
     """Intervals of {rows[b,0] + coef·v : 0 <= v < ext, rows[b,1+j] + C[j]·v >= 0 for all j} over rows b.
     With `extremes`: instead, the lowest and highest value of each non-empty piece and its row's tag.
 
@@ -53,7 +60,7 @@ def box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
     constraints the box satisfies, fixing a variable that only constraints see at its best value), or
     a split into more rows (enumerating a variable that couples constraints)."""
     base = rows[:, 0].astype(np.int64)
-    K = rows[:, 1:].astype(np.int64)          # (B, m) constraint constants
+    K = rows[:, 1:].astype(np.int64)  # (B, m) constraint constants
     tags = np.arange(base.size) if tags is None else tags
     coef, ext, C = coef.copy(), ext.copy(), C.copy()
     for _ in range(64):
@@ -103,13 +110,13 @@ def box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
         if fused:
             continue
         if hidden.size:
-            v = int(hidden[0])                           # seen by constraints of both signs
+            v = int(hidden[0])  # seen by constraints of both signs
         else:
             multi = (C != 0).sum(axis=1) > 1
             if not multi.any():
                 break
             seen = np.flatnonzero((C[multi] != 0).any(axis=0))
-            v = int(seen[np.argmax(coef[seen])])        # the outermost variable coupling constraints
+            v = int(seen[np.argmax(coef[seen])])  # the outermost variable coupling constraints
         base, K = split_variable(base, K, coef[v], C[:, v], int(ext[v]), spend)
         tags = np.repeat(tags, int(ext[v]))
         coef, ext, C = np.delete(coef, v), np.delete(ext, v), np.delete(C, v, axis=1)
@@ -129,7 +136,7 @@ def box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
             hi[:, v] = np.minimum(hi[:, v], K[:, j] // (-a) + 1)
     live = (hi > lo).all(axis=1)
     base, lo, hi, tags = base[live], lo[live], hi[live], tags[live]
-    if extremes:       # strides are >= 0 here: the corners of each row's box
+    if extremes:  # strides are >= 0 here: the corners of each row's box
         return base + (lo * coef).sum(axis=1), base + ((hi - 1) * coef).sum(axis=1), tags
     order = np.argsort(coef, kind="stable")
     inner = int(order[0]) if ext.size and coef[order[0]] == 1 else None
@@ -156,8 +163,9 @@ def box_image(rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
     return starts[ok], ends[ok]
 
 
-def split_variable(base: np.ndarray, K: np.ndarray, a: int, cv: np.ndarray, n: int,
-           spend: Callable[[int], None]) -> tuple[np.ndarray, np.ndarray]:
+def split_variable(
+    base: np.ndarray, K: np.ndarray, a: int, cv: np.ndarray, n: int, spend: Callable[[int], None]
+) -> tuple[np.ndarray, np.ndarray]:
     """Enumerate one variable: every row becomes n rows with the variable's value folded in."""
     spend(base.size * n)
     vals = np.arange(n, dtype=np.int64)

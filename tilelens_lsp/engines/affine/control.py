@@ -11,8 +11,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tilelens_lsp.engines.affine.forms import (Cond, Ctx, Form, NotAffine, Pieces, Ptr, all_sides, blend, coeffs,
-                                              data_of, make_pieces, parts_of, uniform_value)
+from tilelens_lsp.engines.affine.forms import (
+    Cond,
+    Ctx,
+    Form,
+    NotAffine,
+    Pieces,
+    Ptr,
+    all_sides,
+    blend,
+    coeffs,
+    data_of,
+    make_pieces,
+    parts_of,
+    uniform_value,
+)
 from tilelens_lsp.engines.affine.handlers import handles
 from tilelens_lsp.engines.values import Opaque
 from tilelens_lsp.ttir.reader import Op
@@ -52,7 +65,7 @@ def _load(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if info is not None and info.values:
         raise NotAffine("a load of an index with a declared value range (the enumeration bounds it)")
     g.record(op, "load", ptr, mask, ctx)
-    out: Opaque[None] = Opaque("data", "loaded data", op.loc)      # the summary bounds no unknown mask
+    out: Opaque[None] = Opaque("data", "loaded data", op.loc)  # the summary bounds no unknown mask
     g.loaded_from[id(out)] = (out, ptr, op.operands[1] if len(op.operands) > 1 else None)
     return [out]
 
@@ -63,7 +76,7 @@ def _store(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     value = g.get(env, op.operands[1])
     _, source, load_mask = g.loaded_from.get(id(value), (None, None, None))
     if load_mask is not None and (len(op.operands) < 3 or load_mask != op.operands[2]):
-        source = None       # lanes the load masked off hold `other`, not the element
+        source = None  # lanes the load masked off hold `other`, not the element
     g.record(op, "store", g.get(env, op.operands[0]), mask, ctx, copied=source)
     return []
 
@@ -97,7 +110,7 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     trips = np.where(ctx.pred, np.maximum(0, -((lb.c - ub.c) // st)), 0)
     T = int(trips.max()) if trips.size else 0
     if T == 0:
-        g.mark_unreachable(op.regions[0].blocks[0], ctx)     # no program enters the loop
+        g.mark_unreachable(op.regions[0].blocks[0], ctx)  # no program enters the loop
         return inits
     t = f"t{g.loops}"
     g.loops += 1
@@ -147,9 +160,9 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
         elif isinstance(v, Form):
             outs.append(g.fit(Form(v.c + trips * d, dict(v.k), v.shape, v.bits, v.side), op))
         else:
-            outs.append(Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64, v.off.side),
-                                         op),
-                            v.pointee))
+            outs.append(
+                Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64, v.off.side), op), v.pointee)
+            )
     return outs
 
 
@@ -180,8 +193,7 @@ def _advance(v: Any, d: int | None, k: dict[str, int], g: AffineGraph, op: Op) -
         return v if isinstance(v, Opaque) else Opaque("data", "a value carried by a loop", op.loc)
     if isinstance(v, Form):
         return g.fit(Form(v.c, coeffs((v.k, 1), (k, 1)), v.shape, v.bits, v.side), op)
-    return Ptr(v.arg, g.fit(Form(v.off.c, coeffs((v.off.k, 1), (k, 1)), v.off.shape, 64, v.off.side), op),
-               v.pointee)
+    return Ptr(v.arg, g.fit(Form(v.off.c, coeffs((v.off.k, 1), (k, 1)), v.off.shape, 64, v.off.side), op), v.pointee)
 
 
 @handles("scf.if")

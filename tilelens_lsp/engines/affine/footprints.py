@@ -22,12 +22,11 @@ from tilelens_lsp.ttir.reader import Op
 if TYPE_CHECKING:
     from tilelens_lsp.engines.values import LaunchModel
 
-RACE_SHARE = 64                  # per-program footprints for the race check get budget / this, in all
+RACE_SHARE = 64  # per-program footprints for the race check get budget / this, in all
 
 
 def kind_is_atomic(op: str) -> bool:
     return op == "atomic"
-
 
 
 def lanes_injective(off: "Form | Pieces") -> bool:
@@ -71,7 +70,7 @@ def _same_form(a: Form, b: Form, shift: bool) -> bool:
         return False
     if not all(x is y or _same_form(x, y, shift=False) for x, y in zip(a.side, b.side)):
         return False
-    if shift:       # a constant per program: lanes of one program keep their differences
+    if shift:  # a constant per program: lanes of one program keep their differences
         return True
     return same_values(np.asarray(a.c), np.asarray(b.c))
 
@@ -132,7 +131,7 @@ class SummaryFootprints:
         pred = np.broadcast_to(ctx.pred, (self.P,))
         if mask is not None:
             pred = pred & np.broadcast_to(mask.pred, (self.P,))
-        for guard, off in parts_of(ptr.off):     # a piecewise address: each region on its own
+        for guard, off in parts_of(ptr.off):  # a piecewise address: each region on its own
             cons = list(ctx.cons) + list(guard) + list(off.side)
             if mask is not None:
                 cons += list(mask.cons) + [f for f in mask.side if all(f is not g for g in off.side)]
@@ -169,6 +168,7 @@ class SummaryFootprints:
             self.race_work += int(work)
             if self.race_work > self.m.budget // RACE_SHARE:
                 raise NotAffine("per-program footprints past the race budget")
+
         if not pred.any():
             return
         try:
@@ -198,8 +198,7 @@ class SummaryFootprints:
         C = np.array([[f.k.get(v, 0) for v in names] for f in cons], dtype=np.int64).reshape(len(cons), len(names))
         return np.stack(cols, axis=1), np.flatnonzero(pred), coef // size, ext, C
 
-    def image(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo
-              ) -> tuple[np.ndarray, np.ndarray]:
+    def image(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> tuple[np.ndarray, np.ndarray]:
         """Element intervals {off / size} over every program in `pred`, every point of the box of the
         variables, within the constraints."""
         empty = np.zeros(0, dtype=np.int64)
@@ -207,14 +206,13 @@ class SummaryFootprints:
             return empty, empty
         rows, _, coef, ext, C = self._problem(off, cons, pred, info)
         key = (rows.shape, rows.tobytes(), coef.tobytes(), ext.tobytes(), C.shape, C.tobytes())
-        hit = self._images.get(key)      # loads and stores of one tile share their problem
+        hit = self._images.get(key)  # loads and stores of one tile share their problem
         if hit is not None:
             return hit
         self._images[key] = out = self._solve(rows, coef, ext, C)
         return out
 
-    def _solve(self, rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def _solve(self, rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows = unique_rows(rows)
         self.spend(rows.size)
         lattice = factor(rows)
@@ -233,7 +231,7 @@ class SummaryFootprints:
         if self.symbolic_programs:
             raise NotAffine("an out-of-bounds access among symbolic programs: enumeration finds its witness")
         rows, programs, coef, ext, C = self._problem(off, cons, pred, info)
-        order = np.lexsort(rows.T[::-1])          # stable: equal rows keep ascending programs
+        order = np.lexsort(rows.T[::-1])  # stable: equal rows keep ascending programs
         rows, programs = rows[order], programs[order]
         first = np.ones(len(rows), dtype=bool)
         first[1:] = (rows[1:] != rows[:-1]).any(axis=1)

@@ -15,8 +15,8 @@ import numpy as np
 
 from tilelens_lsp.engines.values import Opaque
 
-MAX_QUOTIENTS = 64          # values a division's quotient may take across one lane range
-MAX_PIECES = 16             # regions of one piecewise value (selects and min/max of lane values)
+MAX_QUOTIENTS = 64  # values a division's quotient may take across one lane range
+MAX_PIECES = 16  # regions of one piecewise value (selects and min/max of lane values)
 
 
 class NotAffine(Exception):
@@ -67,7 +67,7 @@ class Pieces:
 @dataclass
 class Ptr:
     arg: str
-    off: "Form | Pieces"   # byte offset from the argument's address
+    off: "Form | Pieces"  # byte offset from the argument's address
     pointee: int
 
 
@@ -147,8 +147,8 @@ class Ctx:
     """Where code runs: for which programs, under which loop constraints and calls."""
 
     def __init__(self, pred: np.ndarray, cons: tuple[Form, ...], stack: tuple[str, ...]):
-        self.pred = pred            # (P,) bool: programs for which this code runs
-        self.cons = cons            # loop constraints (iteration variables within per-program trips)
+        self.pred = pred  # (P,) bool: programs for which this code runs
+        self.cons = cons  # loop constraints (iteration variables within per-program trips)
         self.stack = stack
 
 
@@ -159,8 +159,15 @@ def blend(cond: np.ndarray, a: Any, b: Any, P: int) -> Any:
     if isinstance(a, (Form, Cond)) and isinstance(b, (Form, Cond)) and (a.side or b.side) and a.side != b.side:
         raise NotAffine("a per-program choice between values with different quotient variables")
     if isinstance(a, Form) and isinstance(b, Form) and a.k == b.k:
-        return Form(np.where(np.broadcast_to(cond, (P,)), np.broadcast_to(a.c, (P,)), np.broadcast_to(b.c, (P,)))
-                    if not cond.all() else a.c, dict(a.k), a.shape, a.bits, a.side)
+        return Form(
+            np.where(np.broadcast_to(cond, (P,)), np.broadcast_to(a.c, (P,)), np.broadcast_to(b.c, (P,)))
+            if not cond.all()
+            else a.c,
+            dict(a.k),
+            a.shape,
+            a.bits,
+            a.side,
+        )
     if isinstance(a, Ptr) and isinstance(b, Ptr) and a.arg == b.arg and a.pointee == b.pointee:
         return Ptr(a.arg, blend(cond, a.off, b.off, P), a.pointee)
     if isinstance(a, Cond) and isinstance(b, Cond) and not a.cons and not b.cons:

@@ -11,9 +11,26 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from tilelens_lsp.engines.affine.forms import (MAX_QUOTIENTS, Cond, Ctx, Form, NotAffine, Pieces, Ptr, all_sides, blend,
-                                              coeffs, cond_regions, const_form, data_of, make_pieces, negate, parts_of,
-                                              relabel, uniform_value)
+from tilelens_lsp.engines.affine.forms import (
+    MAX_QUOTIENTS,
+    Cond,
+    Ctx,
+    Form,
+    NotAffine,
+    Pieces,
+    Ptr,
+    all_sides,
+    blend,
+    coeffs,
+    cond_regions,
+    const_form,
+    data_of,
+    make_pieces,
+    negate,
+    parts_of,
+    relabel,
+    uniform_value,
+)
 from tilelens_lsp.engines.values import BINARY_OPS, COMPARISONS, Opaque, elem_bytes, unsigned, wrap
 from tilelens_lsp.ttir.reader import Op, Type
 
@@ -28,6 +45,7 @@ def handles(*names: str):
         for n in names:
             HANDLERS[n] = fn
         return fn
+
     return deco
 
 
@@ -62,8 +80,7 @@ def _make_range(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
 def _concrete(fn, a: Form, b: Form, bits: int, checked: bool, op: Op) -> np.ndarray:
     with np.errstate(all="ignore"):
         exact = fn(a.c, b.c, bits)
-    if checked and bits < 64 and exact.size and (exact.min() < -(1 << (bits - 1))
-                                                  or exact.max() > (1 << (bits - 1)) - 1):
+    if checked and bits < 64 and exact.size and (exact.min() < -(1 << (bits - 1)) or exact.max() > (1 << (bits - 1)) - 1):
         raise NotAffine(f"{op.name} overflows i{bits}: enumeration reports it")
     return wrap(exact.astype(np.int64), bits)
 
@@ -100,8 +117,16 @@ def _divmod(g: AffineGraph, name: str, a: Form, d: int, bits: int) -> Form:
     return Form(qlo, {q: 1}, a.shape, bits, side, (qlo, qhi))
 
 
-_DIVS = {"arith.divsi", "arith.divui", "arith.floordivsi", "arith.ceildivsi", "arith.remsi", "arith.remui",
-         "arith.shrsi", "arith.shrui"}
+_DIVS = {
+    "arith.divsi",
+    "arith.divui",
+    "arith.floordivsi",
+    "arith.ceildivsi",
+    "arith.remsi",
+    "arith.remui",
+    "arith.shrsi",
+    "arith.shrui",
+}
 
 
 def _binary(name: str, fn, checked: bool):
@@ -112,8 +137,11 @@ def _binary(name: str, fn, checked: bool):
             return [_bool_op(name, a, b, ty)]
         if isinstance(a, Pieces) or isinstance(b, Pieces):
             if not isinstance(a, (Form, Pieces)) or not isinstance(b, (Form, Pieces)):
-                return [data_of(a, b)] if isinstance(a, Opaque) or isinstance(b, Opaque) else \
-                    [Opaque("out-of-vocabulary", f"{op.name} of a pointer or mask", op.loc)]
+                return (
+                    [data_of(a, b)]
+                    if isinstance(a, Opaque) or isinstance(b, Opaque)
+                    else [Opaque("out-of-vocabulary", f"{op.name} of a pointer or mask", op.loc)]
+                )
             parts = []
             for ga, fa in parts_of(a):
                 for gb, fb in parts_of(b):
@@ -165,18 +193,25 @@ def _binary(name: str, fn, checked: bool):
             a_first = (ahi <= blo).all()
             b_first = (bhi <= alo).all()
             sides = all_sides(a, b)
-            if not (a_first or b_first):        # the winner varies: two regions, split at a = b
-                if "min" in name:               # a wins where a <= b: b - a >= 0
+            if not (a_first or b_first):  # the winner varies: two regions, split at a = b
+                if "min" in name:  # a wins where a <= b: b - a >= 0
                     a_wins = Form(b.c - a.c, coeffs((b.k, 1), (a.k, -1)), shape, 64)
-                else:                           # a wins where a >= b: a - b >= 0
+                else:  # a wins where a >= b: a - b >= 0
                     a_wins = Form(a.c - b.c, coeffs((a.k, 1), (b.k, -1)), shape, 64)
                 b_wins = negate(a_wins)
-                return Pieces(((sides + (a_wins,), Form(a.c, dict(a.k), shape, bits, sides)),
-                               (sides + (b_wins,), Form(b.c, dict(b.k), shape, bits, sides))), shape, bits)
+                return Pieces(
+                    (
+                        (sides + (a_wins,), Form(a.c, dict(a.k), shape, bits, sides)),
+                        (sides + (b_wins,), Form(b.c, dict(b.k), shape, bits, sides)),
+                    ),
+                    shape,
+                    bits,
+                )
             smaller, larger = (a, b) if a_first else (b, a)
             pick = smaller if "min" in name else larger
             return Form(pick.c, dict(pick.k), shape, bits, sides)
         raise NotAffine(f"{op.name} of lane or loop values")
+
     return handler
 
 
@@ -195,9 +230,10 @@ def _bool_op(name: str, a: Cond, b: Cond, ty: Type) -> Cond:
     if name == "arith.xori":
         for x, y in ((a, b), (b, a)):
             if not y.cons and y.pred.all() and x.pred.all() and len(x.cons) == 1:
-                f = x.cons[0]          # not (f >= 0)  <=>  -f - 1 >= 0
-                return Cond(np.ones(1, dtype=bool), (Form(-f.c - 1, {v: -c for v, c in f.k.items()}, f.shape, 64),),
-                            ty.shape, x.side)
+                f = x.cons[0]  # not (f >= 0)  <=>  -f - 1 >= 0
+                return Cond(
+                    np.ones(1, dtype=bool), (Form(-f.c - 1, {v: -c for v, c in f.k.items()}, f.shape, 64),), ty.shape, x.side
+                )
     if name == "arith.ori":
         for x, y in ((a, b), (b, a)):
             if not y.cons and y.pred.all():
@@ -227,9 +263,9 @@ def _cmpi(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
         if g.box(a)[0].min() < 0 or g.box(b)[0].min() < 0:
             raise NotAffine("an unsigned comparison of a value that may be negative")
         pred = "s" + pred[1:]
-    d = Form(a.c - b.c, coeffs((a.k, 1), (b.k, -1)), shape, 64)        # a - b
-    neg = Form(-d.c, {v: -c for v, c in d.k.items()}, shape, 64)     # b - a
-    one = lambda f: Form(f.c - 1, f.k, shape, 64)                   # noqa: E731
+    d = Form(a.c - b.c, coeffs((a.k, 1), (b.k, -1)), shape, 64)  # a - b
+    neg = Form(-d.c, {v: -c for v, c in d.k.items()}, shape, 64)  # b - a
+    one = lambda f: Form(f.c - 1, f.k, shape, 64)  # noqa: E731
     cons = {"slt": (one(neg),), "sle": (neg,), "sgt": (one(d),), "sge": (d,), "eq": (d, neg)}.get(pred)
     if cons is None:
         raise NotAffine(f"a {pred} comparison of lane values")
@@ -296,6 +332,7 @@ def _cast(kind: str):
         if kind == "zext" and g.box(v)[0].min() < 0:
             raise NotAffine("a zero extension of a value that may be negative")
         return [g.fit(Form(v.c, dict(v.k), ty.shape, ty.bits, v.side, v.rng), op)]
+
     return handler
 
 
@@ -341,11 +378,10 @@ def _shape_op(kind: str):
                 carrier = Form(f.c, f.k, f.shape, f.bits, tuple(guard) + tuple(f.side), f.rng)
                 (moved,) = handler(g, op, {op.operands[0]: carrier}, ctx)
                 n = len(guard)
-                parts.append((moved.side[:n], Form(moved.c, moved.k, moved.shape, moved.bits, moved.side[n:],
-                                                   moved.rng)))
+                parts.append((moved.side[:n], Form(moved.c, moved.k, moved.shape, moved.bits, moved.side[n:], moved.rng)))
             out = Pieces(tuple(parts), op.result_types[0].shape, pieces.bits)
             return [Ptr(v.arg, out, v.pointee) if isinstance(v, Ptr) else out]
-        if isinstance(v, Ptr):      # a pointer's offset (one form here) moves as that form does
+        if isinstance(v, Ptr):  # a pointer's offset (one form here) moves as that form does
             (moved_off,) = handler(g, op, {op.operands[0]: v.off}, ctx)
             return [Ptr(v.arg, moved_off, v.pointee)]
         src = v.shape
@@ -363,8 +399,7 @@ def _shape_op(kind: str):
         # a quotient variable is tied to the lanes it was made on: moved lanes need their own copy
         sides = v.side
         moved = any(a != b for a, b in mapping.items())
-        fresh = {q: g.quotient(g.extent[q]) for q in sorted({x for f in sides for x in f.k if x[0] == "q"})} \
-            if moved else {}
+        fresh = {q: g.quotient(g.extent[q]) for q in sorted({x for f in sides for x in f.k if x[0] == "q"})} if moved else {}
 
         def move(f: Form, side: tuple[Form, ...] = ()) -> Form:
             k = {fresh.get(x, x): a for x, a in relabel(f.k, mapping).items()}
@@ -376,11 +411,17 @@ def _shape_op(kind: str):
         if isinstance(v, Cond):
             return [Cond(v.pred, tuple(move(f) for f in v.cons), ty.shape, side)]
         raise NotAffine(f"{op.name} of this value")
+
     return handler
 
 
-for _name, _kind in (("tt.splat", "splat"), ("tt.broadcast", "broadcast"), ("tt.expand_dims", "expand_dims"),
-                     ("tt.reshape", "reshape"), ("tt.trans", "trans")):
+for _name, _kind in (
+    ("tt.splat", "splat"),
+    ("tt.broadcast", "broadcast"),
+    ("tt.expand_dims", "expand_dims"),
+    ("tt.reshape", "reshape"),
+    ("tt.trans", "trans"),
+):
     HANDLERS[_name] = _shape_op(_kind)
 for _name in ("tt.assume", "tt.assert", "tt.print", "gpu.barrier", "ttg.barrier"):
     HANDLERS[_name] = lambda g, op, env, ctx: []

@@ -36,16 +36,16 @@ class AffineGraph(SummaryFootprints):
         self.m = model
         self.sites: dict[tuple, SiteResult] = {}
         self.truncated: Refusal | None = None
-        self.pending: dict[tuple, int] = {}     # out-of-bounds site -> the program that shows it
-        self.symbolic_programs = False          # program ids as variables (grids past SUMMARY_ARRAY_PROGRAMS)
+        self.pending: dict[tuple, int] = {}  # out-of-bounds site -> the program that shows it
+        self.symbolic_programs = False  # program ids as variables (grids past SUMMARY_ARRAY_PROGRAMS)
         self._images: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self.extent: dict[str, int] = {}
         self.work = 0
         self.probing = 0
-        self.loops = 0          # scf.for loops entered so far: names their trip variables (t0, t1, ...)
-        self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
-        self.loaded_from: dict[int, tuple] = {}   # id of a loaded value -> (it, its pointer, its mask)
-        self.to_tag: list = []          # accesses whose per-program runs the race check may need
+        self.loops = 0  # scf.for loops entered so far: names their trip variables (t0, t1, ...)
+        self.unreachable: set[accounting.Context] = set()  # memory ops proven not to run
+        self.loaded_from: dict[int, tuple] = {}  # id of a loaded value -> (it, its pointer, its mask)
+        self.to_tag: list = []  # accesses whose per-program runs the race check may need
         self.race_work = 0
         gx, gy, gz = model.grid
         self.P = gx * gy * gz
@@ -65,8 +65,9 @@ class AffineGraph(SummaryFootprints):
             self.symbolic_programs = True
             for axis, n in enumerate((gx, gy, gz)):
                 self.extent[f"P{axis}"] = n
-            self.pids = [Form(np.zeros(1, np.int64), {f"P{axis}": 1} if n > 1 else {}, (), 32)
-                         for axis, n in enumerate((gx, gy, gz))]
+            self.pids = [
+                Form(np.zeros(1, np.int64), {f"P{axis}": 1} if n > 1 else {}, (), 32) for axis, n in enumerate((gx, gy, gz))
+            ]
         else:
             idx = np.arange(self.P, dtype=np.int64)
             self.pids = [Form(a, {}, (), 32) for a in (idx % gx, (idx // gx) % gy, idx // (gx * gy))]
@@ -170,7 +171,7 @@ class AffineGraph(SummaryFootprints):
         if v[0] == "L":
             return shape[int(v[1:])]
         ext = self.extent.get(v)
-        if ext is None:          # a probe variable: its range is what the probe is finding out
+        if ext is None:  # a probe variable: its range is what the probe is finding out
             raise NotAffine("range of a loop-carried value under probe")
         return ext
 
@@ -199,7 +200,7 @@ class AffineGraph(SummaryFootprints):
         if f.bits == 1:
             return f
         if self.probing and any(v[0] == "s" for v in f.k):
-            return f      # a probe variable's range is what the probe finds out: the real pass checks
+            return f  # a probe variable's range is what the probe finds out: the real pass checks
         limit = 1 << (min(f.bits, 63) - 1)
         big = float(np.abs(f.c).max()) + sum(abs(a) * float(self.var_extent(v, f.shape)) for v, a in f.k.items())
         if big >= limit:

@@ -7,7 +7,7 @@ handlers in `table.HANDLERS`, `recording` turns accesses into element intervals 
 every handler.
 """
 
-from tilelens_lsp.engines.enumerate import arith, control, descriptors, memory   # importing registers their handlers
+from tilelens_lsp.engines.enumerate import arith, control, descriptors, memory  # importing registers their handlers
 from tilelens_lsp.engines.enumerate.graph import AccessGraph
 
 __all__ = ["AccessGraph", "arith", "control", "descriptors", "memory"]

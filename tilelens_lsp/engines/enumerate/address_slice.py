@@ -19,7 +19,7 @@ def address_slice(module: Module) -> set[int]:
     for fname, func in module.funcs.items():
         for block in func.body.blocks:
             for op in block.ops:
-                for succ in op.successors:      # a value passed to a block argument flows on
+                for succ in op.successors:  # a value passed to a block argument flows on
                     target = func.body.block(succ.label)
                     for arg, src in zip(target.args if target else [], succ.operands):
                         carried.setdefault((fname, arg), []).append(src)

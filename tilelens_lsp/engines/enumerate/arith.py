@@ -15,8 +15,18 @@ from tilelens_lsp.engines import ranges
 from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, choose, handles, mask_and, mask_or, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
-from tilelens_lsp.engines.values import (BINARY_OPS, COMPARISONS, IntV, Opaque, PtrChoice, PtrV, Value, elem_bytes,
-                                         unsigned, wrap)
+from tilelens_lsp.engines.values import (
+    BINARY_OPS,
+    COMPARISONS,
+    IntV,
+    Opaque,
+    PtrChoice,
+    PtrV,
+    Value,
+    elem_bytes,
+    unsigned,
+    wrap,
+)
 from tilelens_lsp.ttir.reader import Op, Type
 
 if TYPE_CHECKING:
@@ -67,13 +77,13 @@ def _binary(fn: Callable[[np.ndarray, np.ndarray, int], np.ndarray], checked: bo
             return [opaque_of(a, b, op)]
         bits = ty.bits or max(a.bits, b.bits)
         with np.errstate(all="ignore"):
-            exact = fn(a.a.astype(np.int64) if a.bits != 1 else a.a, b.a.astype(np.int64) if b.bits != 1 else b.a,
-                       bits)
+            exact = fn(a.a.astype(np.int64) if a.bits != 1 else a.a, b.a.astype(np.int64) if b.bits != 1 else b.a, bits)
         if bits == 1:
             return [IntV(exact.astype(bool), 1)]
         if checked:
             return [IntV(g.check_width(op, ctx, exact, bits), bits)]
         return [IntV(wrap(exact, bits), bits)]
+
     return handler
 
 
@@ -83,7 +93,7 @@ def _range_binary(g: AccessGraph, op: Op, ctx: Ctx, a: Value, b: Value, bits: in
         r = ranges.binary(op.name, a, b, bits) if bits > 1 else None
     if r is None:
         return Opaque("data", f"{op.name} of a declared-range index{_source(a, b)}", op.loc)
-    if checked:      # a declared value at the end of its range overflows: a real TL003
+    if checked:  # a declared value at the end of its range overflows: a real TL003
         g.check_width(op, ctx, r.lo, bits)
         g.check_width(op, ctx, r.hi, bits)
     if not ranges.fits(r, bits):
@@ -143,7 +153,7 @@ def _select(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
             return [choose(None, a, b)]
     if isinstance(c, Opaque) and c.why == "data":
         if isinstance(a, (IntV, RangeV)) and isinstance(b, (IntV, RangeV)) and a.bits > 1:
-            narrowed = guards.select(g, op, env, ctx)     # each side where the condition allows it
+            narrowed = guards.select(g, op, env, ctx)  # each side where the condition allows it
             if narrowed is not None:
                 return [narrowed]
         return [Opaque("data", "a select on loaded data", op.loc)]
@@ -170,6 +180,7 @@ def _cast(kind: str):
         if ty.bits == 1:
             return [IntV((a & 1).astype(bool), 1)]
         return [IntV(wrap(a, ty.bits), ty.bits)]
+
     return handler
 
 
@@ -192,8 +203,6 @@ def _bitcast(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     return [Opaque("float", f"{op.name} to {ty.elem}", op.loc)]
 
 
-
-
 def _shape_op(fn: Callable[[np.ndarray, Op, Type], np.ndarray]):
     def handler(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         v = g.get(env, op.operands[0])
@@ -205,6 +214,7 @@ def _shape_op(fn: Callable[[np.ndarray, Op, Type], np.ndarray]):
         if isinstance(v, Opaque) and v.bound is not None:
             return [Opaque(v.why, v.message, v.loc, IntV(fn(v.bound.a, op, ty), 1))]
         return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of this value", op.loc)]
+
     return handler
 
 
@@ -229,8 +239,13 @@ def _trans(a: np.ndarray, op: Op, ty: Type) -> np.ndarray:
     return np.transpose(a, [0] + [o + 1 for o in order])
 
 
-SHAPE_FNS = {"tt.splat": _splat, "tt.broadcast": _broadcast, "tt.expand_dims": _expand_dims,
-             "tt.reshape": _reshape, "tt.trans": _trans}   # the lane maps of shape ops (guards replay them)
+SHAPE_FNS = {
+    "tt.splat": _splat,
+    "tt.broadcast": _broadcast,
+    "tt.expand_dims": _expand_dims,
+    "tt.reshape": _reshape,
+    "tt.trans": _trans,
+}  # the lane maps of shape ops (guards replay them)
 
 HANDLERS["tt.splat"] = _shape_op(_splat)
 HANDLERS["tt.broadcast"] = _shape_op(_broadcast)
@@ -255,8 +270,7 @@ def _join(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     if isinstance(a, PtrV) and isinstance(b, PtrV) and a.arg == b.arg:
         ty = op.result_types[0]
         full = (g.P if a.boff.shape[0] == g.P or b.boff.shape[0] == g.P else 1,) + ty.shape[:-1]
-        return [PtrV(a.arg, np.stack([np.broadcast_to(a.boff, full), np.broadcast_to(b.boff, full)], axis=-1),
-                     a.pointee)]
+        return [PtrV(a.arg, np.stack([np.broadcast_to(a.boff, full), np.broadcast_to(b.boff, full)], axis=-1), a.pointee)]
     return [opaque_of(a, b)]
 
 

@@ -41,11 +41,11 @@ def _for(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     values = list(inits)
     body = op.regions[0].blocks[0]
     if not trips.size or int(trips.max()) == 0:
-        g.mark_unreachable(body, ctx)       # no program enters the loop
+        g.mark_unreachable(body, ctx)  # no program enters the loop
     for t in range(int(trips.max()) if trips.size else 0):
         active = trips > t
         inner = dict(env)
-        uniform = lb.a.shape[0] == 1 and step.a.shape[0] == 1   # the same iv in every program
+        uniform = lb.a.shape[0] == 1 and step.a.shape[0] == 1  # the same iv in every program
         inner[iv] = IntV(wrap((lb.a + t * step.a) if uniform else (lbv + t * stv), lb.bits), lb.bits)
         for name, v in zip(carried, values):
             inner[name] = v
@@ -63,10 +63,16 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
     lb, ub, step = bounds
     P = g.P
     for b in (lb, ub):
-        if isinstance(b, RangeV) and b.undef is not None and (np.broadcast_to(
-                b.undef.reshape(b.undef.shape[:1]), (P,)) & ctx.pred).any():
-            raise Refusal("data-dependent-bound", "a loop bound loaded by a masked-off lane without `other` "
-                          "(its value is undefined)", op.loc)
+        if (
+            isinstance(b, RangeV)
+            and b.undef is not None
+            and (np.broadcast_to(b.undef.reshape(b.undef.shape[:1]), (P,)) & ctx.pred).any()
+        ):
+            raise Refusal(
+                "data-dependent-bound",
+                "a loop bound loaded by a masked-off lane without `other` (its value is undefined)",
+                op.loc,
+            )
     lblo, lbhi = (np.broadcast_to(a.reshape(a.shape[:1]), (P,)).astype(np.int64) for a in ranges.bounds(lb))
     ublo, ubhi = (np.broadcast_to(a.reshape(a.shape[:1]), (P,)).astype(np.int64) for a in ranges.bounds(ub))
     stv = np.broadcast_to(step.a.reshape(step.a.shape[:1]), (P,)).astype(np.int64)
@@ -100,8 +106,7 @@ def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     if isinstance(cond, IntV):
         c = np.broadcast_to(cond.a.reshape(cond.a.shape[:1]), (g.P,)).astype(bool)
         then_v = g.eval_block(then_b, dict(env), Ctx(ctx.pred & c, ctx.iters, ctx.exact, ctx.stack))
-        else_v = (g.eval_block(else_b, dict(env), Ctx(ctx.pred & ~c, ctx.iters, ctx.exact, ctx.stack))
-                  if else_b else [])
+        else_v = g.eval_block(else_b, dict(env), Ctx(ctx.pred & ~c, ctx.iters, ctx.exact, ctx.stack)) if else_b else []
         return [blend(c, t, e, op) for t, e in zip(then_v, else_v)]
     if isinstance(cond, Opaque):
         # a condition the model does not compute (loaded data, a float argument): both branches may
@@ -118,12 +123,15 @@ def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         if len(sides) < 2:
             return []
         return [either(t, e, op) for t, e in zip(*sides)]
-    raise Refusal("control-flow" if not isinstance(cond, Opaque) or cond.why == "float" else cond.why,
-                  "a branch condition the model does not compute", op.loc)
+    raise Refusal(
+        "control-flow" if not isinstance(cond, Opaque) or cond.why == "float" else cond.why,
+        "a branch condition the model does not compute",
+        op.loc,
+    )
 
 
-WHILE_LIMIT = 1 << 16   # iterations of one while loop before it is refused as non-terminating
-SETTLE_LIMIT = 512      # iterations of a data-dependent while loop before it is refused as unsettled
+WHILE_LIMIT = 1 << 16  # iterations of one while loop before it is refused as non-terminating
+SETTLE_LIMIT = 512  # iterations of a data-dependent while loop before it is refused as unsettled
 
 
 @handles("scf.while")
@@ -133,8 +141,7 @@ def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     (`_while_settled`); a loop that carries no value (a spin lock) runs once (`_while_opaque`)."""
     before = op.regions[0].blocks[0]
     after = op.regions[1].blocks[0]
-    names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)",
-                                                          op.text.split(":")[0])]
+    names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)", op.text.split(":")[0])]
     carried = [g.get(env, o) for o in op.operands]
     active = ctx.pred.copy()
     final: list[Value] | None = None
@@ -152,7 +159,7 @@ def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         final = forwarded if final is None else [blend(leaving, f, old, op) for f, old in zip(forwarded, final)]
         if not c.any():
             if t == 0:
-                g.mark_unreachable(after, ctx)   # the do-region never runs
+                g.mark_unreachable(after, ctx)  # the do-region never runs
             return final
         inner = dict(env)
         inner.update(zip(after.args, forwarded))
@@ -162,8 +169,18 @@ def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     raise Refusal("control-flow", f"a while loop still running after {WHILE_LIMIT} iterations", op.loc)
 
 
-def _while_settled(g: AccessGraph, op: Op, env, ctx, names: list[str], inner: dict, out: list[Value],
-                   active: np.ndarray, final: list[Value] | None, t0: int) -> list[Value]:
+def _while_settled(
+    g: AccessGraph,
+    op: Op,
+    env,
+    ctx,
+    names: list[str],
+    inner: dict,
+    out: list[Value],
+    active: np.ndarray,
+    final: list[Value] | None,
+    t0: int,
+) -> list[Value]:
     """A while loop whose condition reads loaded data, from iteration `t0` on (its before-region just
     evaluated into `inner`, giving `out`): every program still running may stop or go on, so the
     carried values become the hull of every iteration's values, and the loop is followed until they
@@ -180,12 +197,15 @@ def _while_settled(g: AccessGraph, op: Op, env, ctx, names: list[str], inner: di
             stop = active & ~go
         else:
             bound = cond.bound if isinstance(cond, Opaque) and cond.bound is not None else None
-            go = active.copy() if bound is None else \
-                np.broadcast_to(bound.a.reshape(bound.a.shape[:1]), (g.P,)).astype(bool) & active
+            go = (
+                active.copy()
+                if bound is None
+                else np.broadcast_to(bound.a.reshape(bound.a.shape[:1]), (g.P,)).astype(bool) & active
+            )
             stop = active.copy()
         if final is None:
             final = list(forwarded)
-        elif t == t0:       # the programs still running had no final value yet
+        elif t == t0:  # the programs still running had no final value yet
             final = [blend(stop, f, old, op) for f, old in zip(forwarded, final)]
         else:
             final = [blend(stop, either(f, old, op), old, op) for f, old in zip(forwarded, final)]
@@ -195,23 +215,29 @@ def _while_settled(g: AccessGraph, op: Op, env, ctx, names: list[str], inner: di
         narrowed = dict(inner)
         if isinstance(cond, Opaque) and cond.why == "data":
             narrowed.update(guards.branch_env(g, term, term.operands[0], True, inner, ctx))
-        body.update(zip(after.args, (narrowed[o] if o in narrowed else v
-                                     for o, v in zip(term.operands[1:], forwarded))))
+        body.update(zip(after.args, (narrowed[o] if o in narrowed else v for o, v in zip(term.operands[1:], forwarded))))
         yielded = g.eval_block(after, body, Ctx(go, ctx.iters + (t,), False, ctx.stack))
         grown = [blend(go, either(new, old, op), old, op) for new, old in zip(yielded, carried)]
         if all(_same_value(a, b) for a, b in zip(grown, carried)) and (go == active).all():
-            return final        # settled: every further iteration is one already followed
+            return final  # settled: every further iteration is one already followed
         carried, active = grown, go
         inner = dict(env)
         inner.update(zip(names, carried))
         out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t + 1,), False, ctx.stack))
     reads = _data_source(out[0])
     ranged = any(info.values is not None for info in g.m.args.values())
-    advice = ("its declared ranges allow more iterations than are followed: declare narrower value ranges "
-              "(`.values(LO, HI)`) for the tensors it reads" if ranged else
-              "declare the values of the tensors it reads (`i32[N].values(LO, HI)`) to bound them")
-    raise Refusal("data-dependent-bound", f"a while loop whose condition depends on {reads} still changes its "
-                  f"values after {SETTLE_LIMIT} iterations; {advice}", op.loc)
+    advice = (
+        "its declared ranges allow more iterations than are followed: declare narrower value ranges "
+        "(`.values(LO, HI)`) for the tensors it reads"
+        if ranged
+        else "declare the values of the tensors it reads (`i32[N].values(LO, HI)`) to bound them"
+    )
+    raise Refusal(
+        "data-dependent-bound",
+        f"a while loop whose condition depends on {reads} still changes its "
+        f"values after {SETTLE_LIMIT} iterations; {advice}",
+        op.loc,
+    )
 
 
 def _data_source(v: Value) -> str:
@@ -272,8 +298,7 @@ def _scan(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     body = op.regions[0].blocks[0].ops if op.regions else []
     combine = [o.name for o in body if o.name != "tt.scan.return"]
     axis_m = re.search(r"axis = (\d+)", op.text + " " + op.tail)
-    if len(vals) == 1 and isinstance(vals[0], (IntV, RangeV)) and combine == ["arith.addi"] and axis_m \
-            and vals[0].bits > 1:
+    if len(vals) == 1 and isinstance(vals[0], (IntV, RangeV)) and combine == ["arith.addi"] and axis_m and vals[0].bits > 1:
         axis = int(axis_m.group(1)) + 1
         reverse = "reverse = true" in op.text + " " + op.tail
 
@@ -282,13 +307,17 @@ def _scan(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
             if reverse:
                 return np.flip(np.cumsum(np.flip(full, axis), axis=axis), axis)
             return np.cumsum(full, axis=axis)
+
         v = vals[0]
         if isinstance(v, IntV):
             return [IntV(wrap(run(v.a), v.bits), v.bits)]
         out = _reduced(v, run, op, "a cumulative sum")
         return [out]
-    return [opaque_of(*vals) if any(isinstance(v, Opaque) for v in vals)
-            else Opaque("out-of-vocabulary", "a scan is not modelled", op.loc)] * len(op.results)
+    return [
+        opaque_of(*vals)
+        if any(isinstance(v, Opaque) for v in vals)
+        else Opaque("out-of-vocabulary", "a scan is not modelled", op.loc)
+    ] * len(op.results)
 
 
 def _reduced(v: RangeV, fn, op: Op, what: str) -> Value:
@@ -308,18 +337,32 @@ def _reduce(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     combine = [o.name for o in body if o.name != "tt.reduce.return"]
     axis_m = re.search(r"axis = (\d+)", op.text + " " + op.tail)
     fns: dict[str, Callable[..., np.ndarray]] = {
-        "arith.addi": np.sum, "arith.maxsi": np.max, "arith.minsi": np.min, "arith.ori": np.any, "arith.andi": np.all}
-    if (len(vals) == 1 and isinstance(vals[0], IntV) and len(combine) == 1 and combine[0] in fns and axis_m):
+        "arith.addi": np.sum,
+        "arith.maxsi": np.max,
+        "arith.minsi": np.min,
+        "arith.ori": np.any,
+        "arith.andi": np.all,
+    }
+    if len(vals) == 1 and isinstance(vals[0], IntV) and len(combine) == 1 and combine[0] in fns and axis_m:
         v = vals[0]
         full = np.broadcast_to(v.a, (g.P,) + v.a.shape[1:])
         out = fns[combine[0]](full, axis=int(axis_m.group(1)) + 1)
         return [IntV(wrap(out.astype(np.int64), v.bits) if v.bits > 1 else out.astype(bool), v.bits)]
-    if (len(vals) == 1 and isinstance(vals[0], RangeV) and len(combine) == 1 and axis_m
-            and combine[0] in ("arith.addi", "arith.maxsi", "arith.minsi")):
+    if (
+        len(vals) == 1
+        and isinstance(vals[0], RangeV)
+        and len(combine) == 1
+        and axis_m
+        and combine[0] in ("arith.addi", "arith.maxsi", "arith.minsi")
+    ):
         fn, axis = fns[combine[0]], int(axis_m.group(1)) + 1
 
         def run(a: np.ndarray) -> np.ndarray:
             return fn(np.broadcast_to(a, (g.P,) + a.shape[1:]).astype(np.int64), axis=axis)
+
         return [_reduced(vals[0], run, op, "a reduction")]
-    return [opaque_of(*vals) if any(isinstance(v, Opaque) for v in vals)
-            else Opaque("out-of-vocabulary", "this reduction is not modelled", op.loc)] * len(op.results)
+    return [
+        opaque_of(*vals)
+        if any(isinstance(v, Opaque) for v in vals)
+        else Opaque("out-of-vocabulary", "this reduction is not modelled", op.loc)
+    ] * len(op.results)

@@ -41,12 +41,11 @@ class DescV:
 def _make(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     vals = [g.get(env, o) for o in op.operands]
     rank = (len(vals) - 1) // 2
-    base, shape, strides = vals[0], tuple(vals[1:1 + rank]), tuple(vals[1 + rank:1 + 2 * rank])
+    base, shape, strides = vals[0], tuple(vals[1 : 1 + rank]), tuple(vals[1 + rank : 1 + 2 * rank])
     ints = [v for v in shape + strides if isinstance(v, IntV)]
     if isinstance(base, PtrV) and rank and len(ints) == 2 * rank:
         return [DescV(base, tuple(ints[:rank]), tuple(ints[rank:]))]
-    return [Opaque("tensor-descriptor", "a descriptor whose base, shape or strides the model does not follow",
-                   op.loc)]
+    return [Opaque("tensor-descriptor", "a descriptor whose base, shape or strides the model does not follow", op.loc)]
 
 
 def _block(op: Op) -> tuple[int, ...] | None:
@@ -61,7 +60,7 @@ def _access(g: AccessGraph, op: Op, env, ctx, kind: str) -> bool:
     if not isinstance(desc, DescV) or block is None or len(block) != len(desc.shape):
         return False
     rank = len(block)
-    index = [g.get(env, o) for o in op.operands[1:1 + rank]]
+    index = [g.get(env, o) for o in op.operands[1 : 1 + rank]]
     if len(index) != rank or not all(isinstance(v, IntV) for v in index):
         return False
     lead = (-1,) + (1,) * rank
@@ -74,7 +73,7 @@ def _access(g: AccessGraph, op: Op, env, ctx, kind: str) -> bool:
         size = desc.shape[k].a.astype(np.int64).reshape(lead)
         inside = inside & (coord >= 0) & (coord < size)
         offset = offset + coord * desc.strides[k].a.astype(np.int64).reshape(lead)
-    base = desc.base      # a scalar pointer: its terms gain the block's axes, as tt.splat gives them
+    base = desc.base  # a scalar pointer: its terms gain the block's axes, as tt.splat gives them
     base = PtrV(base.arg, pointee=base.pointee, terms=tuple(t.reshape(t.shape[:1] + (1,) * rank) for t in base.terms))
     ptr = base.plus(offset * base.pointee)
     g.record(op, kind, ptr, IntV(inside, 1), ctx)

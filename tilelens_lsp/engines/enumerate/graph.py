@@ -27,7 +27,7 @@ from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import cfg
 from tilelens_lsp.ttir.reader import Block, Func, Op, Region, Type
 
-CHUNK_LANES = 1 << 20          # programs × lanes per batch: bounds memory, not results
+CHUNK_LANES = 1 << 20  # programs × lanes per batch: bounds memory, not results
 # grids past this are refused outright (program indices are int64); the affine summary has no such limit
 ENUMERATION_MAX_PROGRAMS = (1 << 63) - 1
 
@@ -72,8 +72,8 @@ class AccessGraph(SiteRecorder):
         self.truncated: Refusal | None = None
         self._steps: dict[tuple[int, int], tuple[np.ndarray, int | None]] = {}
         self._current_loc = ""
-        self.unreachable: set[accounting.Context] = set()   # memory ops proven not to run
-        self.index = guards.FuncIndex(model.module.funcs)   # defs and uses, for guards
+        self.unreachable: set[accounting.Context] = set()  # memory ops proven not to run
+        self.index = guards.FuncIndex(model.module.funcs)  # defs and uses, for guards
 
     def width_obligations(self) -> list[Obligation]:
         return list(self.obligations.values())
@@ -86,8 +86,15 @@ class AccessGraph(SiteRecorder):
         total = gx * gy * gz
         if total == 0:
             return
-        lanes = max([1] + [_numel(t) for f in self.m.module.funcs.values()
-                           for op in accounting.region_ops(f.body) for t in op.result_types])
+        lanes = max(
+            [1]
+            + [
+                _numel(t)
+                for f in self.m.module.funcs.values()
+                for op in accounting.region_ops(f.body)
+                for t in op.result_types
+            ]
+        )
         chunk = max(1, min(total, CHUNK_LANES // lanes))
         n_chunks = -(-total // chunk)
         # the last programs hold most tail and overflow bugs: visit them first, so a launch that runs
@@ -96,10 +103,13 @@ class AccessGraph(SiteRecorder):
         entry = self.m.module.funcs[self.m.module.entry]
         programs = 0
         try:
-            if total > ENUMERATION_MAX_PROGRAMS:   # program ids of int64 lanes would wrap
-                raise Refusal("launch-too-large", f"the grid {self.m.grid} has {total:,} programs, more than "
-                              f"the {ENUMERATION_MAX_PROGRAMS:,} this analysis enumerates; "
-                              "declare a smaller launch to check it")
+            if total > ENUMERATION_MAX_PROGRAMS:  # program ids of int64 lanes would wrap
+                raise Refusal(
+                    "launch-too-large",
+                    f"the grid {self.m.grid} has {total:,} programs, more than "
+                    f"the {ENUMERATION_MAX_PROGRAMS:,} this analysis enumerates; "
+                    "declare a smaller launch to check it",
+                )
             for i in order:
                 start = i * chunk
                 count = min(chunk, total - start)
@@ -107,9 +117,11 @@ class AccessGraph(SiteRecorder):
                 # never runs would otherwise walk a grid of 2**62 programs
                 programs += count
                 if programs > self.m.budget and i != n_chunks - 1:
-                    raise Refusal("launch-too-large",
-                                  f"enumerating this launch exceeds the budget of {self.m.budget:,} lane "
-                                  f"evaluations ({total:,} programs); declare a smaller launch to check it")
+                    raise Refusal(
+                        "launch-too-large",
+                        f"enumerating this launch exceeds the budget of {self.m.budget:,} lane "
+                        f"evaluations ({total:,} programs); declare a smaller launch to check it",
+                    )
                 self._run_chunk(entry, start, count)
         except Refusal as refusal:
             if refusal.kind != "launch-too-large":
@@ -152,8 +164,7 @@ class AccessGraph(SiteRecorder):
             if op.name in ("scf.yield", "tt.return", "scf.condition") or op.successors:
                 return op
             if any(len(r.blocks) != 1 for r in op.regions):
-                raise Refusal("control-flow", f"{op.name} with a region of {len(op.regions[0].blocks)} blocks",
-                              op.loc)
+                raise Refusal("control-flow", f"{op.name} with a region of {len(op.regions[0].blocks)} blocks", op.loc)
             handler = HANDLERS.get(op.name)
             if handler is None:
                 results = self.unknown(op, env, ctx)
@@ -171,8 +182,11 @@ class AccessGraph(SiteRecorder):
             return np.broadcast_to(value.a.reshape(value.a.shape[:1]), (self.P,)).astype(bool)
         if isinstance(value, Opaque) and value.why == "data":
             return None
-        raise Refusal("control-flow" if not isinstance(value, Opaque) or value.why == "float" else value.why,
-                      "a branch condition the model does not compute", op.loc)
+        raise Refusal(
+            "control-flow" if not isinstance(value, Opaque) or value.why == "float" else value.why,
+            "a branch condition the model does not compute",
+            op.loc,
+        )
 
     def join(self, incoming: list[tuple[np.ndarray, Value]], op: Op) -> Value:
         """The value a block argument (or a return) takes: per program, the one of the edge it came by."""
@@ -182,9 +196,12 @@ class AccessGraph(SiteRecorder):
         total = np.zeros(self.P, dtype=int)
         for when, _ in incoming:
             total = total + when
-        if (total > 1).any():     # edges chosen by loaded data overlap: either value may arrive
-            return opaque_of(*(v for _, v in incoming)) if any(isinstance(v, Opaque) for _, v in incoming) \
+        if (total > 1).any():  # edges chosen by loaded data overlap: either value may arrive
+            return (
+                opaque_of(*(v for _, v in incoming))
+                if any(isinstance(v, Opaque) for _, v in incoming)
                 else Opaque("data", "a value chosen by loaded data", op.loc)
+            )
         for when, v in incoming[1:]:
             value = blend(when, v, value, op)
         return value
@@ -216,16 +233,19 @@ class AccessGraph(SiteRecorder):
         if op.regions or op.successors:
             # what runs inside is unknown to the model: never skipped, refused by name
             raise Refusal("control-flow", f"{op.name} holds code the model does not follow", op.loc)
-        why = "inline-asm" if "inline_asm" in op.name else "tensor-descriptor" if "descriptor" in op.name \
+        why = (
+            "inline-asm"
+            if "inline_asm" in op.name
+            else "tensor-descriptor"
+            if "descriptor" in op.name
             else "out-of-vocabulary"
+        )
         if accounting.MEMORY_OP.search(op.name) and op.name not in accounting.REGISTER_OPS:
             # an access the model does not follow must never read as "clean"
             site = self._site(op, "load" if "load" in op.name or "gather" in op.name else "store", "?", ctx)
             if site.refusal is None:
-                site.refusal = Refusal(why, f"{op.name} accesses memory in a way the model does not follow",
-                                       op.loc)
-        if any(isinstance(self.get(env, o), Opaque) and self.get(env, o).why == "data" for o in op.operands
-               if o in env):
+                site.refusal = Refusal(why, f"{op.name} accesses memory in a way the model does not follow", op.loc)
+        if any(isinstance(self.get(env, o), Opaque) and self.get(env, o).why == "data" for o in op.operands if o in env):
             return [Opaque("data", f"{op.name} of loaded data", op.loc)] * len(op.results)
         return [Opaque(why, f"{op.name} is not modelled", op.loc)] * len(op.results)
 
@@ -235,14 +255,19 @@ class AccessGraph(SiteRecorder):
         if isinstance(v, IntV):
             return v
         if isinstance(v, (RangeV, PtrSpan)):
-            raise Refusal("data-dependent-bound", f"{role} depends on a loaded index in a way its declared "
-                          "range does not bound", op.loc)
+            raise Refusal(
+                "data-dependent-bound",
+                f"{role} depends on a loaded index in a way its declared range does not bound",
+                op.loc,
+            )
         if isinstance(v, Opaque):
             kind = {"data": "data-dependent-bound", "float": "out-of-vocabulary"}.get(v.why, v.why)
             hint = ""
             if v.why == "data":
-                hint = ("; declare the values of the tensor it is loaded from (`i32[N].values(LO, HI)` or "
-                        "`tensor(..., values=...)`) and the loop runs over every trip count they allow")
+                hint = (
+                    "; declare the values of the tensor it is loaded from (`i32[N].values(LO, HI)` or "
+                    "`tensor(..., values=...)`) and the loop runs over every trip count they allow"
+                )
             raise Refusal(kind, f"{role} depends on {v.message or v.why}{hint}", v.loc or op.loc)
         raise Refusal("out-of-vocabulary", f"{role} is not an integer", op.loc)
 
@@ -260,16 +285,19 @@ class AccessGraph(SiteRecorder):
         ob = self.obligations.get(key)
         if ob is None:
             ob = self.obligations[key] = Obligation(op.name, op.loc, ctx.stack, bits)
-        if ob.violation is None and exact.size and (exact.min() < -(1 << (bits - 1))
-                                                    or exact.max() > (1 << (bits - 1)) - 1):
+        if ob.violation is None and exact.size and (exact.min() < -(1 << (bits - 1)) or exact.max() > (1 << (bits - 1)) - 1):
             lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
             full = np.broadcast_to(exact, (self.P,) + exact.shape[1:])
             bad = ((full < lo) | (full > hi)) & self.pred_like(ctx, full.ndim - 1)
             if bad.any():
                 flat = int(np.argmax(bad.reshape(-1)))
                 where = np.unravel_index(flat, bad.shape)
-                ob.violation = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
-                                "iteration": ctx.iters or None, "value": int(full[where])}
+                ob.violation = {
+                    "pid": self.pid_tuple(int(where[0])),
+                    "lane": tuple(int(i) for i in where[1:]),
+                    "iteration": ctx.iters or None,
+                    "value": int(full[where]),
+                }
         return wrap(exact, bits)
 
     def pid_tuple(self, p: int) -> tuple[int, int, int]:
@@ -279,6 +307,9 @@ class AccessGraph(SiteRecorder):
         """Count evaluation work against the budget (deterministic: counts, never seconds)."""
         self.work += work
         if self.work > self.m.budget:
-            raise Refusal("launch-too-large",
-                          f"enumerating this launch exceeds the budget of {self.m.budget:,} evaluations; "
-                          "declare a smaller launch to check it", op.loc if op else self._current_loc)
+            raise Refusal(
+                "launch-too-large",
+                f"enumerating this launch exceeds the budget of {self.m.budget:,} evaluations; "
+                "declare a smaller launch to check it",
+                op.loc if op else self._current_loc,
+            )

@@ -38,11 +38,20 @@ if TYPE_CHECKING:
 
 SHAPE_OPS = frozenset({"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans"})
 ELEMENTWISE = frozenset(BINARY_OPS) | {
-    "arith.cmpi", "arith.select", "arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast",
-    "arith.index_castui", "tt.addptr", "arith.bitcast", "tt.bitcast"}
+    "arith.cmpi",
+    "arith.select",
+    "arith.extsi",
+    "arith.extui",
+    "arith.trunci",
+    "arith.index_cast",
+    "arith.index_castui",
+    "tt.addptr",
+    "arith.bitcast",
+    "tt.bitcast",
+}
 REPLAY = ELEMENTWISE | SHAPE_OPS
-MAX_DEPTH = 64          # ops between a fact and its use that are replayed
-MAX_FORWARD = 4096      # values narrowed eagerly at a branch
+MAX_DEPTH = 64  # ops between a fact and its use that are replayed
+MAX_FORWARD = 4096  # values narrowed eagerly at a branch
 
 
 @dataclass(frozen=True)
@@ -82,8 +91,7 @@ class FuncIndex:
             self.defs[fname], self.uses[fname] = defs, uses
 
 
-def collect(defs: dict[str, Op], env, name: str, polarity: bool, chain: tuple[Op, ...] = (),
-            depth: int = 0) -> list[Fact]:
+def collect(defs: dict[str, Op], env, name: str, polarity: bool, chain: tuple[Op, ...] = (), depth: int = 0) -> list[Fact]:
     """The facts that hold wherever the i1 value `name` is `polarity`."""
     op = defs.get(name)
     if op is None or depth > 16:
@@ -109,6 +117,7 @@ def collect(defs: dict[str, Op], env, name: str, polarity: bool, chain: tuple[Op
 
 def _apply_chain(chain: tuple[Op, ...], a: np.ndarray) -> np.ndarray:
     from tilelens_lsp.engines.enumerate.arith import SHAPE_FNS
+
     for op in chain:
         a = SHAPE_FNS[op.name](a, op, op.result_types[0])
     return a
@@ -124,7 +133,7 @@ class Refiner:
         self.env = env
         self.ctx = ctx
         self.over: dict[str, tuple[Value, dict[int, np.ndarray]]] = {}
-        self.empty: list[tuple[Fact, np.ndarray]] = []    # lanes where a fact cannot hold
+        self.empty: list[tuple[Fact, np.ndarray]] = []  # lanes where a fact cannot hold
         self.facts: dict[int, Fact] = {}
         self._memo: dict[str, tuple[Value, dict[int, np.ndarray]] | None] = {}
 
@@ -161,7 +170,7 @@ class Refiner:
             return self.over[name]
         if name in self._memo:
             return self._memo[name]
-        self._memo[name] = None        # cycles (block arguments) and depth: not narrowed
+        self._memo[name] = None  # cycles (block arguments) and depth: not narrowed
         op = self.defs.get(name)
         if op is None or op.name not in REPLAY or op.regions or depth > MAX_DEPTH or name not in self.env:
             return None
@@ -172,6 +181,7 @@ class Refiner:
         if op.name in SHAPE_OPS:
             for key, a in (got[0][1] if got[0] is not None else {}).items():
                 from tilelens_lsp.engines.enumerate.arith import SHAPE_FNS
+
                 origins[key] = SHAPE_FNS[op.name](a, op, op.result_types[0])
         else:
             for v in got:
@@ -179,7 +189,7 @@ class Refiner:
                     continue
                 for key, a in v[1].items():
                     if key in origins and not _same(origins[key], a):
-                        return None       # two lanes of one fact meet: the fact does not follow
+                        return None  # two lanes of one fact meet: the fact does not follow
                     origins[key] = a
         local = {o: v[0] for o, v in zip(op.operands, got) if v is not None}
         with np.errstate(all="ignore"):
@@ -192,8 +202,9 @@ class Refiner:
         """Every lane fact reaches the use through the lanes its condition stands for."""
         for key, a in origins.items():
             f = self.facts[key]
-            want = _apply_chain(f.chain, np.arange(int(np.prod(f.shape, dtype=np.int64)),
-                                                   dtype=np.int64).reshape((1,) + f.shape))
+            want = _apply_chain(
+                f.chain, np.arange(int(np.prod(f.shape, dtype=np.int64)), dtype=np.int64).reshape((1,) + f.shape)
+            )
             if not _same(want, a, shape):
                 return False
         return True
@@ -239,8 +250,7 @@ def _same(a: np.ndarray, b: np.ndarray, shape: tuple[int, ...] | None = None) ->
         if shape is not None:
             a = np.broadcast_to(a, (1,) + shape)
             b = np.broadcast_to(b, (1,) + shape)
-        return a.shape == b.shape and bool(np.array_equal(a, b)) or \
-            same_values(a, b)
+        return a.shape == b.shape and bool(np.array_equal(a, b)) or same_values(a, b)
     except ValueError:
         return False
 
@@ -260,8 +270,9 @@ def branch_env(g: AccessGraph, op: Op, cond_name: str, polarity: bool, env, ctx:
     return r.forward()
 
 
-def access(g: AccessGraph, op: Op, ptr_name: str, mask_name: str, ptr: Value, mask: Value, env,
-           ctx: Ctx) -> tuple[Value, Value]:
+def access(
+    g: AccessGraph, op: Op, ptr_name: str, mask_name: str, ptr: Value, mask: Value, env, ctx: Ctx
+) -> tuple[Value, Value]:
     """The address of a masked access narrowed by its mask, and the mask without the lanes where a
     fact cannot hold; unchanged where nothing narrows."""
     func = g.index.func_of.get(id(op))
@@ -276,8 +287,11 @@ def access(g: AccessGraph, op: Op, ptr_name: str, mask_name: str, ptr: Value, ma
     got = r.value(ptr_name)
     if got is None or not isinstance(got[0], (PtrSpan,) + (type(ptr),)):
         return ptr, mask
-    shape = tuple(op.result_types[0].shape) if op.result_types and op.name == "tt.load" else \
-        tuple(np.broadcast_shapes(*(t.shape for t in _lane_arrays(got[0])))[1:])
+    shape = (
+        tuple(op.result_types[0].shape)
+        if op.result_types and op.name == "tt.load"
+        else tuple(np.broadcast_shapes(*(t.shape for t in _lane_arrays(got[0])))[1:])
+    )
     if not r.usable(got[1], shape):
         return ptr, mask
     return got[0], _without(mask, r.impossible(shape))
@@ -291,6 +305,7 @@ def _lane_arrays(v: Value) -> list[np.ndarray]:
 
 def _without(mask: Value, impossible: np.ndarray | None) -> Value:
     from tilelens_lsp.engines.enumerate.table import mask_and
+
     if impossible is None or not impossible.any():
         return mask
     return mask_and(mask, IntV(~impossible, 1))
@@ -320,8 +335,8 @@ def select(g: AccessGraph, op: Op, env, ctx: Ctx) -> Value | None:
     bits = a.bits
     both = ranges.hull(a, b, bits)
     out = both
-    if ea is not None:      # c cannot hold there: only b
+    if ea is not None:  # c cannot hold there: only b
         out = ranges.choose(ea, b, out, bits)
-    if eb is not None:      # c must hold there: only a
+    if eb is not None:  # c must hold there: only a
         out = ranges.choose(eb, a, out, bits)
     return out

@@ -60,8 +60,11 @@ def _guarded(g: AccessGraph, op: Op, env, ctx, mask_at: int) -> tuple[Value, Val
     """The access's pointer and mask, the pointer narrowed by what its mask says about loaded indices."""
     ptr = g.get(env, op.operands[0])
     mask = g.get(env, op.operands[mask_at]) if len(op.operands) > mask_at else None
-    if isinstance(mask, Opaque) and mask.why == "data" and (
-            isinstance(ptr, PtrSpan) or isinstance(ptr, Opaque) and ptr.why == "data"):
+    if (
+        isinstance(mask, Opaque)
+        and mask.why == "data"
+        and (isinstance(ptr, PtrSpan) or isinstance(ptr, Opaque) and ptr.why == "data")
+    ):
         ptr, mask = guards.access(g, op, op.operands[0], op.operands[mask_at], ptr, mask, env, ctx)
     return ptr, mask
 
@@ -72,14 +75,30 @@ def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     g.record(op, "load", ptr, mask, ctx)
     ty = op.result_types[0] if op.result_types else None
     info = g.m.args.get(getattr(ptr, "arg", ""))
-    if info is not None and info.values and ty is not None and ty.is_int and ty.bits > 1 \
-            and isinstance(ptr, (PtrV, PtrSpan)) and (mask is None or isinstance(mask, IntV)):
+    if (
+        info is not None
+        and info.values
+        and ty is not None
+        and ty.is_int
+        and ty.bits > 1
+        and isinstance(ptr, (PtrV, PtrSpan))
+        and (mask is None or isinstance(mask, IntV))
+    ):
         other = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
         if other is None or isinstance(other, IntV):
-            shape = np.broadcast_shapes(ptr.shape() if isinstance(ptr, PtrV) else ptr.lo.shape,
-                                        *([mask.a.shape] if mask is not None else []))
-            return [ranges.loaded(info.values, shape, ty.bits, info.name,
-                                  None if mask is None else mask.a, None if other is None else other.a)]
+            shape = np.broadcast_shapes(
+                ptr.shape() if isinstance(ptr, PtrV) else ptr.lo.shape, *([mask.a.shape] if mask is not None else [])
+            )
+            return [
+                ranges.loaded(
+                    info.values,
+                    shape,
+                    ty.bits,
+                    info.name,
+                    None if mask is None else mask.a,
+                    None if other is None else other.a,
+                )
+            ]
     if info is not None:
         return [Opaque("data", f"data loaded from {info.name}", op.loc)]
     return [Opaque("data", "loaded data", op.loc)]
@@ -93,9 +112,12 @@ def _store(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     func = g.index.func_of.get(id(op))
     source = g.index.defs[func].get(op.operands[1]) if func is not None else None
     uniform = source is not None and source.name in ("tt.splat", "arith.constant")
-    copied = None       # a value loaded under the same mask: lanes loading one element store one value
-    if source is not None and source.name == "tt.load" and (
-            len(source.operands) < 2 or len(op.operands) > 2 and source.operands[1] == op.operands[2]):
+    copied = None  # a value loaded under the same mask: lanes loading one element store one value
+    if (
+        source is not None
+        and source.name == "tt.load"
+        and (len(source.operands) < 2 or len(op.operands) > 2 and source.operands[1] == op.operands[2])
+    ):
         copied = g.get(env, source.operands[0])
     g.check_lanes(op, ptr, mask, ctx, value, uniform, copied)
     return []

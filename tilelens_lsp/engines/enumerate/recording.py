@@ -34,8 +34,7 @@ def _tagged_runs(elems: np.ndarray, progs: np.ndarray) -> tuple[np.ndarray, np.n
     return e[first], e[last] + 1, p[first]
 
 
-
-BOUND_ENTRIES = 1 << 21     # per-lane bounds kept for the possible-race check, per launch
+BOUND_ENTRIES = 1 << 21  # per-lane bounds kept for the possible-race check, per launch
 
 
 class SiteRecorder:
@@ -59,7 +58,7 @@ class SiteRecorder:
         if isinstance(ptr, PtrChoice):
             # each candidate is checked against its own storage, on the lanes where it is chosen
             for cand, when in ptr.options:
-                sub: Value      # the mask of the lanes where this candidate is the pointer
+                sub: Value  # the mask of the lanes where this candidate is the pointer
                 if when is None:
                     bound = mask if isinstance(mask, IntV) else mask.bound if isinstance(mask, Opaque) else None
                     sub = Opaque("data", "a pointer chosen by loaded data", op.loc, bound)
@@ -76,13 +75,13 @@ class SiteRecorder:
                 k = {"data": "indirect-address", "float": "out-of-vocabulary"}.get(ptr.why, ptr.why)
                 hint = ""
                 if ptr.why == "data" and "declared-range index" in ptr.message:
-                    hint = ("; the declared range does not bound this arithmetic (a product that may wrap, a "
-                            "division by a loaded value): a narrower `.values(...)` or 64-bit indices may")
+                    hint = (
+                        "; the declared range does not bound this arithmetic (a product that may wrap, a "
+                        "division by a loaded value): a narrower `.values(...)` or 64-bit indices may"
+                    )
                 elif ptr.why == "data":
-                    hint = ("; declaring the values of the index tensor it is loaded from (`i32[N].values(LO, HI)`) "
-                            "bounds it")
-                site.refusal = Refusal(k, f"the address of this {kind} depends on {ptr.message or ptr.why}{hint}",
-                                       op.loc)
+                    hint = "; declaring the values of the index tensor it is loaded from (`i32[N].values(LO, HI)`) bounds it"
+                site.refusal = Refusal(k, f"the address of this {kind} depends on {ptr.message or ptr.why}{hint}", op.loc)
             return
         if not isinstance(ptr, PtrV):
             raise Refusal("out-of-vocabulary", f"{kind} through a value the model does not follow", op.loc)
@@ -118,8 +117,9 @@ class SiteRecorder:
                 self._check_view(site, site.starts[-1], site.ends[-1], boff, m, info, ctx, exact)
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
 
-    def check_lanes(self, op: Op, ptr: Value, mask: Value, ctx: Ctx, value: Value, uniform: bool,
-                    copied: Value = None) -> None:
+    def check_lanes(
+        self, op: Op, ptr: Value, mask: Value, ctx: Ctx, value: Value, uniform: bool, copied: Value = None
+    ) -> None:
         """Two lanes of one program storing one element (no defined winner on a GPU): a definite race
         where their values are known and differ, a possible one where they are loaded data (and not
         one value splat over the lanes). Lanes whose steps form a mixed radix cannot collide."""
@@ -152,11 +152,11 @@ class SiteRecorder:
             vals = np.broadcast_to(value.a, shape).reshape(self.P, -1)[prog, lane]
             differ = dup & (vals[1:] != vals[:-1])
             if not differ.any():
-                return           # every colliding pair stores the same value
+                return  # every colliding pair stores the same value
             dup, definite = differ, True
         elif uniform:
             return
-        elif isinstance(copied, PtrV):     # loaded from one element by both lanes: one value
+        elif isinstance(copied, PtrV):  # loaded from one element by both lanes: one value
             src = np.broadcast_to(copied.boff, shape).reshape(self.P, -1)[prog, lane]
             dup = dup & (src[1:] != src[:-1])
             if not dup.any():
@@ -165,10 +165,17 @@ class SiteRecorder:
         a, b = i, i + 1
         if isinstance(value, IntV):
             values = (int(vals[a]), int(vals[b]))
-        site.lane_race = {"pid": self.pid_tuple(int(prog[a])), "element": int(elem[a]), "definite": definite,
-                          "lanes": (tuple(int(x) for x in np.unravel_index(int(lane[a]), lanes)),
-                                    tuple(int(x) for x in np.unravel_index(int(lane[b]), lanes))),
-                          "values": values, "iteration": ctx.iters or None}
+        site.lane_race = {
+            "pid": self.pid_tuple(int(prog[a])),
+            "element": int(elem[a]),
+            "definite": definite,
+            "lanes": (
+                tuple(int(x) for x in np.unravel_index(int(lane[a]), lanes)),
+                tuple(int(x) for x in np.unravel_index(int(lane[b]), lanes)),
+            ),
+            "values": values,
+            "iteration": ctx.iters or None,
+        }
 
     def _injective(self, ptr: PtrV, lanes: tuple[int, ...]) -> bool:
         steps = []
@@ -196,18 +203,23 @@ class SiteRecorder:
         whose witness names the declared index value that takes it there."""
         site = self._site(op, kind, ptr.arg, ctx)
         site.exact = False
-        site.tagged = None          # which elements each program touches is not known
+        site.tagged = None  # which elements each program touches is not known
         if isinstance(mask, Opaque):
             mask = mask.bound
-        shape = (self.P,) + tuple(np.broadcast_shapes(ptr.lo.shape, ptr.hi.shape,
-                                                      *([mask.a.shape] if isinstance(mask, IntV) else []))[1:])
+        shape = (self.P,) + tuple(
+            np.broadcast_shapes(ptr.lo.shape, ptr.hi.shape, *([mask.a.shape] if isinstance(mask, IntV) else []))[1:]
+        )
         m = np.broadcast_to(self.pred_like(ctx, len(shape) - 1), shape)
         if isinstance(mask, IntV):
             m = m & np.broadcast_to(mask.a, shape)
         if ptr.undef is not None and (np.broadcast_to(ptr.undef, shape) & m).any():
             if site.refusal is None:
-                site.refusal = Refusal("indirect-address", f"the address of this {kind} uses an index loaded by a "
-                                       "masked-off lane without `other` (its value is undefined)", op.loc)
+                site.refusal = Refusal(
+                    "indirect-address",
+                    f"the address of this {kind} uses an index loaded by a "
+                    "masked-off lane without `other` (its value is undefined)",
+                    op.loc,
+                )
             return
         info = self.m.args[ptr.arg]
         lo = np.broadcast_to(ptr.lo, shape)[m] // info.elem_size
@@ -220,7 +232,7 @@ class SiteRecorder:
             # segments between per-program offsets (cu_seqlens, expert offsets, row pointers): disjoint
             # when the offsets are sorted, which a range cannot say; races there are not checked
             site.bounds = None
-        if site.bounds is not None:     # per lane, for possible races (TL006), within a budget
+        if site.bounds is not None:  # per lane, for possible races (TL006), within a budget
             self.bound_entries += int(lo.size)
             if self.bound_entries > BOUND_ENTRIES:
                 site.bounds = None
@@ -238,12 +250,27 @@ class SiteRecorder:
             value = None
             if ptr.src is not None:
                 value = int(np.broadcast_to(ptr.src[0 if at_low else 1], shape)[where])
-            site.oob = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
-                        "iteration": ctx.iters or None, "element": element, "exact": False,
-                        "value": value, "index": ptr.src[2] if ptr.src is not None else None}
+            site.oob = {
+                "pid": self.pid_tuple(int(where[0])),
+                "lane": tuple(int(i) for i in where[1:]),
+                "iteration": ctx.iters or None,
+                "element": element,
+                "exact": False,
+                "value": value,
+                "index": ptr.src[2] if ptr.src is not None else None,
+            }
 
-    def _record_rows(self, site: SiteResult, ptr: PtrV, lane_mask: np.ndarray, pred: np.ndarray,
-                     shape: tuple[int, ...], info: ArgInfo, ctx: Ctx, exact: bool) -> bool:
+    def _record_rows(
+        self,
+        site: SiteResult,
+        ptr: PtrV,
+        lane_mask: np.ndarray,
+        pred: np.ndarray,
+        shape: tuple[int, ...],
+        info: ArgInfo,
+        ctx: Ctx,
+        exact: bool,
+    ) -> bool:
         """Fast path: lines along a lane axis that are contiguous in memory and whose mask is a prefix
         become one interval each (row-major tiles along the last axis, transposed ones along another).
         Read off the pointer's terms and the minimal mask, without materializing the whole tile."""
@@ -266,10 +293,10 @@ class SiteRecorder:
             else:
                 counts = lane_mask[first].astype(np.int64) * n
             counts = counts * pred[first]
-            head = ptr.terms[0][first]          # a view: no copy of the term
+            head = ptr.terms[0][first]  # a view: no copy of the term
             for term in ptr.terms[1:]:
                 head = head + term[first]
-            reduced = shape[:axis] + shape[axis + 1:]
+            reduced = shape[:axis] + shape[axis + 1 :]
             head = np.broadcast_to(head, reduced)
             counts = np.broadcast_to(counts, reduced)
             live = counts > 0
@@ -286,11 +313,20 @@ class SiteRecorder:
             if site.tagged is not None and site.exact:
                 site.add_tagged(starts, ends, np.nonzero(live)[0] + self.pid_base)
             if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):
-                self._witness(site, np.broadcast_to(ptr.boff, shape), np.broadcast_to(pred & lane_mask, shape),
-                              info, ctx, exact)
+                self._witness(
+                    site, np.broadcast_to(ptr.boff, shape), np.broadcast_to(pred & lane_mask, shape), info, ctx, exact
+                )
             if info.view is not None and site.view_out is None:
-                self._check_view(site, starts, ends, np.broadcast_to(ptr.boff, shape),
-                                 np.broadcast_to(pred & lane_mask, shape), info, ctx, exact)
+                self._check_view(
+                    site,
+                    starts,
+                    ends,
+                    np.broadcast_to(ptr.boff, shape),
+                    np.broadcast_to(pred & lane_mask, shape),
+                    info,
+                    ctx,
+                    exact,
+                )
             self._spend(int(np.prod(reduced, dtype=np.int64)), None)
             return True
         return False
@@ -311,27 +347,45 @@ class SiteRecorder:
         self._steps[key] = (term, step)
         return step
 
-    def _check_view(self, site: SiteResult, starts: np.ndarray, ends: np.ndarray, boff: np.ndarray,
-                    m: np.ndarray, info: ArgInfo, ctx: Ctx, exact: bool) -> None:
+    def _check_view(
+        self,
+        site: SiteResult,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        boff: np.ndarray,
+        m: np.ndarray,
+        info: ArgInfo,
+        ctx: Ctx,
+        exact: bool,
+    ) -> None:
         """The first element this access touches inside the storage but outside the declared view."""
-        if info.view is None:       # callers check first: without a view nothing lies outside it
+        if info.view is None:  # callers check first: without a view nothing lies outside it
             return
         element = views.first_outside(starts, ends, info.view, info.lo, info.hi)
         if element is None:
             return
         bad = m & (boff // info.elem_size == element)
         where = np.unravel_index(int(np.argmax(bad.reshape(-1))), bad.shape)
-        site.view_out = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
-                         "iteration": ctx.iters or None, "element": element, "exact": exact}
+        site.view_out = {
+            "pid": self.pid_tuple(int(where[0])),
+            "lane": tuple(int(i) for i in where[1:]),
+            "iteration": ctx.iters or None,
+            "element": element,
+            "exact": exact,
+        }
 
-    def _witness(self, site: SiteResult, boff: np.ndarray, m: np.ndarray, info: ArgInfo, ctx: Ctx,
-                 exact: bool) -> None:
+    def _witness(self, site: SiteResult, boff: np.ndarray, m: np.ndarray, info: ArgInfo, ctx: Ctx, exact: bool) -> None:
         full = boff // info.elem_size
         bad = m & ((full < info.lo) | (full >= info.hi))
         flat = int(np.argmax(bad.reshape(-1)))
         where = np.unravel_index(flat, bad.shape)
-        site.oob = {"pid": self.pid_tuple(int(where[0])), "lane": tuple(int(i) for i in where[1:]),
-                    "iteration": ctx.iters or None, "element": int(full[where]), "exact": exact}
+        site.oob = {
+            "pid": self.pid_tuple(int(where[0])),
+            "lane": tuple(int(i) for i in where[1:]),
+            "iteration": ctx.iters or None,
+            "element": int(full[where]),
+            "exact": exact,
+        }
 
     def _site(self, op: Op, kind: str, arg: str, ctx: Ctx) -> SiteResult:
         key = (id(op), ctx.stack, arg)

@@ -25,10 +25,10 @@ class Ctx:
     """Where code runs: for which programs, in which loop iterations, exactly or not, under which calls."""
 
     def __init__(self, pred: np.ndarray, iters: tuple[int, ...], exact: bool, stack: tuple[str, ...]):
-        self.pred = pred          # (P,) bool: programs for which this code runs
+        self.pred = pred  # (P,) bool: programs for which this code runs
         self.iters = iters
         self.exact = exact
-        self.stack = stack        # call-site locs, innermost last
+        self.stack = stack  # call-site locs, innermost last
 
 
 # a handler's environment: the graph's dict, or a ChainMap of narrowed values over it (guards.py)
@@ -40,6 +40,7 @@ def handles(*names: str):
         for n in names:
             HANDLERS[n] = fn
         return fn
+
     return deco
 
 
@@ -99,19 +100,31 @@ def blend(cond: np.ndarray, new: Value, old: Value, op: Op) -> Value:
     if isinstance(new, (IntV, RangeV)) and isinstance(old, (IntV, RangeV)):
         nd = max(ranges.bounds(new)[0].ndim, ranges.bounds(old)[0].ndim)
         return ranges.choose(cond.reshape(cond.shape + (1,) * (nd - 1)), new, old, new.bits)
-    if isinstance(new, (PtrV, PtrChoice)) and isinstance(old, (PtrV, PtrChoice)) and not (
-            isinstance(new, PtrV) and isinstance(old, PtrV) and new.arg == old.arg):
+    if (
+        isinstance(new, (PtrV, PtrChoice))
+        and isinstance(old, (PtrV, PtrChoice))
+        and not (isinstance(new, PtrV) and isinstance(old, PtrV) and new.arg == old.arg)
+    ):
         return choose(cond, new, old)
-    if isinstance(new, (PtrV, PtrSpan)) and isinstance(old, (PtrV, PtrSpan)) and new.arg == old.arg and (
-            isinstance(new, PtrSpan) or isinstance(old, PtrSpan)):
+    if (
+        isinstance(new, (PtrV, PtrSpan))
+        and isinstance(old, (PtrV, PtrSpan))
+        and new.arg == old.arg
+        and (isinstance(new, PtrSpan) or isinstance(old, PtrSpan))
+    ):
         nlo, nhi = (new.boff, new.boff) if isinstance(new, PtrV) else (new.lo, new.hi)
         olo, ohi = (old.boff, old.boff) if isinstance(old, PtrV) else (old.lo, old.hi)
         c = cond.reshape(cond.shape + (1,) * (max(nlo.ndim, olo.ndim) - 1))
         nu, ou = getattr(new, "undef", None), getattr(old, "undef", None)
-        undef = None if nu is None and ou is None else np.where(
-            c, False if nu is None else nu, False if ou is None else ou)
-        return PtrSpan(new.arg, np.where(c, nlo, olo), np.where(c, nhi, ohi), new.pointee, undef,
-                       segment=getattr(new, "segment", False) or getattr(old, "segment", False))
+        undef = None if nu is None and ou is None else np.where(c, False if nu is None else nu, False if ou is None else ou)
+        return PtrSpan(
+            new.arg,
+            np.where(c, nlo, olo),
+            np.where(c, nhi, ohi),
+            new.pointee,
+            undef,
+            segment=getattr(new, "segment", False) or getattr(old, "segment", False),
+        )
     if isinstance(new, PtrV) and isinstance(old, PtrV):
         c = cond.reshape(cond.shape + (1,) * (max(new.boff.ndim, old.boff.ndim) - 1))
         return PtrV(new.arg, np.where(c, new.boff, old.boff), new.pointee)
@@ -127,9 +140,9 @@ def choose(cond: np.ndarray | None, a: "PtrV | PtrChoice", b: "PtrV | PtrChoice"
     programs/lanes that pick it (`cond` is (P or 1, *lanes) or (P,); None: loaded data decides)."""
     out: list[tuple[PtrV, np.ndarray | None]] = []
     for side, pick in ((a, True), (b, False)):
-        for cand, when in (side.options if isinstance(side, PtrChoice) else ((side, None),)):
+        for cand, when in side.options if isinstance(side, PtrChoice) else ((side, None),):
             if cond is None or (when is None and isinstance(side, PtrChoice)):
-                out.append((cand, None))       # chosen by loaded data: it may be any lane's
+                out.append((cand, None))  # chosen by loaded data: it may be any lane's
                 continue
             ndim = len(cand.shape())
             c = cond.astype(bool).reshape(cond.shape + (1,) * (ndim - cond.ndim))
@@ -149,18 +162,27 @@ def either(a: Value, b: Value, op: Op) -> Value:
         return ranges.hull(a, b, a.bits)
     if isinstance(a, (IntV, RangeV)) and isinstance(b, (IntV, RangeV)) and a.bits > 1:
         return ranges.hull(a, b, a.bits)
-    if isinstance(a, IntV) and isinstance(b, IntV):    # masks: true where either may be
+    if isinstance(a, IntV) and isinstance(b, IntV):  # masks: true where either may be
         return Opaque("data", "a mask chosen by loaded data", op.loc, IntV(a.a | b.a, 1))
-    if isinstance(a, (PtrV, PtrSpan)) and isinstance(b, (PtrV, PtrSpan)) and a.arg == b.arg \
-            and a.pointee == b.pointee:
-        if isinstance(a, PtrV) and isinstance(b, PtrV) and len(a.terms) == len(b.terms) and all(
-                x is y for x, y in zip(a.terms, b.terms)):
+    if isinstance(a, (PtrV, PtrSpan)) and isinstance(b, (PtrV, PtrSpan)) and a.arg == b.arg and a.pointee == b.pointee:
+        if (
+            isinstance(a, PtrV)
+            and isinstance(b, PtrV)
+            and len(a.terms) == len(b.terms)
+            and all(x is y for x, y in zip(a.terms, b.terms))
+        ):
             return a
         alo, ahi = (a.boff, a.boff) if isinstance(a, PtrV) else (a.lo, a.hi)
         blo, bhi = (b.boff, b.boff) if isinstance(b, PtrV) else (b.lo, b.hi)
         undef = ranges.join_undef(getattr(a, "undef", None), getattr(b, "undef", None))
-        return PtrSpan(a.arg, np.minimum(alo, blo), np.maximum(ahi, bhi), a.pointee, undef,
-                       segment=getattr(a, "segment", False) or getattr(b, "segment", False))
+        return PtrSpan(
+            a.arg,
+            np.minimum(alo, blo),
+            np.maximum(ahi, bhi),
+            a.pointee,
+            undef,
+            segment=getattr(a, "segment", False) or getattr(b, "segment", False),
+        )
     if isinstance(a, Opaque):
         return a
     if isinstance(b, Opaque):

@@ -7,7 +7,7 @@ its domain. `forms` holds the values, `handlers` the ops, `graph` the driver and
 accesses, `witness` the concrete evaluation of candidate programs behind every definite verdict.
 """
 
-from tilelens_lsp.engines.grid import handlers   # importing it registers the handlers
+from tilelens_lsp.engines.grid import handlers  # importing it registers the handlers
 from tilelens_lsp.engines.grid.forms import NotGrid
 from tilelens_lsp.engines.grid.graph import GridGraph, PerProgram
 

@@ -37,7 +37,7 @@ def coefs(*parts: tuple[Coefs, int]) -> Coefs:
 
 @dataclass(frozen=True)
 class Lin:
-    c: np.ndarray          # int64, ndim == len(shape), broadcastable to shape
+    c: np.ndarray  # int64, ndim == len(shape), broadcastable to shape
     k: Coefs
     shape: tuple[int, ...]
     bits: int
@@ -45,7 +45,7 @@ class Lin:
 
 @dataclass(frozen=True)
 class Itv:
-    lo: np.ndarray         # inclusive bounds, int64 (or object past int64), broadcastable to shape
+    lo: np.ndarray  # inclusive bounds, int64 (or object past int64), broadcastable to shape
     hi: np.ndarray
     shape: tuple[int, ...]
     bits: int
@@ -53,17 +53,17 @@ class Itv:
 
 @dataclass(frozen=True)
 class Msk:
-    must: np.ndarray       # bool, broadcastable: true in every program where the code runs
-    may: np.ndarray        # bool: true in some program
+    must: np.ndarray  # bool, broadcastable: true in every program where the code runs
+    may: np.ndarray  # bool: true in some program
     atoms: tuple[Lin, ...]  # every true lane satisfies atom >= 0
     shape: tuple[int, ...]
-    exact: bool = False    # the mask is exactly the conjunction of its atoms
+    exact: bool = False  # the mask is exactly the conjunction of its atoms
 
 
 @dataclass(frozen=True)
 class GPtr:
     arg: str
-    off: "Lin | Itv"       # byte offset from the parameter's address
+    off: "Lin | Itv"  # byte offset from the parameter's address
     pointee: int
 
 
@@ -120,6 +120,7 @@ def map_lanes(v, fn, shape: tuple[int, ...]):
     if isinstance(v, GPtr):
         return GPtr(v.arg, map_lanes(v.off, fn, shape), v.pointee)
     if isinstance(v, GChoice):
-        return GChoice(tuple((map_lanes(p, fn, shape), None if m is None else map_lanes(m, fn, shape))
-                             for p, m in v.options))
+        return GChoice(
+            tuple((map_lanes(p, fn, shape), None if m is None else map_lanes(m, fn, shape)) for p, m in v.options)
+        )
     return v

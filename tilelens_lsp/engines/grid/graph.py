@@ -24,20 +24,19 @@ import numpy as np
 from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate.address_slice import address_slice
 from tilelens_lsp.engines.grid import handlers, witness
-from tilelens_lsp.engines.grid.forms import (GChoice, GPtr, Itv, Lin, Msk, NotGrid, arr, coefs, const, limits,
-                                             top)
-from tilelens_lsp.engines.values import (IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult, elem_bytes)
+from tilelens_lsp.engines.grid.forms import GChoice, GPtr, Itv, Lin, Msk, NotGrid, arr, coefs, const, limits, top
+from tilelens_lsp.engines.values import IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult, elem_bytes
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import cfg
 from tilelens_lsp.ttir.reader import Block, Op, Region
 
-MAX_LANES = 1 << 22       # lanes one value may hold; the engine's memory is bounded by it, not by programs
+MAX_LANES = 1 << 22  # lanes one value may hold; the engine's memory is bounded by it, not by programs
 NARROW_ROUNDS = 2
 
 
 @dataclass
 class GCtx:
-    atoms: tuple[Lin, ...]    # conditions every program running this code satisfies
+    atoms: tuple[Lin, ...]  # conditions every program running this code satisfies
     stack: tuple[str, ...]
 
 
@@ -52,7 +51,7 @@ class PerProgram:
     leaves: tuple[str, ...]
     lo: int
     hi: int
-    lanes_distinct: bool = False   # every live lane of one program touches its own element (no lane race)
+    lanes_distinct: bool = False  # every live lane of one program touches its own element (no lane race)
 
 
 class GridGraph:
@@ -68,11 +67,11 @@ class GridGraph:
         self.slice = address_slice(model.module)
         self.work = 0
         self.probing = 0
-        self.vars: dict[str, tuple[int, int]] = {}      # variable -> inclusive range
-        self.subst: dict[str, tuple[tuple[str, int], ...]] = {}   # a split variable -> q·m + r
+        self.vars: dict[str, tuple[int, int]] = {}  # variable -> inclusive range
+        self.subst: dict[str, tuple[tuple[str, int], ...]] = {}  # a split variable -> q·m + r
         self.splits: dict[tuple[str, int], tuple[str, str]] = {}
-        self.coords: set[str] = set()                  # variables that identify the program (bijectively)
-        self.derived: set[str] = set()                 # variables standing for a program-uniform value
+        self.coords: set[str] = set()  # variables that identify the program (bijectively)
+        self.derived: set[str] = set()  # variables standing for a program-uniform value
         self.obligations: dict[tuple, Obligation] = {}
         self.pending_obligations: dict[tuple, dict[str, Any]] = {}
         self.pending_sites: dict[tuple, dict[str, Any]] = {}
@@ -92,19 +91,20 @@ class GridGraph:
         for axis, n in enumerate(self.m.grid):
             self.vars[f"p{axis}"] = (0, n - 1)
             self.coords.add(f"p{axis}")
-        self.pids = [Lin(np.zeros((), np.int64), ((f"p{axis}", 1),) if n > 1 else (), (), 32)
-                     for axis, n in enumerate(self.m.grid)]
+        self.pids = [
+            Lin(np.zeros((), np.int64), ((f"p{axis}", 1),) if n > 1 else (), (), 32) for axis, n in enumerate(self.m.grid)
+        ]
         entry = self.m.module.funcs[self.m.module.entry]
         env = {name: self._arg(self.m.arg_values[name]) for name, _ in entry.args}
         self.eval_body(entry.body, env, GCtx((), ()))
         self.finish_per_program()
-        witness.confirm(self)       # the enumeration, on a few candidate programs
+        witness.confirm(self)  # the enumeration, on a few candidate programs
 
     def _arg(self, v: Any) -> Any:
         if isinstance(v, IntV):
             a = int(v.a.reshape(-1)[0])
             if v.bits == 1:
-                b = np.array(bool(a))       # a 0-d mask, broadcastable like the arrays it meets
+                b = np.array(bool(a))  # a 0-d mask, broadcastable like the arrays it meets
                 return Msk(b, b, (), (), True)
             return const(a, (), v.bits)
         if isinstance(v, PtrV):
@@ -153,7 +153,7 @@ class GridGraph:
                 return np.ones(1, dtype=bool)
             if not np.any(value.may):
                 return np.zeros(1, dtype=bool)
-            return None         # programs differ: both successors may run
+            return None  # programs differ: both successors may run
         if isinstance(value, Opaque) and value.why == "data":
             return None
         raise NotGrid("a branch condition the grid engine does not follow")
@@ -215,7 +215,7 @@ class GridGraph:
         """The form with split variables expanded into their quotient and remainder."""
         k = v.k
         while any(x in self.subst for x, _ in k):
-            k = coefs(*[((( x, 1),), a) if x not in self.subst else (self.subst[x], a) for x, a in k])
+            k = coefs(*[(((x, 1),), a) if x not in self.subst else (self.subst[x], a) for x, a in k])
         return v if k == v.k else Lin(v.c, k, v.shape, v.bits)
 
     def split(self, v: str, m: int) -> tuple[str, str]:
@@ -250,7 +250,7 @@ class GridGraph:
         if isinstance(v, Itv):
             return v.lo, v.hi
         lo, hi = self.span(v)
-        if max(abs(lo), abs(hi)) + float(np.abs(v.c).max(initial=0)) >= 2.0 ** 62:
+        if max(abs(lo), abs(hi)) + float(np.abs(v.c).max(initial=0)) >= 2.0**62:
             b = limits(64)
             return arr(b[0], len(v.shape)), arr(b[1], len(v.shape))
         return v.c + lo, v.c + hi
@@ -260,7 +260,7 @@ class GridGraph:
         return max(abs(lo), abs(hi)) + float(np.abs(v.c).max(initial=0))
 
     def fits(self, v, bits: int) -> bool:
-        if isinstance(v, Lin) and self.magnitude(v) >= 2.0 ** 62:
+        if isinstance(v, Lin) and self.magnitude(v) >= 2.0**62:
             return False
         lo, hi = self.bounds(v)
         lim = limits(bits)
@@ -268,8 +268,9 @@ class GridGraph:
 
     # -- narrowing by atoms
 
-    def narrow_vars(self, names: set[str], atoms: tuple[Lin, ...], shape: tuple[int, ...]
-               ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    def narrow_vars(
+        self, names: set[str], atoms: tuple[Lin, ...], shape: tuple[int, ...]
+    ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
         """Per-lane ranges of the variables under `atoms` (each >= 0), and the lanes some program reaches."""
         ndim = len(shape)
         atoms = tuple(self.norm(a) for a in atoms)
@@ -286,7 +287,7 @@ class GridGraph:
                 most = {x: np.maximum(k * rng[x][0], k * rng[x][1]) for x, k in a.k}
                 total = c + sum(most.values())
                 for x, k in a.k:
-                    rest = total - most[x]               # k·x >= -rest
+                    rest = total - most[x]  # k·x >= -rest
                     lo, hi = rng[x]
                     if k > 0:
                         lo = np.maximum(lo, -(rest // k))
@@ -307,15 +308,15 @@ class GridGraph:
         for a in (self.norm(x) for x in atoms):
             if not a.k or any(x not in mine for x, _ in a.k):
                 continue
-            (v0, a0), = a.k[:1]
-            for sign in (-1, 1):           # -1: an upper bound; +1: a lower bound
-                num, den = mine[v0] * sign, a0       # λ = num / den, > 0
+            ((v0, a0),) = a.k[:1]
+            for sign in (-1, 1):  # -1: an upper bound; +1: a lower bound
+                num, den = mine[v0] * sign, a0  # λ = num / den, > 0
                 if num * den <= 0 or any(mine[x] * sign * den != num * ax for x, ax in a.k):
                     continue
                 rest = Lin(off.c, tuple((x, k) for x, k in off.k if x not in dict(a.k)), off.shape, 64)
                 rlo, rhi = self.range_under(rest, rng)
                 scaled = arr(a.c, ndim) * num
-                fl = scaled // den if den > 0 else (-scaled) // (-den)     # floor(λ·a.c)
+                fl = scaled // den if den > 0 else (-scaled) // (-den)  # floor(λ·a.c)
                 if sign < 0:
                     hi = np.minimum(hi, rhi + fl)
                 else:
@@ -339,7 +340,7 @@ class GridGraph:
         the whole width, with the obligation to confirm for an op of the address slice."""
         if bits == 1:
             return v
-        if bits >= 64:      # no obligation (only narrower ops carry one), but never past int64
+        if bits >= 64:  # no obligation (only narrower ops carry one), but never past int64
             return v if self.fits(v, 64) and not (isinstance(v, Itv) and v.lo.dtype == object) else top(v.shape, bits)
         if self.probing and isinstance(v, Lin) and any(x.startswith("s") for x, _ in v.k):
             return v
@@ -351,8 +352,10 @@ class GridGraph:
             key = (id(op), ctx.stack)
             self.obligations.setdefault(key, Obligation(op.name, op.loc, ctx.stack, bits))
             if key not in self.pending_obligations:
-                self.pending_obligations[key] = {"op": op, "programs": self.extreme_programs(v, ctx)
-                                                 + self.crossing_programs(v, bits)}
+                self.pending_obligations[key] = {
+                    "op": op,
+                    "programs": self.extreme_programs(v, ctx) + self.crossing_programs(v, bits),
+                }
         return top(v.shape, bits)
 
     def extreme_programs(self, v, ctx: GCtx) -> list[int]:
@@ -470,12 +473,10 @@ class GridGraph:
             element = int((full_lo if at_low else full_hi)[where])
             programs = []
             if isinstance(off, Lin):
-                point = {x: int(np.broadcast_to(rng[x][0 if (a > 0) == at_low else 1], shape)[where])
-                         for x, a in off.k}
+                point = {x: int(np.broadcast_to(rng[x][0 if (a > 0) == at_low else 1], shape)[where]) for x, a in off.k}
                 p = self.program_of(point)
                 programs = [] if p is None else [p]
-            self.pending_sites[key] = {"lane": tuple(int(i) for i in where), "element": element,
-                                       "programs": programs}
+            self.pending_sites[key] = {"lane": tuple(int(i) for i in where), "element": element, "programs": programs}
 
     def _per_program(self, key: tuple, off, live: np.ndarray, size: int) -> None:
         """Collect the program part and the lanes' span of an offset affine in the program's coordinates
@@ -483,8 +484,11 @@ class GridGraph:
         known = self.per_program.get(key, ...)
         if known is None:
             return
-        ok = isinstance(off, Lin) and all(x in self.coords or x.startswith("t") for x, _ in off.k) \
+        ok = (
+            isinstance(off, Lin)
+            and all(x in self.coords or x.startswith("t") for x, _ in off.k)
             and all(a % size == 0 for x, a in off.k if x in self.coords)
+        )
         if not ok:
             self.per_program[key] = None
             return
@@ -497,8 +501,9 @@ class GridGraph:
         # lanes of one program differ only by the per-lane constant when no loop term varies by lane:
         # distinct elements there mean no two lanes of this access meet within an iteration
         c = np.broadcast_to(arr(np.asarray(off.c), len(off.shape)), live.shape)[live]
-        distinct = bool(all(np.ndim(a) == 0 for _, a in inner.k) and (c % size == 0).all()
-                        and np.unique(c // size).size == c.size)
+        distinct = bool(
+            all(np.ndim(a) == 0 for _, a in inner.k) and (c % size == 0).all() and np.unique(c // size).size == c.size
+        )
         if known is ...:
             self.per_program[key] = (prog, lo, hi, distinct)
         elif known[0] == prog:

@@ -15,8 +15,21 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from tilelens_lsp.engines.grid.forms import (GChoice, GPtr, Itv, Lin, Msk, NotGrid, arr, coefs, const, limits,
-                                             map_lanes, top, uniform)
+from tilelens_lsp.engines.grid.forms import (
+    GChoice,
+    GPtr,
+    Itv,
+    Lin,
+    Msk,
+    NotGrid,
+    arr,
+    coefs,
+    const,
+    limits,
+    map_lanes,
+    top,
+    uniform,
+)
 from tilelens_lsp.engines.values import Opaque, elem_bytes
 from tilelens_lsp.ttir.reader import Op
 
@@ -31,6 +44,7 @@ def handles(*names: str):
         for n in names:
             HANDLERS[n] = fn
         return fn
+
     return deco
 
 
@@ -113,15 +127,14 @@ def _add(a: Lin, b: Lin, sign: int, shape, bits) -> Lin:
 def _mul(g: GridGraph, a, b, shape, bits):
     ua, ub = uniform(a), uniform(b)
     # an affine form times a constant stays affine while it fits int64 (else the bounds below, exact)
-    if isinstance(a, Lin) and ub is not None and g.magnitude(a) * abs(ub) < 2.0 ** 62:
+    if isinstance(a, Lin) and ub is not None and g.magnitude(a) * abs(ub) < 2.0**62:
         return _scale(a, ub, bits)
-    if isinstance(b, Lin) and ua is not None and g.magnitude(b) * abs(ua) < 2.0 ** 62:
+    if isinstance(b, Lin) and ua is not None and g.magnitude(b) * abs(ua) < 2.0**62:
         return _scale(b, ua, bits)
     alo, ahi = g.bounds(a)
     blo, bhi = g.bounds(b)
     with np.errstate(all="ignore"):
-        corners = [alo.astype(object) * blo, alo.astype(object) * bhi, ahi.astype(object) * blo,
-                   ahi.astype(object) * bhi]
+        corners = [alo.astype(object) * blo, alo.astype(object) * bhi, ahi.astype(object) * blo, ahi.astype(object) * bhi]
     lo = np.minimum(np.minimum(corners[0], corners[1]), np.minimum(corners[2], corners[3]))
     hi = np.maximum(np.maximum(corners[0], corners[1]), np.maximum(corners[2], corners[3]))
     return _from_object(lo, hi, shape, bits)
@@ -131,7 +144,7 @@ def _from_object(lo, hi, shape, bits) -> Itv:
     big = 1 << 62
     lo_a, hi_a = np.asarray(lo), np.asarray(hi)
     if lo_a.dtype == object and (np.any(lo_a < -big) or np.any(hi_a > big)):
-        return Itv(lo_a, hi_a, shape, bits)          # past int64: `checked` turns it into the width
+        return Itv(lo_a, hi_a, shape, bits)  # past int64: `checked` turns it into the width
     return Itv(lo_a.astype(np.int64), hi_a.astype(np.int64), shape, bits)
 
 
@@ -161,10 +174,10 @@ def _divmod_const(g: GridGraph, a: Lin, d: int, want: str):
         return None
     m = d // k
     lo, hi = g.vars[x]
-    if lo != 0:         # a split needs x = q·m + r from 0 on; bounds answer the rest
+    if lo != 0:  # a split needs x = q·m + r from 0 on; bounds answer the rest
         return None
     base = c0 // d
-    if hi < m:            # x // m == 0 and x % m == x
+    if hi < m:  # x // m == 0 and x % m == x
         if want == "div":
             return Lin(arr(base, len(a.shape)), quotient_k, a.shape, a.bits)
         return Lin(np.zeros((1,) * len(a.shape), np.int64), ((x, k),), a.shape, a.bits)
@@ -192,7 +205,7 @@ def _divmod(g: GridGraph, op: Op, a, b, shape, bits, want: str):
         return top(shape, bits)
     if want == "div":
         return Itv(alo // bhi, ahi // blo, shape, bits)
-    small = ahi < blo            # a < d: a % d == a
+    small = ahi < blo  # a < d: a % d == a
     return Itv(np.where(small, alo, 0), np.where(small, ahi, np.minimum(ahi, bhi - 1)), shape, bits)
 
 
@@ -227,8 +240,11 @@ def _binary(g: GridGraph, op: Op, env, ctx: GCtx) -> list[Any]:
     if isinstance(a, Msk) or isinstance(b, Msk):
         return [_mask_logic(g, name, a, b, ty.shape)]
     if not _ints(a, b):
-        return [_opaque(a, b) if any(isinstance(v, Opaque) for v in (a, b))
-                else Opaque("out-of-vocabulary", f"{name} on pointers", op.loc)]
+        return [
+            _opaque(a, b)
+            if any(isinstance(v, Opaque) for v in (a, b))
+            else Opaque("out-of-vocabulary", f"{name} on pointers", op.loc)
+        ]
     bits = ty.bits
     shape = ty.shape
     if name in ("arith.addi", "arith.subi"):
@@ -239,8 +255,12 @@ def _binary(g: GridGraph, op: Op, env, ctx: GCtx) -> list[Any]:
         else:
             alo, ahi = g.bounds(a)
             blo, bhi = g.bounds(b)
-            out = _from_object(alo.astype(object) + (blo if sign > 0 else -bhi.astype(object)),
-                               ahi.astype(object) + (bhi if sign > 0 else -blo.astype(object)), shape, bits)
+            out = _from_object(
+                alo.astype(object) + (blo if sign > 0 else -bhi.astype(object)),
+                ahi.astype(object) + (bhi if sign > 0 else -blo.astype(object)),
+                shape,
+                bits,
+            )
         return [g.checked(op, ctx, out, bits)]
     if name == "arith.muli":
         return [g.checked(op, ctx, _mul(g, a, b, shape, bits), bits)]
@@ -254,8 +274,14 @@ def _binary(g: GridGraph, op: Op, env, ctx: GCtx) -> list[Any]:
         if s is None or not 0 <= s < 63:
             return [top(shape, bits)]
         if name == "arith.shrui" and not np.all(g.bounds(a)[0] >= 0):
-            return [Itv(arr(0, len(shape)), arr((1 << max(bits - s, 1)) - 1 if bits < 64 else limits(64)[1],
-                                                len(shape)), shape, bits)]
+            return [
+                Itv(
+                    arr(0, len(shape)),
+                    arr((1 << max(bits - s, 1)) - 1 if bits < 64 else limits(64)[1], len(shape)),
+                    shape,
+                    bits,
+                )
+            ]
         return [_divmod(g, op, a, const(1 << s, (), bits), shape, bits, "div")]
     if name in ("arith.divsi", "arith.divui", "arith.floordivsi"):
         return [_divmod(g, op, a, b, shape, bits, "div")]
@@ -278,10 +304,27 @@ def _binary(g: GridGraph, op: Op, env, ctx: GCtx) -> list[Any]:
     return [top(shape, bits)]
 
 
-for _name in ("arith.addi", "arith.subi", "arith.muli", "arith.shli", "arith.shrsi", "arith.shrui",
-              "arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.floordivsi",
-              "arith.ceildivsi", "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui", "arith.andi",
-              "arith.ori", "arith.xori"):
+for _name in (
+    "arith.addi",
+    "arith.subi",
+    "arith.muli",
+    "arith.shli",
+    "arith.shrsi",
+    "arith.shrui",
+    "arith.divsi",
+    "arith.remsi",
+    "arith.divui",
+    "arith.remui",
+    "arith.floordivsi",
+    "arith.ceildivsi",
+    "arith.minsi",
+    "arith.maxsi",
+    "arith.minui",
+    "arith.maxui",
+    "arith.andi",
+    "arith.ori",
+    "arith.xori",
+):
     HANDLERS[_name] = _binary
 
 
@@ -302,8 +345,9 @@ def _mask_logic(g: GridGraph, name: str, a, b, shape) -> Any:
         other = b if known is a else a
         if name == "arith.andi" and isinstance(other, Opaque):
             # an unknown side only narrows: the known side bounds where the mask may be true
-            return Opaque(other.why, other.message, other.loc, Msk(np.zeros((1,) * len(shape), bool),
-                                                                   known.may, known.atoms, shape))
+            return Opaque(
+                other.why, other.message, other.loc, Msk(np.zeros((1,) * len(shape), bool), known.may, known.atoms, shape)
+            )
         return _opaque(a, b) if isinstance(other, Opaque) else Opaque("out-of-vocabulary", f"{name} of a mask")
     if name == "arith.andi":
         return Msk(a.must & b.must, a.may & b.may, a.atoms + b.atoms, shape, a.exact and b.exact)
@@ -347,11 +391,15 @@ def _cmpi(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         return [Msk(np.zeros((1,) * len(shape), bool), np.ones((1,) * len(shape), bool), (), shape, False)]
     alo, ahi = g.bounds(a)
     blo, bhi = g.bounds(b)
-    lo, hi = alo - bhi, ahi - blo       # d = a - b lies in [lo, hi]
+    lo, hi = alo - bhi, ahi - blo  # d = a - b lies in [lo, hi]
     base = pred.lstrip("su") if pred not in ("eq", "ne") else pred
     must, may = {
-        "lt": (hi < 0, lo < 0), "le": (hi <= 0, lo <= 0), "gt": (lo > 0, hi > 0), "ge": (lo >= 0, hi >= 0),
-        "eq": ((lo == 0) & (hi == 0), (lo <= 0) & (hi >= 0)), "ne": ((lo > 0) | (hi < 0), ~((lo == 0) & (hi == 0))),
+        "lt": (hi < 0, lo < 0),
+        "le": (hi <= 0, lo <= 0),
+        "gt": (lo > 0, hi > 0),
+        "ge": (lo >= 0, hi >= 0),
+        "eq": ((lo == 0) & (hi == 0), (lo <= 0) & (hi >= 0)),
+        "ne": ((lo > 0) | (hi < 0), ~((lo == 0) & (hi == 0))),
     }[base]
     atoms: tuple[Lin, ...] = ()
     exact = False
@@ -369,8 +417,11 @@ def _select(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     if not isinstance(c, Msk):
         if isinstance(a, (GPtr, GChoice)) and isinstance(b, (GPtr, GChoice)):
             return [_choice(None, a, b)]
-        return [_opaque(c, a, b) if any(isinstance(v, Opaque) for v in (c, a, b))
-                else Opaque("data", "a select on loaded data", op.loc)]
+        return [
+            _opaque(c, a, b)
+            if any(isinstance(v, Opaque) for v in (c, a, b))
+            else Opaque("data", "a select on loaded data", op.loc)
+        ]
     if np.all(c.must):
         return [a]
     if not np.any(c.may):
@@ -383,28 +434,39 @@ def _select(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         hi = np.where(c.must, ahi, np.where(~c.may, bhi, np.maximum(ahi, bhi)))
         return [Itv(lo, hi, shape, bits)]
     if isinstance(a, Msk) and isinstance(b, Msk):
-        return [Msk((c.must & a.must) | (~c.may & b.must) | (a.must & b.must), (c.may & a.may) | (~c.must & b.may),
-                    (), shape, False)]
+        return [
+            Msk(
+                (c.must & a.must) | (~c.may & b.must) | (a.must & b.must),
+                (c.may & a.may) | (~c.must & b.may),
+                (),
+                shape,
+                False,
+            )
+        ]
     if isinstance(a, GPtr) and isinstance(b, GPtr) and a.arg == b.arg:
         return [GPtr(a.arg, _hull(g, a.off, b.off, shape, 64), a.pointee)]
     if isinstance(a, (GPtr, GChoice)) and isinstance(b, (GPtr, GChoice)):
         return [_choice(c, a, b)]
-    return [_opaque(a, b) if any(isinstance(v, Opaque) for v in (a, b))
-            else Opaque("out-of-vocabulary", "a select of values the model does not follow", op.loc)]
+    return [
+        _opaque(a, b)
+        if any(isinstance(v, Opaque) for v in (a, b))
+        else Opaque("out-of-vocabulary", "a select of values the model does not follow", op.loc)
+    ]
 
 
 def _choice(c: "Msk | None", a, b) -> GChoice:
     out = []
     for side, cond in ((a, c), (b, None if c is None else _not(c))):
-        for p, w in (side.options if isinstance(side, GChoice) else ((side, None),)):
+        for p, w in side.options if isinstance(side, GChoice) else ((side, None),):
             if cond is None:
                 out.append((p, w))
             elif w is None:
                 out.append((p, cond))
             else:
                 shape = tuple(np.broadcast_shapes(w.shape, cond.shape))
-                out.append((p, Msk(w.must & cond.must, w.may & cond.may, w.atoms + cond.atoms, shape,
-                                   w.exact and cond.exact)))
+                out.append(
+                    (p, Msk(w.must & cond.must, w.may & cond.may, w.atoms + cond.atoms, shape, w.exact and cond.exact))
+                )
     return GChoice(tuple(out))
 
 
@@ -439,6 +501,7 @@ def _cast(kind: str):
         if g.fits(v, ty.bits):
             return [Lin(v.c, v.k, ty.shape, ty.bits) if isinstance(v, Lin) else Itv(v.lo, v.hi, ty.shape, ty.bits)]
         return [top(ty.shape, ty.bits)]
+
     return handler
 
 
@@ -474,13 +537,19 @@ def _shape_op(kind: str):
             return [v]
         src = _shape_of(v)
         if kind == "splat":
+
             def fn(a):
-                return np.asarray(a).reshape((1,) * len(shape)) if np.ndim(a) == 0 else \
-                    np.asarray(a).reshape((1,) * (len(shape) - np.ndim(a)) + np.shape(a))
+                return (
+                    np.asarray(a).reshape((1,) * len(shape))
+                    if np.ndim(a) == 0
+                    else np.asarray(a).reshape((1,) * (len(shape) - np.ndim(a)) + np.shape(a))
+                )
         elif kind == "broadcast":
+
             def fn(a):
                 return np.asarray(a)
         elif kind == "expand_dims":
+
             def fn(a):
                 return np.expand_dims(np.asarray(a), op.axis)
         elif kind == "trans":
@@ -489,9 +558,12 @@ def _shape_op(kind: str):
             def fn(a):
                 return np.transpose(np.asarray(a), order)
         else:
+
             def fn(a):
                 return np.ascontiguousarray(np.broadcast_to(np.asarray(a), src)).reshape(shape)
+
         return [map_lanes(v, fn, shape)]
+
     return handler
 
 
@@ -503,8 +575,13 @@ def _shape_of(v) -> tuple[int, ...]:
     return v.shape
 
 
-for _name, _kind in (("tt.splat", "splat"), ("tt.broadcast", "broadcast"), ("tt.expand_dims", "expand_dims"),
-                     ("tt.reshape", "reshape"), ("tt.trans", "trans")):
+for _name, _kind in (
+    ("tt.splat", "splat"),
+    ("tt.broadcast", "broadcast"),
+    ("tt.expand_dims", "expand_dims"),
+    ("tt.reshape", "reshape"),
+    ("tt.trans", "trans"),
+):
     HANDLERS[_name] = _shape_op(_kind)
 for _name in ("tt.assume", "tt.assert", "tt.print", "gpu.barrier", "ttg.barrier"):
     HANDLERS[_name] = lambda g, op, env, ctx: []
@@ -521,22 +598,34 @@ def _addptr(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     if isinstance(p, Opaque):
         return [p]
     if isinstance(off, Opaque):
-        return [Opaque("data" if off.why == "data" else off.why,
-                       "an offset computed from loaded data" if off.why == "data" else off.message, op.loc)]
+        return [
+            Opaque(
+                "data" if off.why == "data" else off.why,
+                "an offset computed from loaded data" if off.why == "data" else off.message,
+                op.loc,
+            )
+        ]
     if not isinstance(off, INT):
         return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
 
     def move(ptr: GPtr) -> GPtr:
-        if isinstance(ptr.off, Lin) and isinstance(off, Lin) and \
-                g.magnitude(ptr.off) + g.magnitude(off) * ptr.pointee < 2.0 ** 62:
-            return GPtr(ptr.arg, Lin(ptr.off.c + off.c * ptr.pointee, coefs((ptr.off.k, 1), (off.k, ptr.pointee)),
-                                     shape, 64), ptr.pointee)
+        if (
+            isinstance(ptr.off, Lin)
+            and isinstance(off, Lin)
+            and g.magnitude(ptr.off) + g.magnitude(off) * ptr.pointee < 2.0**62
+        ):
+            return GPtr(
+                ptr.arg,
+                Lin(ptr.off.c + off.c * ptr.pointee, coefs((ptr.off.k, 1), (off.k, ptr.pointee)), shape, 64),
+                ptr.pointee,
+            )
         alo, ahi = g.bounds(ptr.off)
         blo, bhi = g.bounds(off)
         # past ±2**62 bytes an address has left every tensor: clamped there, the bound still says so
         lo = np.clip(alo.astype(object) + blo.astype(object) * ptr.pointee, -LIMIT, LIMIT).astype(np.int64)
         hi = np.clip(ahi.astype(object) + bhi.astype(object) * ptr.pointee, -LIMIT, LIMIT).astype(np.int64)
         return GPtr(ptr.arg, Itv(lo, hi, shape, 64), ptr.pointee)
+
     if isinstance(p, GPtr):
         return [move(p)]
     if isinstance(p, GChoice):
@@ -616,6 +705,7 @@ def join_values(g: GridGraph, a, b, op: Op):
 @handles("scf.if")
 def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     from tilelens_lsp.engines.grid.graph import GCtx
+
     cond = g.get(env, op.operands[0])
     then_b = op.regions[0].blocks[0]
     else_b = op.regions[1].blocks[0] if len(op.regions) > 1 and op.regions[1].blocks else None
@@ -643,8 +733,10 @@ def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     if else_v is None:
         return then_v
     if isinstance(cond, Opaque):
-        return [t if isinstance(t, Opaque) else Opaque("data", "a value chosen by loaded data", op.loc)
-                if not _same(t, e) else t for t, e in zip(then_v, else_v)]
+        return [
+            t if isinstance(t, Opaque) else Opaque("data", "a value chosen by loaded data", op.loc) if not _same(t, e) else t
+            for t, e in zip(then_v, else_v)
+        ]
     return [join_values(g, t, e, op) for t, e in zip(then_v, else_v)]
 
 
@@ -655,6 +747,7 @@ def _same(a, b) -> bool:
 @handles("scf.for")
 def _for(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     from tilelens_lsp.engines.grid.graph import GCtx
+
     lb, ub, step = (g.get(env, o) for o in op.operands[:3])
     if not _ints(lb, ub, step):
         raise NotGrid("loop bounds the grid engine does not follow")
@@ -699,6 +792,7 @@ def _for(g: GridGraph, op: Op, env, ctx) -> list[Any]:
 def _probe(g: GridGraph, op: Op, env, ctx, body, iv, ivf, carried, inits) -> list[int | None]:
     """Each carried value's uniform step per iteration (None: not a uniform step)."""
     from tilelens_lsp.engines.grid.graph import GCtx
+
     inner = dict(env)
     inner[iv] = ivf
     probes = []
@@ -711,8 +805,7 @@ def _probe(g: GridGraph, op: Op, env, ctx, body, iv, ivf, carried, inits) -> lis
         elif isinstance(v, GPtr):
             # a pointer bounded per lane: pointer ops only translate it (addptr), so its step is what
             # the body adds to a symbolic base
-            pv = GPtr(v.arg, Lin(np.zeros((1,) * len(v.off.shape), np.int64), ((s, 1),), v.off.shape, 64),
-                      v.pointee)
+            pv = GPtr(v.arg, Lin(np.zeros((1,) * len(v.off.shape), np.int64), ((s, 1),), v.off.shape, 64), v.pointee)
         else:
             pv = v
         probes.append((s, pv))
@@ -783,12 +876,14 @@ def _after(g: GridGraph, v, d: int | None, trips_lo: int, T: int, op: Op):
 
 def _ctx0():
     from tilelens_lsp.engines.grid.graph import GCtx
+
     return GCtx((), ())
 
 
 @handles("tt.call")
 def _call(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     from tilelens_lsp.engines.grid.graph import GCtx
+
     func = g.m.module.funcs.get(op.callee)
     if func is None or len(ctx.stack) > 32:
         raise NotGrid("a call the grid engine does not follow")
@@ -802,8 +897,14 @@ def _reduce(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     body = op.regions[0].blocks[0].ops if op.regions else []
     combine = [o.name for o in body if o.name != "tt.reduce.return"]
     axis_m = re.search(r"axis = (\d+)", op.text + " " + op.tail)
-    if op.name == "tt.reduce" and len(vals) == 1 and isinstance(vals[0], INT) and len(combine) == 1 \
-            and combine[0] in ("arith.maxsi", "arith.minsi") and axis_m:
+    if (
+        op.name == "tt.reduce"
+        and len(vals) == 1
+        and isinstance(vals[0], INT)
+        and len(combine) == 1
+        and combine[0] in ("arith.maxsi", "arith.minsi")
+        and axis_m
+    ):
         v = vals[0]
         lo, hi = g.bounds(v)
         axis = int(axis_m.group(1))
@@ -811,5 +912,8 @@ def _reduce(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         fn = np.max if combine[0] == "arith.maxsi" else np.min
         full = v.shape
         return [Itv(fn(np.broadcast_to(lo, full), axis=axis), fn(np.broadcast_to(hi, full), axis=axis), shape, v.bits)]
-    return [_opaque(*vals) if any(isinstance(v, Opaque) for v in vals)
-            else Opaque("out-of-vocabulary", f"{op.name} is not modelled", op.loc)] * len(op.results)
+    return [
+        _opaque(*vals)
+        if any(isinstance(v, Opaque) for v in vals)
+        else Opaque("out-of-vocabulary", f"{op.name} is not modelled", op.loc)
+    ] * len(op.results)

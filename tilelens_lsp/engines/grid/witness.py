@@ -20,8 +20,8 @@ from tilelens_lsp.refusal import Refusal
 if TYPE_CHECKING:
     from tilelens_lsp.engines.grid.graph import GridGraph
 
-MAX_CANDIDATES = 48      # programs evaluated concretely per launch
-WITNESS_SHARE = 16       # of the launch's budget, for those evaluations
+MAX_CANDIDATES = 48  # programs evaluated concretely per launch
+WITNESS_SHARE = 16  # of the launch's budget, for those evaluations
 
 
 def candidates(g: GridGraph) -> list[int]:
@@ -33,7 +33,7 @@ def candidates(g: GridGraph) -> list[int]:
     for x, y, z in itertools.product((gx - 1, 0), (gy - 1, 0), (gz - 1, 0)):
         out.append(x + gx * (y + gy * z))
     out.extend(range(max(0, g.P - 4), g.P))
-    return list(dict.fromkeys(p for p in out if 0 <= p < g.P))[:MAX_CANDIDATES]     # first occurrences, in order
+    return list(dict.fromkeys(p for p in out if 0 <= p < g.P))[:MAX_CANDIDATES]  # first occurrences, in order
 
 
 def confirm(g: GridGraph) -> None:
@@ -50,19 +50,21 @@ def confirm(g: GridGraph) -> None:
             g.notes.append(f"a witness program ({p}) could not be evaluated concretely: {refusal.kind}")
             break
         tried += 1
-        if all(key in concrete.obligations and concrete.obligations[key].violation is not None
-               for key in g.pending_obligations) and all(
-                key in concrete.sites and concrete.sites[key].oob is not None for key in g.pending_sites):
+        if all(
+            key in concrete.obligations and concrete.obligations[key].violation is not None for key in g.pending_obligations
+        ) and all(key in concrete.sites and concrete.sites[key].oob is not None for key in g.pending_sites):
             break
     for key, ob in concrete.obligations.items():
         if ob.violation is not None and key in g.obligations:
             g.obligations[key].violation = ob.violation
     for key, entry in g.pending_obligations.items():
         if g.obligations[key].violation is None:
-            g.notes.append(f"i{g.obligations[key].bits} {g.obligations[key].op.split('.')[-1]} at "
-                           f"{g.obligations[key].loc or 'an address computation'} may leave its width for some "
-                           f"program; {tried} programs evaluated concretely did not show it, so its addresses "
-                           "are bounded by the whole width")
+            g.notes.append(
+                f"i{g.obligations[key].bits} {g.obligations[key].op.split('.')[-1]} at "
+                f"{g.obligations[key].loc or 'an address computation'} may leave its width for some "
+                f"program; {tried} programs evaluated concretely did not show it, so its addresses "
+                "are bounded by the whole width"
+            )
     for key, site in g.sites.items():
         real = concrete.sites.get(key)
         if real is not None and real.oob is not None and site.oob is None:
@@ -74,8 +76,13 @@ def confirm(g: GridGraph) -> None:
         elif key in g.pending_sites and site.oob is None:
             entry = g.pending_sites[key]
             program = (entry["programs"] or g.candidates or [g.P - 1])[0]
-            site.oob = {"pid": _pid(g, program), "lane": entry["lane"], "iteration": None,
-                        "element": entry["element"], "exact": False}
+            site.oob = {
+                "pid": _pid(g, program),
+                "lane": entry["lane"],
+                "iteration": None,
+                "element": entry["element"],
+                "exact": False,
+            }
 
 
 def _pid(g: GridGraph, p: int) -> tuple[int, int, int]:

@@ -29,8 +29,15 @@ if TYPE_CHECKING:
 class Analysis:
     """The worker, the run in flight and the queue of one client connection."""
 
-    def __init__(self, docs: Mapping[str, Doc], editor: "Editor", sink: Sink, settings: Callable[[], Settings],
-                 prestarted: Worker | None = None, new_worker: Callable[[Settings], Worker] = Worker) -> None:
+    def __init__(
+        self,
+        docs: Mapping[str, Doc],
+        editor: "Editor",
+        sink: Sink,
+        settings: Callable[[], Settings],
+        prestarted: Worker | None = None,
+        new_worker: Callable[[Settings], Worker] = Worker,
+    ) -> None:
         self._editor = editor
         self._host = WorkerHost(editor, settings, prestarted, new_worker)
         self._progress = Progress(editor)
@@ -85,11 +92,15 @@ class Analysis:
     def stats(self) -> dict[str, Any]:
         host, run = self._host, self._runner.in_flight()
         worker = host.worker
-        return {"compiles": host.total("compiles"), "cache_hits": host.total("cache_hits"),
-                "summarized": host.total("summarized"), "enumerated": host.total("enumerated"),
-                "worker_restarts": max(0, len(host.hellos) - 1),
-                "worker_pid": worker.pid() if worker is not None else None,
-                "worker_alive": bool(worker is not None and worker.alive()),
-                "worker_error": host.error,
-                **self._runner.counters,
-                "in_flight": run.path.name if run is not None else None}
+        return {
+            "compiles": host.total("compiles"),
+            "cache_hits": host.total("cache_hits"),
+            "summarized": host.total("summarized"),
+            "enumerated": host.total("enumerated"),
+            "worker_restarts": max(0, len(host.hellos) - 1),
+            "worker_pid": worker.pid() if worker is not None else None,
+            "worker_alive": bool(worker is not None and worker.alive()),
+            "worker_error": host.error,
+            **self._runner.counters,
+            "in_flight": run.path.name if run is not None else None,
+        }

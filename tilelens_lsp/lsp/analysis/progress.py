@@ -16,7 +16,7 @@ from tilelens_lsp.lsp.state import Run
 if TYPE_CHECKING:
     from tilelens_lsp.lsp.editor import Editor
 
-PROGRESS_AFTER = 0.3   # seconds a run may take before the client gets a progress bar
+PROGRESS_AFTER = 0.3  # seconds a run may take before the client gets a progress bar
 
 
 class Progress:

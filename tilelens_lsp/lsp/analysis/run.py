@@ -32,8 +32,9 @@ class Sink(Protocol):
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None: ...
 
-    def accept(self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str,
-               rel: str, root: Path) -> None: ...
+    def accept(
+        self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str, root: Path
+    ) -> None: ...
 
     async def publish_toml(self, toml: Path, version: int | None = None) -> None: ...
 
@@ -41,16 +42,27 @@ class Sink(Protocol):
 
 
 def _at_start(message: str, severity: types.DiagnosticSeverity, code: str | None = None) -> types.Diagnostic:
-    return types.Diagnostic(range=types.Range(start=types.Position(line=0, character=0),
-                                              end=types.Position(line=0, character=0)),
-                            message=message, severity=severity, source=convert.SOURCE, code=code)
+    return types.Diagnostic(
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        message=message,
+        severity=severity,
+        source=convert.SOURCE,
+        code=code,
+    )
 
 
 class Runner:
     """Runs documents through the worker one at a time and delivers what they find."""
 
-    def __init__(self, docs: Mapping[str, Doc], host: "WorkerHost", sink: Sink, editor: "Editor",
-                 settings: Callable[[], Settings], progress: "Progress") -> None:
+    def __init__(
+        self,
+        docs: Mapping[str, Doc],
+        host: "WorkerHost",
+        sink: Sink,
+        editor: "Editor",
+        settings: Callable[[], Settings],
+        progress: "Progress",
+    ) -> None:
         self._docs = docs
         self._host = host
         self._sink = sink
@@ -88,26 +100,39 @@ class Runner:
         # the text as it was saved (what the worker reads from disk), not what was typed since
         text = snapshot.tracked.base if snapshot is not None else self._editor.text(doc.uri)
         if doc.path is not None and is_config_file(doc.uri):
-            await self._sink.publish_toml(doc.path, doc.version)    # a launch toml: its own problems, on it
+            await self._sink.publish_toml(doc.path, doc.version)  # a launch toml: its own problems, on it
             return
         if doc.path is None or not doc.path.name.endswith(".py") or not doc.path.is_file():
             self._sink.publish(doc.uri, [], doc.version)
             return
         size = doc.path.stat().st_size
-        if doc.too_large or size > MAX_FILE_BYTES:   # as `check`: a TL010, nothing imported or indexed
+        if doc.too_large or size > MAX_FILE_BYTES:  # as `check`: a TL010, nothing imported or indexed
             mib = max(size, len(self._editor.text(doc.uri).encode("utf-8"))) / 2**20
             doc.published = None
-            self._sink.publish(doc.uri, [_at_start(
-                f"cannot read this file: it is {mib:.1f} MiB, above the {MAX_FILE_BYTES // 2**20} MiB "
-                "limit; not analysed", types.DiagnosticSeverity.Error, "TL010")], doc.version)
+            self._sink.publish(
+                doc.uri,
+                [
+                    _at_start(
+                        f"cannot read this file: it is {mib:.1f} MiB, above the {MAX_FILE_BYTES // 2**20} MiB "
+                        "limit; not analysed",
+                        types.DiagnosticSeverity.Error,
+                        "TL010",
+                    )
+                ],
+                doc.version,
+            )
             return
         root = self._sink.root_for(doc.path)
         if root is None:
             diags = []
             if "tilelens:" in text:
-                diags = [_at_start("tilelens does not analyse files outside the workspace folders (importing a "
-                                   "file runs its code); set allowOutsideWorkspace to analyse it",
-                                   types.DiagnosticSeverity.Information)]
+                diags = [
+                    _at_start(
+                        "tilelens does not analyse files outside the workspace folders (importing a "
+                        "file runs its code); set allowOutsideWorkspace to analyse it",
+                        types.DiagnosticSeverity.Information,
+                    )
+                ]
             self._sink.publish(doc.uri, diags, doc.version)
             return
         rel = relative(doc.path, root)
@@ -141,10 +166,10 @@ class Runner:
         if worker is None or host.closed:
             return None
         with self._lock:
-            doc = self._docs.get(run.uri)      # read across threads: one dict lookup, one int
+            doc = self._docs.get(run.uri)  # read across threads: one dict lookup, one int
             if run.cancelled or doc is None or doc.generation != run.generation:
-                return None                    # stale before it started: a newer run is pending
-            self.counters["runs"] += 1         # only this thread writes it
+                return None  # stale before it started: a newer run is pending
+            self.counters["runs"] += 1  # only this thread writes it
             run.started = time.monotonic()
             self._in_flight = run
         try:

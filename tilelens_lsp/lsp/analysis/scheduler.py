@@ -22,10 +22,10 @@ from tilelens_lsp.lsp.state import Doc, Run, Snapshot, log
 if TYPE_CHECKING:
     from tilelens_lsp.lsp.editor import Editor
 
-CANCEL_GRACE = 0.3     # a stale run younger than this finishes (cheaper than a worker restart)
-DEBOUNCE = 0.1         # saves closer than this form a burst: its run waits for quiet, then coalesces
-LONE_SAVE_DELAY = 0.0   # a lone save runs at once: a save storm's first run is dropped or superseded
-MAX_DEBOUNCE = 2.0     # ... but a document saved nonstop still gets a run this often
+CANCEL_GRACE = 0.3  # a stale run younger than this finishes (cheaper than a worker restart)
+DEBOUNCE = 0.1  # saves closer than this form a burst: its run waits for quiet, then coalesces
+LONE_SAVE_DELAY = 0.0  # a lone save runs at once: a save storm's first run is dropped or superseded
+MAX_DEBOUNCE = 2.0  # ... but a document saved nonstop still gets a run this often
 
 
 class Runs(Protocol):
@@ -41,9 +41,14 @@ class Runs(Protocol):
 class Scheduler:
     """The pending documents and the loop that works through them in order."""
 
-    def __init__(self, docs: Mapping[str, Doc], runner: Runs, editor: "Editor",
-                 clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        docs: Mapping[str, Doc],
+        runner: Runs,
+        editor: "Editor",
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self._docs = docs
         self._runner = runner
         self._editor = editor
@@ -57,7 +62,7 @@ class Scheduler:
     def start(self) -> None:
         self._wake = asyncio.Event()
         if self._pending:
-            self._wake.set()   # documents opened before `initialized`
+            self._wake.set()  # documents opened before `initialized`
         self._task = asyncio.ensure_future(self._loop())
 
     def stop(self) -> None:
@@ -77,9 +82,10 @@ class Scheduler:
         """A new generation of `doc`: older results are dropped, its stale run cancelled."""
         now = self._clock()
         doc.generation += 1
-        text = "" if doc.too_large else self._editor.text(doc.uri)   # too large: never tracked
-        doc.snapshot = Snapshot(doc.generation, linemap.start(text),
-                                f"version {doc.version}, {why} at {time.strftime('%H:%M:%S')}")
+        text = "" if doc.too_large else self._editor.text(doc.uri)  # too large: never tracked
+        doc.snapshot = Snapshot(
+            doc.generation, linemap.start(text), f"version {doc.version}, {why} at {time.strftime('%H:%M:%S')}"
+        )
         doc.burst = doc.touched > 0 and now - doc.touched < DEBOUNCE
         doc.touched = now
         if doc.uri not in self._pending:
@@ -145,5 +151,6 @@ class Scheduler:
                     raise
                 except Exception as exc:  # noqa: BLE001 - one bad run must not stop the loop
                     log.exception("run failed")
-                    self._editor.log(f"internal error while analysing {uri}: {type(exc).__name__}: {exc}",
-                                     types.MessageType.Error)
+                    self._editor.log(
+                        f"internal error while analysing {uri}: {type(exc).__name__}: {exc}", types.MessageType.Error
+                    )

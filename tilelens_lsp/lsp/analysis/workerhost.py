@@ -36,7 +36,7 @@ from tilelens_lsp.worker.process import Worker, WorkerUnavailable, failed_result
 if TYPE_CHECKING:
     from tilelens_lsp.lsp.editor import Editor
 
-POOL_ENV = "TILELENS_LSP_WORKERS"   # workers that share one file's launches (default 1: the worker alone)
+POOL_ENV = "TILELENS_LSP_WORKERS"  # workers that share one file's launches (default 1: the worker alone)
 MAX_POOL = 8
 
 
@@ -98,7 +98,7 @@ class RunShare:
     file's launches (a cancel kills the workers, and the pool would otherwise start them again to
     finish launches whose result is dropped, keeping the lane from the newer run)."""
 
-    fork_server = None   # the server's workers are spawned, never forked
+    fork_server = None  # the server's workers are spawned, never forked
 
     def __init__(self, worker: Worker, run: Run) -> None:
         self.worker = worker
@@ -119,21 +119,27 @@ class RunShare:
 class WorkerHost:
     """The connection's worker, its lane, its gate and what its processes reported."""
 
-    def __init__(self, editor: "Editor", settings: Callable[[], Settings], prestarted: Worker | None = None,
-                 new_worker: Callable[[Settings], Worker] = Worker, pool: int | None = None) -> None:
+    def __init__(
+        self,
+        editor: "Editor",
+        settings: Callable[[], Settings],
+        prestarted: Worker | None = None,
+        new_worker: Callable[[Settings], Worker] = Worker,
+        pool: int | None = None,
+    ) -> None:
         self._editor = editor
         self._pool = pool_size() if pool is None else max(1, pool)
-        self._helpers: list[tuple[Worker, Lane]] = []    # the other workers of the pool, each with its lane
+        self._helpers: list[tuple[Worker, Lane]] = []  # the other workers of the pool, each with its lane
         self._settings = settings
         self._new_worker = new_worker
         self._tasks = Tasks()
         self.worker: Worker | None = None
         self.error: str | None = None
-        self.gate: Diagnostic | None = None        # TL040 when the worker's Triton is untested
+        self.gate: Diagnostic | None = None  # TL040 when the worker's Triton is untested
         self.lane = Lane()
         self.stats: dict[int, dict[str, int]] = {}
-        self.hellos: list[Any] = []                # one per worker process started: restarts = len - 1
-        self.prestarted = prestarted               # started by `serve` before pygls was even imported
+        self.hellos: list[Any] = []  # one per worker process started: restarts = len - 1
+        self.prestarted = prestarted  # started by `serve` before pygls was even imported
         self.closed = False
 
     def replace(self) -> None:
@@ -179,8 +185,10 @@ class WorkerHost:
         if worker is None:
             return None
         settings = self._settings()
-        same = (worker.settings.interpreter == settings.interpreter
-                and worker.settings.memory_limit_mb == settings.memory_limit_mb)
+        same = (
+            worker.settings.interpreter == settings.interpreter
+            and worker.settings.memory_limit_mb == settings.memory_limit_mb
+        )
         if not same:
             threading.Thread(target=worker.stop, daemon=True).start()
             return None
@@ -193,19 +201,20 @@ class WorkerHost:
             await self.lane.submit(self._start, worker)
         except WorkerUnavailable as exc:
             if worker is not self.worker or self.closed:
-                return   # replaced (settings changed) or shutting down while it started
+                return  # replaced (settings changed) or shutting down while it started
             self.error = str(exc)
             self._editor.show(f"tilelens: {exc}", types.MessageType.Error)
 
     def _start(self, worker: Worker) -> None:  # in the lane
         if self.closed or worker is not self.worker:
             return
-        hello = worker.start()   # returns at once for a running worker
+        hello = worker.start()  # returns at once for a running worker
         self.note_hello(worker)
         self.error = None
         self.gate = releases.gate(hello.triton)
-        self._editor.log(f"worker {worker.pid()} ready: Triton {hello.triton}, {hello.python}, "
-                         f"target {self._settings().target}")
+        self._editor.log(
+            f"worker {worker.pid()} ready: Triton {hello.triton}, {hello.python}, target {self._settings().target}"
+        )
 
     def check_gate(self, worker: Worker) -> Diagnostic | None:  # in the lane
         """TL040 when the worker's Triton is untested, decided from this worker's own handshake
@@ -213,7 +222,7 @@ class WorkerHost:
         try:
             hello = worker.start()
         except WorkerUnavailable:
-            return None   # the analysis reports why (TL050)
+            return None  # the analysis reports why (TL050)
         self.gate = releases.gate(hello.triton)
         return self.gate
 
@@ -276,7 +285,7 @@ class WorkerHost:
 
     def _keep_stats(self, worker: Worker) -> None:
         pid = worker.pid()
-        if worker.last_stats is not None and pid:   # they come with every analysis reply
+        if worker.last_stats is not None and pid:  # they come with every analysis reply
             self.stats[pid] = worker.last_stats
 
     def note_hello(self, worker: Worker) -> None:
@@ -296,4 +305,4 @@ class WorkerHost:
             helper.stop()
         if worker is not None:
             worker.stop()
-            remove_neutral_dir()   # serve() ends with os._exit, which runs no atexit handler
+            remove_neutral_dir()  # serve() ends with os._exit, which runs no atexit handler

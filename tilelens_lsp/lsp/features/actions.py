@@ -20,16 +20,20 @@ if TYPE_CHECKING:
     from tilelens_lsp.lsp.session import Session
 
 
-def code_actions(session: "Session", editor: "Editor",
-                 params: types.CodeActionParams) -> list[types.CodeAction] | None:
+def code_actions(session: "Session", editor: "Editor", params: types.CodeActionParams) -> list[types.CodeAction] | None:
     uri = params.text_document.uri
     resolvable = "edit" in (editor.cap("text_document.code_action.resolve_support.properties", None) or [])
-    return codeactions.code_actions(uri, editor.text(uri), list(params.context.diagnostics or []),
-                                    editor.units, params.context.only, resolvable) or None
+    return (
+        codeactions.code_actions(
+            uri, editor.text(uri), list(params.context.diagnostics or []), editor.units, params.context.only, resolvable
+        )
+        or None
+    )
 
 
-async def resolve_code_action(session: "Session", editor: "Editor", analysis: "Analysis",
-                              action: types.CodeAction) -> types.CodeAction:
+async def resolve_code_action(
+    session: "Session", editor: "Editor", analysis: "Analysis", action: types.CodeAction
+) -> types.CodeAction:
     request = codeactions.declare_launch_request(action)
     if request is None:
         return action
@@ -39,8 +43,9 @@ async def resolve_code_action(session: "Session", editor: "Editor", analysis: "A
     return action
 
 
-async def declare_launch(session: "Session", editor: "Editor", analysis: "Analysis",
-                         uri: Any = None, kernel: Any = None) -> dict[str, Any]:
+async def declare_launch(
+    session: "Session", editor: "Editor", analysis: "Analysis", uri: Any = None, kernel: Any = None
+) -> dict[str, Any]:
     """The command form (clients that cannot resolve an action's edit): find it and apply it."""
     edit = await _declare_launch(session, editor, analysis, str(uri), str(kernel))
     if edit is None:
@@ -48,14 +53,17 @@ async def declare_launch(session: "Session", editor: "Editor", analysis: "Analys
     return {"applied": await editor.apply_edit(edit, f"Declare an example launch of {kernel}")}
 
 
-async def _declare_launch(session: "Session", editor: "Editor", analysis: "Analysis", uri: str,
-                          kernel: str) -> types.WorkspaceEdit | None:
+async def _declare_launch(
+    session: "Session", editor: "Editor", analysis: "Analysis", uri: str, kernel: str
+) -> types.WorkspaceEdit | None:
     """The edit inserting a compile-verified launch of `kernel`, or None (the reason is shown)."""
     doc = session.docs.get(uri)
     root = session.root_for(doc.path) if doc is not None and doc.path is not None else None
     if doc is None or doc.path is None or root is None:
-        editor.show(f"tilelens: cannot declare a launch of {kernel}: the file is not open in a workspace "
-                    "folder tilelens analyses", types.MessageType.Warning)
+        editor.show(
+            f"tilelens: cannot declare a launch of {kernel}: the file is not open in a workspace folder tilelens analyses",
+            types.MessageType.Warning,
+        )
         return None
     found = await analysis.suggest(doc.path, root, kernel)
     if found is None or not found.lines:

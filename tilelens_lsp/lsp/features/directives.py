@@ -22,8 +22,7 @@ def completion(session: "Session", editor: "Editor", params: types.CompletionPar
     return convert.to_completion_list(items) if items is not None else None
 
 
-def signature_help(session: "Session", editor: "Editor",
-                   params: types.SignatureHelpParams) -> types.SignatureHelp | None:
+def signature_help(session: "Session", editor: "Editor", params: types.SignatureHelpParams) -> types.SignatureHelp | None:
     text, line, col = _cursor(editor, params)
     found = directive_help.signature_help(text, line, col) if "tilelens:" in text else None
     return convert.to_signature_help(found, editor.units) if found is not None else None

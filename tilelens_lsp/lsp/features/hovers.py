@@ -20,14 +20,11 @@ def hover(session: "Session", editor: "Editor", params: types.HoverParams) -> ty
     if doc is None or doc.published is None:
         return None
     pub = doc.published
-    line_map = (pub.tracked.map if pub.tracked is not None
-                else linemap.diff_map(pub.text, editor.text(doc.uri)))
-    markdown = content.hover_after_edits(pub.result, pub.rel, pub.text, line_map, params.position.line + 1,
-                                         pub.label)
+    line_map = pub.tracked.map if pub.tracked is not None else linemap.diff_map(pub.text, editor.text(doc.uri))
+    markdown = content.hover_after_edits(pub.result, pub.rel, pub.text, line_map, params.position.line + 1, pub.label)
     if markdown is None:
         return None
     kinds = editor.cap("text_document.hover.content_format", None) or [types.MarkupKind.Markdown]
     if types.MarkupKind.Markdown in kinds:
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.PlainText,
-                                                    value=content.plaintext(markdown)))
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.PlainText, value=content.plaintext(markdown)))

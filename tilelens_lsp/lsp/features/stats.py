@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 def stats(session: "Session", analysis: "Analysis") -> dict[str, Any]:
     s = session.settings
-    return {**analysis.stats(), **session.counters, "open_documents": len(session.docs),
-            "settings": {"target": s.target, "timeout": s.timeout, "clients": list(s.clients),
-                         "interpreter": s.interpreter}}
+    return {
+        **analysis.stats(),
+        **session.counters,
+        "open_documents": len(session.docs),
+        "settings": {"target": s.target, "timeout": s.timeout, "clients": list(s.clients), "interpreter": s.interpreter},
+    }
