@@ -6,7 +6,7 @@ import triton.language as tl
 def row_copy_kernel(x_ptr, y_ptr, stride_x, n_cols, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
-    v = tl.load(x_ptr + row * stride_x + cols, mask=cols <= n_cols)  # bug: <= reads one past
+    v = tl.load(x_ptr + row * stride_x + cols, mask=cols <= n_cols)      # bug: <= reads one past
     tl.store(y_ptr + row * n_cols + cols, v, mask=cols < n_cols)
 
 
@@ -14,7 +14,7 @@ def row_copy_kernel(x_ptr, y_ptr, stride_x, n_cols, BLOCK: tl.constexpr):
 @triton.jit
 def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs <= n) * 2, mask=offs < n)  # bug: <=
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs <= n) * 2, mask=offs < n)   # bug: <=
 
 
 @triton.jit
