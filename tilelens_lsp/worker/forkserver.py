@@ -7,6 +7,11 @@ the three pipes, poll, wait, kill); the exit status comes from the server, which
 A server that cannot start or answer is no error: `fork()` returns None and the caller spawns the
 worker as usual. Deliberately not done: sharing one server between interpreters or settings (a
 server serves the settings it was started with), or serving the language server (one worker).
+
+`ForkServer.branch(packages)` asks the server for a second server forked from it that imports the
+installed packages of a run first (worker/template.py); while it imports, the caller plans, and
+watches its threads: a branch that starts one (CUDA initialised by a package on a GPU host) is
+killed at once and the workers are forked from the first server, as without a branch.
 """
 
 from __future__ import annotations
@@ -146,12 +151,81 @@ class ForkServer:
             int(reply["forked"]), os.fdopen(mine[0], "wb"), os.fdopen(mine[1], "rb"), os.fdopen(mine[2], "rb"), self
         )
 
+    def branch(self, packages: list[str], timeout: float) -> "Branch | None":
+        """A server forked from this one that imports `packages` before it forks anything, still
+        importing when this returns (`Branch.server()` waits for it); None if none could start."""
+        if not packages or not self.alive():
+            return None
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with self._lock:
+            try:
+                socket.send_fds(self.sock, [json.dumps({"branch": packages}).encode()], [theirs.fileno()])
+                reply = self._replies.get(timeout=30)
+            except (OSError, queue.Empty):
+                reply = None
+            finally:
+                theirs.close()
+        if not reply or not reply.get("branched"):
+            ours.close()
+            return None
+        return Branch(ForkedProcess(int(reply["branched"]), None, None, None, self), ours, timeout)
+
     def stop(self) -> None:
         _kill(self.proc)
         try:
             self.sock.close()
         except OSError:
             pass
+
+
+class Branch:
+    """A branch server importing its packages: `server()` is the ready server, or None when the
+    imports failed to finish in time or started a thread (then the branch is killed)."""
+
+    POLL = 0.05  # seconds between looks at the branch's threads
+
+    def __init__(self, proc: ForkedProcess, sock: socket.socket, timeout: float) -> None:
+        self.proc = proc
+        self.reply: dict | None = None  # the branch's report: preloaded, failed, threads
+        self.why = ""  # why there is no server, when there is none
+        self._sock = sock
+        self._result: ForkServer | None = None
+        self._thread = threading.Thread(target=self._wait, args=(timeout,), daemon=True)
+        self._thread.start()
+
+    def server(self, timeout: float | None = None) -> "ForkServer | None":
+        self._thread.join(timeout)
+        return self._result
+
+    def _wait(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        self._sock.settimeout(self.POLL)
+        while self.reply is None:
+            try:
+                data = self._sock.recv(65536)
+                self.reply = json.loads(data) if data else {"ready": False, "error": "the branch exited"}
+            except socket.timeout:
+                if _threads(self.proc.pid) > 1:
+                    self.reply = {"ready": False, "error": "its imports started a thread"}
+                elif time.monotonic() > deadline:
+                    self.reply = {"ready": False, "error": f"its imports took longer than {timeout:.0f} s"}
+            except (OSError, ValueError) as exc:
+                self.reply = {"ready": False, "error": f"no answer ({exc})"}
+        if not self.reply.get("ready"):
+            self.why = str(self.reply.get("error") or f"its imports left {self.reply.get('threads')} threads")
+            _kill(self.proc)  # type: ignore[arg-type]  # what _kill uses of Popen
+            self._sock.close()
+            return
+        self._sock.settimeout(None)
+        self._result = ForkServer(self.proc, self._sock)  # type: ignore[arg-type]
+
+
+def _threads(pid: int) -> int:
+    """Threads of process `pid` where the system lists them (Linux); 1 elsewhere."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 1
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -10,6 +10,12 @@ A shard (`Share`) keeps the launches whose stable identity (the file's portable 
 the declaration's origin and line) hashes to it, not their position: the same launch lands in the
 same shard on every machine and run, and adding a file moves no other launch. The file's own
 diagnostics go with its first launch's shard (with the file's own hash when it has none).
+
+Workers forked from a fork server share its imports. When the files include installed modules
+(`module =` launches of site-packages code), their packages are imported once more, in a branch of
+the server, while the files are planned; the workers are then forked from the branch, so N workers
+pay one import of the package instead of N at once (worker/forkserver.py says when a branch is
+refused; the workers are then forked from the server as before).
 What this module does not do: decide exit codes or print (the CLI's), or time anything itself
 (each worker times its own launches).
 """
@@ -105,6 +111,7 @@ def analyze_files(
             todo.append(_File(order, path, None))
     planning = len(workers) > 1 or share is not None
     plans = list(todo) if planning else []
+    branch = _branch(workers, [f.path for f in todo], settings)
     lock = threading.Lock()
     run: list[_Run] = []
 
@@ -112,6 +119,7 @@ def analyze_files(
         for f in todo:
             _select(f, root, share)
         run.append(_Run([f for f in todo if f.pending or f.whole or f.file_level], len(workers)))
+        _fork_from(branch, workers)
 
     barrier = threading.Barrier(len(workers), action=between)
 
@@ -132,6 +140,46 @@ def analyze_files(
     if positions is not None:
         positions[:] = [where.get(i, ()) for i in range(len(files))]
     return [results[i] for i in range(len(files))]
+
+
+def installed_packages(paths: list[Path]) -> list[str]:
+    """The packages that hold installed modules among `paths` (`liger_kernel.ops` for
+    .../site-packages/liger_kernel/ops/rms_norm.py), in first-seen order. Only installed code: the
+    workspace's own modules change between runs, and every worker imports them itself."""
+    found: list[str] = []
+    for path in paths:
+        parts = Path(path).parts
+        for marker in ("site-packages", "dist-packages"):
+            if marker in parts:
+                inner = parts[len(parts) - parts[::-1].index(marker) : -1]
+                name = ".".join(inner)
+                if inner and all(p.isidentifier() for p in inner) and name not in found:
+                    found.append(name)
+                break
+    return found
+
+
+def _branch(workers: list[Worker], paths: list[Path], settings: Settings):
+    """A branch of the workers' fork server importing the installed packages among `paths`, or None
+    (one worker, no fork server, no installed module)."""
+    server = workers[0].fork_server if len(workers) > 1 else None
+    if os.environ.get("TILELENS_FORK_BRANCH", "1") == "0":  # to measure the workers without it
+        return None
+    packages = installed_packages(paths)
+    if server is None or not packages:
+        return None
+    return server.branch(packages, timeout=max(60.0, settings.timeout))
+
+
+def _fork_from(branch, workers: list[Worker]) -> None:
+    """Once every file is planned: the branch's server, when its imports succeeded, forks the
+    workers from now on (the planning workers stop; each one's next request forks it anew)."""
+    server = branch.server() if branch is not None else None
+    if server is None:
+        return
+    for w in workers:
+        w.stop()
+        w.fork_server = server
 
 
 def _select(f: _File, root: Path, share: Share | None) -> None:

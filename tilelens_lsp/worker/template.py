@@ -7,6 +7,15 @@ leads its own session, dies with this process, and serves like any worker (main.
 process reaps its children and reports each exit status, which the parent needs for a TL050
 message ("crashed (signal 11)"). It starts no thread (forking a threaded process is unsafe) and
 never analyses anything itself, so every child starts from the same state.
+
+A request that carries one socket end instead asks for a *branch*: a child that imports the named
+installed packages (the parents of the site-packages modules a `check` analyses), then serves forks
+of its own on that socket, so the workers forked from it share one import of, say,
+`liger_kernel.ops` instead of paying it each. The branch puts back the environment and working
+folder the imports changed (as a worker does after each file), reports what it imported and what
+failed, and exits instead of serving when the imports left a thread behind (a package that
+initialises CUDA on a GPU host does): forking it would be unsafe, and its parent forks from this
+server as before.
 """
 
 from __future__ import annotations
@@ -38,6 +47,12 @@ def serve(prepare: Callable[[], dict], child_main: Callable[[dict], int]) -> int
     ctl.send(json.dumps(hello).encode())
     if not hello.get("ready"):
         return 1
+    return _loop(ctl, child_main, hello)
+
+
+def _loop(ctl: socket.socket, child_main: Callable[[dict], int], hello: dict) -> int:
+    """Fork a worker for each request on `ctl` (a branch for one with a single socket end), report
+    each child's exit, until the parent goes away."""
 
     def reap(signum, frame) -> None:
         while True:
@@ -55,13 +70,16 @@ def serve(prepare: Callable[[], dict], child_main: Callable[[dict], int]) -> int
     signal.signal(signal.SIGCHLD, reap)
     while True:
         try:
-            msg, fds, _, _ = socket.recv_fds(ctl, 4096, 3)
+            msg, fds, _, _ = socket.recv_fds(ctl, 65536, 3)
         except InterruptedError:
             continue
         except OSError:
             return 0
         if not msg:
             return 0  # the parent went away
+        if len(fds) == 1:
+            ctl.send(json.dumps(_branch(ctl, fds[0], msg, child_main, hello)).encode())
+            continue
         if len(fds) != 3:
             for fd in fds:
                 os.close(fd)
@@ -73,6 +91,72 @@ def serve(prepare: Callable[[], dict], child_main: Callable[[dict], int]) -> int
         for fd in fds:
             os.close(fd)
         ctl.send(json.dumps({"forked": pid}).encode())
+
+
+def _branch(ctl: socket.socket, fd: int, msg: bytes, child_main: Callable[[dict], int], hello: dict) -> dict:
+    """Fork a branch that imports the packages named in `msg` and serves on `fd`: the reply."""
+    try:
+        names = json.loads(msg).get("branch")
+    except (ValueError, AttributeError):
+        names = None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        os.close(fd)
+        return {"branched": None, "error": 'expected {"branch": [package, ...]}'}
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            ctl.close()
+            os.setsid()
+            _die_with_parent()
+            code = _serve_branch(socket.socket(fileno=fd), names, child_main, hello)
+        except BaseException:  # noqa: BLE001 - never return into the server's loop
+            pass
+        finally:
+            os._exit(code)
+    os.close(fd)
+    return {"branched": pid}
+
+
+def _serve_branch(sub: socket.socket, names: list[str], child_main: Callable[[dict], int], hello: dict) -> int:
+    env, cwd = dict(os.environ), os.getcwd()
+    done, failed = preload(names)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        os.chdir(cwd)
+    except OSError:
+        pass
+    threads = thread_count()
+    sub.send(json.dumps({"ready": threads == 1, "preloaded": done, "failed": failed, "threads": threads}).encode())
+    if threads != 1:
+        return 0  # never fork from a threaded process: the parent forks from the server instead
+    return _loop(sub, child_main, hello)
+
+
+def preload(names: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Import each package: those imported, and why each of the others failed (its workers meet the
+    same error themselves, with the line that raised it)."""
+    done: list[str] = []
+    failed: dict[str, str] = {}
+    for name in names:
+        try:
+            importlib.import_module(name)
+            done.append(name)
+        except BaseException as exc:  # noqa: BLE001 - installed code may raise anything, even SystemExit
+            failed[name] = f"{type(exc).__name__}: {exc}"[:300]
+    return done, failed
+
+
+def thread_count() -> int:
+    """This process's threads, native ones included where the system lists them (Linux)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
 
 
 def _preimports() -> list[str]:
