@@ -205,8 +205,9 @@ class Branch:
                 data = self._sock.recv(65536)
                 self.reply = json.loads(data) if data else {"ready": False, "error": "the branch exited"}
             except socket.timeout:
-                if _threads(self.proc.pid) > 1:
-                    self.reply = {"ready": False, "error": "its imports started a thread"}
+                names = _threads(self.proc.pid)
+                if len(names) > 1:
+                    self.reply = {"ready": False, "error": f"its imports started a thread ({', '.join(names[1:])})"}
                 elif time.monotonic() > deadline:
                     self.reply = {"ready": False, "error": f"its imports took longer than {timeout:.0f} s"}
             except (OSError, ValueError) as exc:
@@ -220,12 +221,21 @@ class Branch:
         self._result = ForkServer(self.proc, self._sock)  # type: ignore[arg-type]
 
 
-def _threads(pid: int) -> int:
-    """Threads of process `pid` where the system lists them (Linux); 1 elsewhere."""
+def _threads(pid: int) -> list[str]:
+    """The names of the threads of process `pid` where the system lists them (Linux), the main
+    thread first; one name elsewhere."""
     try:
-        return len(os.listdir(f"/proc/{pid}/task"))
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=lambda t: (t != str(pid), t))
     except OSError:
-        return 1
+        return ["main"]
+    names = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                names.append(f.read().strip() or tid)
+        except OSError:
+            names.append(tid)
+    return names
 
 
 def _kill(proc: subprocess.Popen) -> None:
