@@ -163,12 +163,21 @@ def _branch(workers: list[Worker], paths: list[Path], settings: Settings):
     """A branch of the workers' fork server importing the installed packages among `paths`, or None
     (one worker, no fork server, no installed module)."""
     server = workers[0].fork_server if len(workers) > 1 else None
-    if os.environ.get("TILELENS_FORK_BRANCH", "1") == "0":  # to measure the workers without it
+    if os.environ.get("TILELENS_FORK_BRANCH", "1") == "0" or gpu_host():  # "0": to measure without it
         return None
     packages = installed_packages(paths)
     if server is None or not packages:
         return None
     return server.branch(packages, timeout=max(60.0, settings.timeout))
+
+
+GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")
+
+
+def gpu_host() -> bool:
+    """A GPU's device file is here: GPU packages initialise its driver at import, which starts
+    threads, so a branch would be refused after the workers had waited for its import."""
+    return any(os.path.exists(d) for d in GPU_DEVICES)
 
 
 def _fork_from(branch, workers: list[Worker]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tilelens_lsp.settings import Settings
+from tilelens_lsp.worker import pool
 from tilelens_lsp.worker.forkserver import ForkServer
 from tilelens_lsp.worker.pool import analyze_files, installed_packages
 from tilelens_lsp.worker.process import Worker, spawn_process
@@ -129,7 +130,8 @@ def test_a_hanging_import_costs_the_branch_not_the_server(tmp_path: Path, start)
     assert server.fork() is not None
 
 
-def test_a_pool_over_installed_modules_answers_as_one_worker(tmp_path: Path, start):
+def test_a_pool_over_installed_modules_answers_as_one_worker(tmp_path: Path, start, monkeypatch):
+    monkeypatch.setattr(pool, "gpu_host", lambda: False)  # the fake package starts no driver anywhere
     site, server = start()
     settings = Settings()
     files = [site / "pkgx" / "a.py", site / "pkgx" / "b.py"]
@@ -142,4 +144,18 @@ def test_a_pool_over_installed_modules_answers_as_one_worker(tmp_path: Path, sta
         assert all(w.fork_server is not server for w in two)
     finally:
         for w in one + two:
+            w.stop()
+
+
+def test_no_branch_on_a_gpu_host(tmp_path: Path, start, monkeypatch):
+    monkeypatch.setattr(pool, "gpu_host", lambda: True)
+    site, server = start()
+    settings = Settings()
+    two = [Worker(settings, fork_server=server) for _ in range(2)]
+    try:
+        results = analyze_files(two, [site / "pkgx" / "a.py", site / "pkgx" / "b.py"], tmp_path, None, settings)
+        assert [r.launches[0].status for r in results] == ["analyzed", "analyzed"]
+        assert all(w.fork_server is server for w in two)
+    finally:
+        for w in two:
             w.stop()
