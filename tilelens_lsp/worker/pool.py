@@ -168,7 +168,8 @@ def _branch(workers: list[Worker], paths: list[Path], settings: Settings):
     packages = installed_packages(paths)
     if server is None or not packages:
         return None
-    return server.branch(packages, timeout=max(60.0, settings.timeout))
+    # the import timeout a worker has: an import that takes longer fails in a branch as in a worker
+    return server.branch(packages, timeout=settings.timeout)
 
 
 GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")
