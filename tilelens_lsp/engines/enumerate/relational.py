@@ -24,6 +24,7 @@ import numpy as np
 
 from tilelens_lsp.engines import linear
 from tilelens_lsp.engines.enumerate import guards
+from tilelens_lsp.engines.enumerate.arith import SHAPE_FNS
 from tilelens_lsp.engines.enumerate.table import Ctx, mask_and
 from tilelens_lsp.engines.linear import Form
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
@@ -98,11 +99,8 @@ class Forms:
         if name in CASTS:  # the handler kept a declared range only where the value is unchanged
             return self.of(op.operands[0], depth + 1)
         if name in guards.SHAPE_OPS:
-            from tilelens_lsp.engines.enumerate.arith import SHAPE_FNS
-
             a = self.of(op.operands[0], depth + 1)
-            fn = SHAPE_FNS[name]
-            return None if a is None else linear.map_lanes(a, lambda t: fn(t, op, op.result_types[0]))
+            return None if a is None else _shaped(a, op)
         if name == "tt.addptr":
             p, off = self.env.get(op.operands[0]), self.of(op.operands[1], depth + 1)
             base = self.of(op.operands[0], depth + 1)
@@ -125,13 +123,17 @@ def _facts(forms: Forms, mask_name: str, env) -> list[tuple[Form, int]]:
         if f.pred.startswith("u") and not all(_non_negative(env.get(n)) for n in (f.name, f.other)):
             continue  # an unsigned comparison is the signed one only between non-negative values
         d = linear.combine(x, y, -1)
-        for op in f.chain:
-            from tilelens_lsp.engines.enumerate.arith import SHAPE_FNS
-
-            fn = SHAPE_FNS[op.name]
-            d = linear.map_lanes(d, lambda t, op=op, fn=fn: fn(t, op, op.result_types[0]))
+        for op in f.chain:  # to the lanes of the mask: lane j of it holds the comparison's lane it reads
+            d = _shaped(d, op)
         out.append((d, slack))
     return out
+
+
+def _shaped(form: Form, op: Op) -> Form:
+    """A form through a shape op, with the lane map the enumeration applies to values."""
+    fn = SHAPE_FNS[op.name]
+    ty = op.result_types[0]
+    return linear.map_lanes(form, lambda t: fn(t, op, ty))
 
 
 def _non_negative(v: Value) -> bool:
