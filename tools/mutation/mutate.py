@@ -733,6 +733,27 @@ MUTATIONS: list[Mutation] = [
         "the lanes where a guard cannot hold are the only ones kept",
     ),
     M(
+        "relational-strictness-off-by-one",
+        "engines/linear.py",
+        "bound = index.c - k * fact.c + k * slack\n",
+        "bound = index.c - k * fact.c + k * (slack - 1)\n",
+        "a relational guard's bound one step tighter than its comparison: `o_t <= eos - bos` reads as safe",
+    ),
+    M(
+        "relational-any-sign",
+        "engines/linear.py",
+        "        valid = k > 0\n",
+        "        valid = k != 0\n",
+        "a negative multiple of a guard bounds the address from above (it bounds it from below)",
+    ),
+    M(
+        "relational-impossible-lanes-kept-wrong",
+        "engines/enumerate/relational.py",
+        "mask_and(mask, IntV(~impossible, 1))",
+        "mask_and(mask, IntV(impossible, 1))",
+        "the lanes where a relational bound falls below the low end are the only ones kept",
+    ),
+    M(
         "refine-sle-strict",
         "engines/ranges.py",
         '    elif pred == "sle":\n        hi = np.minimum(hi, yhi)',
