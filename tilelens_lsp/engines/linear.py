@@ -70,7 +70,18 @@ def _per_program(a: np.ndarray, ndim: int) -> np.ndarray:
     return a.reshape(a.shape[:1] + (1,) * (ndim - 1))
 
 
-def upper(index: Form, fact: Form, slack: int, box: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+@dataclass(frozen=True)
+class Bound:
+    """Per lane the upper bound `hi`; where it is attained at one atom's end alone (`atom` >= 0, an index
+    into `atoms`), that atom's value there (`value`), so a witness can name it; else `atom` is -1."""
+
+    hi: np.ndarray
+    atom: np.ndarray
+    value: np.ndarray
+    atoms: tuple[str, ...]
+
+
+def upper(index: Form, fact: Form, slack: int, box: dict[str, tuple[np.ndarray, np.ndarray]]) -> Bound | None:
     """Per lane an upper bound of `index` wherever `fact <= slack` holds, None where no atom gives one.
 
     For each atom a of the fact, k = index's coefficient / fact's coefficient (per lane, where that is
@@ -84,7 +95,7 @@ def upper(index: Form, fact: Form, slack: int, box: dict[str, tuple[np.ndarray, 
     lo = {a: _per_program(box[a][0], ndim) for a in names}
     hi = {a: _per_program(box[a][1], ndim) for a in names}
     zero = np.zeros((1,) * ndim, dtype=np.int64)
-    best: np.ndarray | None = None
+    best: Bound | None = None
     for pivot, fk in fact.k:
         ik = index.coef(pivot)
         if ik is None:
@@ -109,8 +120,21 @@ def upper(index: Form, fact: Form, slack: int, box: dict[str, tuple[np.ndarray, 
         if not (np.max(size, initial=0.0) < LIMIT):
             continue
         bound = index.c - k * fact.c + k * slack
-        for coef, a in rest:
-            bound = bound + np.maximum(coef * lo[a], coef * hi[a])
+        count = np.zeros((1,) * ndim, dtype=np.int64)
+        atom = np.full((1,) * ndim, -1, dtype=np.int64)
+        value = np.zeros((1,) * ndim, dtype=np.int64)
+        for i, (coef, a) in enumerate(rest):
+            end = np.where(coef >= 0, hi[a], lo[a])  # the end of the atom that maximizes R
+            bound = bound + coef * end
+            count = count + (coef != 0)
+            atom = np.where(coef != 0, i, atom)
+            value = np.where(coef != 0, end, value)
         bound = np.where(valid, bound, np.iinfo(np.int64).max)
-        best = bound if best is None else np.minimum(best, bound)
+        atom = np.where(count == 1, atom, -1)
+        if best is None:
+            best = Bound(bound, atom, value, tuple(names))
+        else:
+            better = bound < best.hi
+            pick = [np.where(better, new, old) for new, old in ((bound, best.hi), (atom, best.atom), (value, best.value))]
+            best = Bound(pick[0], pick[1], pick[2], best.atoms)
     return best

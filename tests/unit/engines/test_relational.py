@@ -21,11 +21,11 @@ from tilelens_lsp.pipeline import analyze_path
 KERNELS = REPO / "tests" / "conformance" / "kernels"
 BUGS = REPO / "tests" / "conformance" / "bugs"
 CLEAN = ["varlen_rows_masked.py", "varlen_chunk_indices.py"]
-TWINS = {  # element the witness names: the first one past the storage
-    "varlen_rows_mask_off_by_one.py": 1600,
-    "varlen_rows_one_short.py": 1584,
-    "varlen_rows_shifted_by_one.py": 1600,
-    "varlen_rows_offsets_past_rows.py": 1600,
+TWINS = {  # element the witness names (the first one past the storage), and the offset that reaches it
+    "varlen_rows_mask_off_by_one.py": (1600, 100),
+    "varlen_rows_one_short.py": (1584, 100),
+    "varlen_rows_shifted_by_one.py": (1600, 100),
+    "varlen_rows_offsets_past_rows.py": (1600, 101),
 }
 
 
@@ -52,7 +52,7 @@ def test_its_buggy_twin_still_leaves_the_storage_at_the_first_element_past_it(na
     assert launch.status == "analyzed"
     found = [d for d in launch.diagnostics if d.code == "TL002"]
     assert found and {d.code for d in launch.diagnostics} == {"TL002"}, launch.diagnostics
-    assert {d.witness.element for d in found} == {TWINS[name]}, [d.message for d in found]
+    assert {(d.witness.element, d.witness.value) for d in found} == {TWINS[name]}, [d.message for d in found]
 
 
 def test_a_guard_joined_by_or_or_bounding_the_wrong_way_does_not_narrow():
@@ -99,9 +99,10 @@ def _value(form: linear.Form, point: dict) -> np.ndarray:
 @given(problems())
 def test_upper_bounds_the_index_wherever_the_fact_holds(problem):
     index, fact, slack, box = problem
-    bound = linear.upper(index, fact, slack, box)
-    if bound is None:
+    got = linear.upper(index, fact, slack, box)
+    if got is None:
         return
+    bound = got.hi
     for values in itertools.product(*(range(int(box[n][0][0]), int(box[n][1][0]) + 1) for n in ATOMS)):
         point = dict(zip(ATOMS, values))
         holds = _value(fact, point) <= slack
@@ -114,5 +115,7 @@ def test_upper_reads_the_varlen_bound_off_the_sequence_end():
     index = linear.combine(linear.atom("bos"), linear.constant(o_t))
     fact = linear.combine(linear.combine(linear.constant(o_t), linear.atom("eos"), -1), linear.atom("bos"))
     box = {"bos": (np.array([0]), np.array([100])), "eos": (np.array([0]), np.array([100]))}
-    assert linear.upper(index, fact, -1, box).tolist() == [[99, 99, 99, 99]]
-    assert linear.upper(index, fact, 0, box).tolist() == [[100, 100, 100, 100]]  # `<=`: one further
+    strict = linear.upper(index, fact, -1, box)
+    assert strict.hi.tolist() == [[99, 99, 99, 99]]
+    assert strict.atoms[int(strict.atom.reshape(-1)[0])] == "eos" and int(strict.value.reshape(-1)[0]) == 100
+    assert linear.upper(index, fact, 0, box).hi.tolist() == [[100, 100, 100, 100]]  # `<=`: one further

@@ -49,6 +49,7 @@ class Forms:
         self.defs = g.index.defs[func]
         self.env = env
         self.box: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.tensor: dict[str, str | None] = {}  # the tensor each atom was loaded from, where known
         self._memo: dict[str, Form | None] = {}
 
     def of(self, name: str, depth: int = 0) -> Form | None:
@@ -72,6 +73,7 @@ class Forms:
                 return form
         if isinstance(v, RangeV) and v.lo.ndim <= 1:  # a scalar per program: an unknown of its own
             self.box[name] = (np.asarray(v.lo, dtype=np.int64), np.asarray(v.hi, dtype=np.int64))
+            self.tensor[name] = v.src[2] if v.src is not None else None
             return linear.atom(name)
         return None
 
@@ -161,15 +163,21 @@ def tighten(
         index = forms.of(ptr_name)
         if index is None or not index.k:
             return ptr, mask
-        bound = None
+        best: tuple[np.ndarray, np.ndarray] | None = None  # per lane: the bound, and the value naming it
         for fact, slack in facts:
             u = linear.upper(index, fact, slack, forms.box)  # k absorbs the bytes per element
-            if u is not None:
-                bound = u if bound is None else np.minimum(bound, u)
-    if bound is None:
+            if u is None:
+                continue
+            named = _named_value(u, forms, ptr)
+            if best is None:
+                best = (u.hi, named)
+            else:
+                better = u.hi < best[0]
+                best = (np.where(better, u.hi, best[0]), np.where(better, named, best[1]))
+    if best is None:
         return ptr, mask
     try:
-        lo, hi, bound = np.broadcast_arrays(ptr.lo, ptr.hi, bound)
+        lo, hi, bound, named = np.broadcast_arrays(ptr.lo, ptr.hi, *best)
     except ValueError:
         return ptr, mask
     new_hi = np.minimum(hi, bound)
@@ -177,7 +185,24 @@ def tighten(
         return ptr, mask
     impossible = new_hi < lo
     new_hi = np.where(impossible, hi, new_hi)
-    out = PtrSpan(ptr.arg, lo, new_hi, ptr.pointee, None, None, True)
+    src = None
+    moved = new_hi != hi
+    if ptr.src is not None and not (moved & (named == NO_VALUE)).any():
+        # the witness names the offset that takes the address there (`cu_seqlens` holding eos)
+        src = (ptr.src[0], np.where(moved, named, np.broadcast_to(ptr.src[1], hi.shape)), ptr.src[2])
+    out = PtrSpan(ptr.arg, lo, new_hi, ptr.pointee, None, src, True)
     if impossible.any():
         mask = mask_and(mask, IntV(~impossible, 1)) if mask is not None else IntV(~impossible, 1)
     return out, mask
+
+
+NO_VALUE = np.iinfo(np.int64).min
+
+
+def _named_value(u: linear.Bound, forms: Forms, ptr: PtrSpan) -> np.ndarray:
+    """Per lane the loaded value at which the bound is attained, where that is one atom loaded from the
+    tensor the address's own witness names; NO_VALUE elsewhere."""
+    if ptr.src is None:
+        return np.full((1,), NO_VALUE, dtype=np.int64)
+    same = np.array([forms.tensor.get(a) == ptr.src[2] for a in u.atoms] + [False])
+    return np.where(same[u.atom], u.value, NO_VALUE)
