@@ -10,8 +10,8 @@ through `I <= -1 + max(eos)`. `upper` reads such bounds: `I = k·F + R` for a k 
 A `Form` is `c + Σ k_a · a` per lane: `c` and each `k_a` are int64 arrays shaped like an enumeration
 value, (P or 1, *lanes); an atom is one unknown integer per program (a scalar), named by the caller.
 The identity is exact over the integers: the caller builds forms only through operations that did not
-wrap. Lower bounds (k < 0) are not read here; they come from the intervals. This module knows only
-numpy and evaluates nothing.
+wrap. A lower bound is an upper bound of the negated index (the caller's to ask). This module knows
+only numpy and evaluates nothing.
 """
 
 from __future__ import annotations

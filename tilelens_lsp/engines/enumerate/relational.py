@@ -5,7 +5,8 @@ each of `bos`, `eos` is known only by its declared interval, so interval arithme
 bounds the address by max(bos) + max(o_t). Here the mask's comparisons and the address are written as
 linear forms (`engines.linear`) over the program's loaded scalars, with the lane values the
 enumeration knows exactly as constants, and each comparison `x < y` / `x <= y` (`==` is both) bounds
-the address from above: `bos + o_t = (o_t - eos + bos) + eos <= -1 + max(eos)`.
+the address from above, `bos + o_t = (o_t - eos + bos) + eos <= -1 + max(eos)`, and from below (an
+upper bound of its negation: the mirror `eos - 1 - o_t >= bos`); never past what the intervals give.
 
 Soundness: a form follows an op only where the enumeration's own value of it is exact (an `IntV`) or a
 declared-range value whose interval arithmetic was checked not to wrap (a `RangeV`: `arith` turns a
@@ -13,7 +14,7 @@ range that may wrap, or a cast that may change it, into opaque data, and opaque 
 Atoms are program-uniform scalars (the same value in every lane of a program), so a mask lane's fact
 and the address lane that it guards speak of the same unknowns. A comparison joined by `|` gives no
 fact (`guards.collect` follows `&` only), nor does an unsigned one unless both sides are non-negative.
-Not done here: lower bounds (they come from the intervals), vector-loaded atoms, branches and selects.
+Not done here: vector-loaded atoms, loop trip counts, branches and selects.
 """
 
 from __future__ import annotations
@@ -147,9 +148,9 @@ def _non_negative(v: Value) -> bool:
 def tighten(
     g: AccessGraph, op: Op, ptr_name: str, mask_name: str, ptr: Value, mask: Value, env, ctx: Ctx
 ) -> tuple[Value, Value]:
-    """The access's declared-range address with its high end lowered by what the mask's comparisons
-    say relationally, and the mask without the lanes where that bound falls below the low end (the
-    comparison cannot hold there); unchanged where nothing tightens."""
+    """The access's declared-range address with its ends moved inward by what the mask's comparisons
+    say relationally, and the mask without the lanes where those ends cross (the comparisons cannot
+    hold there); unchanged where nothing tightens."""
     if not isinstance(ptr, PtrSpan) or ptr.undef is not None:
         return ptr, mask
     func = g.index.func_of.get(id(op))
@@ -163,37 +164,49 @@ def tighten(
         index = forms.of(ptr_name)
         if index is None or not index.k:
             return ptr, mask
-        best: tuple[np.ndarray, np.ndarray] | None = None  # per lane: the bound, and the value naming it
-        for fact, slack in facts:
-            u = linear.upper(index, fact, slack, forms.box)  # k absorbs the bytes per element
-            if u is None:
-                continue
-            named = _named_value(u, forms, ptr)
-            if best is None:
-                best = (u.hi, named)
-            else:
-                better = u.hi < best[0]
-                best = (np.where(better, u.hi, best[0]), np.where(better, named, best[1]))
-    if best is None:
+        top = _best(index, facts, forms, ptr)
+        # a lower bound is an upper bound of -index (the mirror `eos - 1 - o_t` stays above bos)
+        bottom = _best(linear.scale(index, np.asarray(-1)), facts, forms, ptr)
+    if top is None and bottom is None:
         return ptr, mask
-    try:
-        lo, hi, bound, named = np.broadcast_arrays(ptr.lo, ptr.hi, *best)
-    except ValueError:
+    shape = np.broadcast_shapes(ptr.lo.shape, ptr.hi.shape, *(b.shape for pair in (top, bottom) if pair for b in pair))
+    lo, hi = np.broadcast_to(ptr.lo, shape), np.broadcast_to(ptr.hi, shape)
+    new_lo = lo if bottom is None else np.maximum(lo, -np.broadcast_to(bottom[0], shape))
+    new_hi = hi if top is None else np.minimum(hi, np.broadcast_to(top[0], shape))
+    if np.array_equal(new_hi, hi) and np.array_equal(new_lo, lo):
         return ptr, mask
-    new_hi = np.minimum(hi, bound)
-    if np.array_equal(new_hi, hi):
-        return ptr, mask
-    impossible = new_hi < lo
-    new_hi = np.where(impossible, hi, new_hi)
+    impossible = new_hi < new_lo
+    new_lo, new_hi = np.where(impossible, lo, new_lo), np.where(impossible, hi, new_hi)
     src = None
-    moved = new_hi != hi
-    if ptr.src is not None and not (moved & (named == NO_VALUE)).any():
-        # the witness names the offset that takes the address there (`cu_seqlens` holding eos)
-        src = (ptr.src[0], np.where(moved, named, np.broadcast_to(ptr.src[1], hi.shape)), ptr.src[2])
-    out = PtrSpan(ptr.arg, lo, new_hi, ptr.pointee, None, src, True)
+    if ptr.src is not None:
+        # the witness names the offset that takes the address to an end (`cu_seqlens` holding eos)
+        ends = []
+        for pair, old, new, end in ((bottom, lo, new_lo, 0), (top, hi, new_hi, 1)):
+            moved = new != old
+            named = np.broadcast_to(pair[1], shape) if pair is not None else np.full(shape, NO_VALUE)
+            ends.append(None if (moved & (named == NO_VALUE)).any() else np.where(moved, named, ptr.src[end]))
+        if ends[0] is not None and ends[1] is not None:
+            src = (ends[0], ends[1], ptr.src[2])
+    out = PtrSpan(ptr.arg, new_lo, new_hi, ptr.pointee, None, src, True)
     if impossible.any():
         mask = mask_and(mask, IntV(~impossible, 1)) if mask is not None else IntV(~impossible, 1)
     return out, mask
+
+
+def _best(index: Form, facts: list[tuple[Form, int]], forms: Forms, ptr: PtrSpan) -> tuple[np.ndarray, np.ndarray] | None:
+    """The smallest upper bound of `index` over the facts, per lane, with the loaded value naming it."""
+    best: tuple[np.ndarray, np.ndarray] | None = None
+    for fact, slack in facts:
+        u = linear.upper(index, fact, slack, forms.box)  # k absorbs the bytes per element
+        if u is None:
+            continue
+        named = _named_value(u, forms, ptr)
+        if best is None:
+            best = (u.hi, named)
+        else:
+            better = u.hi < best[0]
+            best = (np.where(better, u.hi, best[0]), np.where(better, named, best[1]))
+    return best
 
 
 NO_VALUE = np.iinfo(np.int64).min
