@@ -6,7 +6,7 @@ declared set of points, shuffled, whose largest is drawn on both sides of the ro
 backwards (empty) and some kernels really read past x.
 
 Every footprint the product reports must cover what `TRITON_INTERPRET=1` touched; a kernel that really
-reads past x must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default 60)."""
+reads past x must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default 40)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from test_conformance import _config_matches, _oracle_accesses, compare
 from tests.support.oracle_runner import run_oracle_files
 from tilelens_lsp.pipeline import analyze_path
 
-EXAMPLES = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "40"))
 SEED = 20261202
 N = 40  # rows of x
 D = 4  # elements per row

@@ -747,6 +747,13 @@ MUTATIONS: list[Mutation] = [
         "a negative multiple of a guard bounds the address from above (it bounds it from below)",
     ),
     M(
+        "relational-lower-bound-one-high",
+        "engines/enumerate/relational.py",
+        "np.maximum(lo, -np.broadcast_to(bottom[0], shape))",
+        "np.maximum(lo, -np.broadcast_to(bottom[0], shape) + ptr.pointee)",
+        "the relational low end one element too high: a backwards row one below the sequence reads as safe",
+    ),
+    M(
         "relational-impossible-lanes-kept-wrong",
         "engines/enumerate/relational.py",
         "mask_and(mask, IntV(~impossible, 1))",

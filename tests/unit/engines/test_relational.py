@@ -20,12 +20,13 @@ from tilelens_lsp.pipeline import analyze_path
 
 KERNELS = REPO / "tests" / "conformance" / "kernels"
 BUGS = REPO / "tests" / "conformance" / "bugs"
-CLEAN = ["varlen_rows_masked.py", "varlen_chunk_indices.py"]
+CLEAN = ["varlen_rows_masked.py", "varlen_chunk_indices.py", "varlen_rows_reversed.py"]
 TWINS = {  # element the witness names (the first one past the storage), and the offset that reaches it
     "varlen_rows_mask_off_by_one.py": (1600, 100),
     "varlen_rows_one_short.py": (1584, 100),
     "varlen_rows_shifted_by_one.py": (1600, 100),
     "varlen_rows_offsets_past_rows.py": (1600, 101),
+    "varlen_rows_reversed_past_start.py": (-8, 0),  # below the storage: row -1 when bos is 0
 }
 
 
