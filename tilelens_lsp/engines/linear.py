@@ -65,6 +65,11 @@ def map_lanes(a: Form, fn: Callable[[np.ndarray], np.ndarray]) -> Form:
     return Form(fn(a.c), tuple((name, fn(k)) for name, k in a.k))
 
 
+def _amax(a: np.ndarray | None) -> float:
+    """The largest magnitude in `a` (0 for none), as a float."""
+    return 0.0 if a is None or a.size == 0 else float(np.abs(a.astype(np.float64)).max())
+
+
 def _per_program(a: np.ndarray, ndim: int) -> np.ndarray:
     """A per-program interval end (P or 1,) shaped to broadcast against (P or 1, *lanes)."""
     return a.reshape(a.shape[:1] + (1,) * (ndim - 1))
@@ -96,6 +101,7 @@ def upper(index: Form, fact: Form, slack: int, box: dict[str, tuple[np.ndarray, 
     hi = {a: _per_program(box[a][1], ndim) for a in names}
     zero = np.zeros((1,) * ndim, dtype=np.int64)
     best: Bound | None = None
+    tried: list[np.ndarray] = []
     for pivot, fk in fact.k:
         ik = index.coef(pivot)
         if ik is None:
@@ -104,20 +110,21 @@ def upper(index: Form, fact: Form, slack: int, box: dict[str, tuple[np.ndarray, 
             safe = np.where(fk == 0, 1, fk)
             k = np.where((fk != 0) & (ik % safe == 0), ik // safe, 0)
         valid = k > 0
-        if not valid.any():
-            continue
+        if not valid.any() or any(np.array_equal(k, seen) for seen in tried):
+            continue  # index - k·fact does not depend on the pivot that gave k: one bound per k
+        tried.append(k)
         k = np.where(valid, k, 0)
-        # every term of the bound, in floating point first: skip a pivot whose int64 sum could overflow
-        size = np.abs(index.c.astype(np.float64)) + np.abs(k * 1.0) * (np.abs(fact.c * 1.0) + abs(slack))
+        # the largest term of the bound, in floating point first: skip a pivot whose int64 sum could overflow
+        kmax = _amax(k)
+        size = _amax(index.c) + kmax * (_amax(fact.c) + abs(slack))
         rest = []
         for a in names:
             ka, fa = index.coef(a), fact.coef(a)
             coef = (zero if ka is None else ka) - k * (zero if fa is None else fa)
-            big = np.maximum(np.abs(lo[a] * 1.0), np.abs(hi[a] * 1.0))
-            size = size + (np.abs(ka * 1.0) if ka is not None else 0.0) * big
-            size = size + np.abs(k * 1.0) * (np.abs(fa * 1.0) if fa is not None else 0.0) * big
+            big = max(_amax(lo[a]), _amax(hi[a]))
+            size += (_amax(ka) + kmax * _amax(fa)) * big
             rest.append((coef, a))
-        if not (np.max(size, initial=0.0) < LIMIT):
+        if not size < LIMIT:
             continue
         bound = index.c - k * fact.c + k * slack
         count = np.zeros((1,) * ndim, dtype=np.int64)

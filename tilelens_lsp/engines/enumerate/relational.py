@@ -154,7 +154,13 @@ def tighten(
     if not isinstance(ptr, PtrSpan) or ptr.undef is not None:
         return ptr, mask
     func = g.index.func_of.get(id(op))
-    if func is None:
+    info = g.m.args.get(ptr.arg)
+    if func is None or info is None:
+        return ptr, mask
+    # only an end that may leave the storage is worth tightening (the others keep their interval)
+    need_top = bool((ptr.hi // info.elem_size >= info.hi).any())
+    need_bottom = bool((ptr.lo // info.elem_size < info.lo).any())
+    if not (need_top or need_bottom):
         return ptr, mask
     forms = Forms(g, func, env)
     with np.errstate(all="ignore"):
@@ -164,9 +170,9 @@ def tighten(
         index = forms.of(ptr_name)
         if index is None or not index.k:
             return ptr, mask
-        top = _best(index, facts, forms, ptr)
+        top = _best(index, facts, forms, ptr) if need_top else None
         # a lower bound is an upper bound of -index (the mirror `eos - 1 - o_t` stays above bos)
-        bottom = _best(linear.scale(index, np.asarray(-1)), facts, forms, ptr)
+        bottom = _best(linear.scale(index, np.asarray(-1)), facts, forms, ptr) if need_bottom else None
     if top is None and bottom is None:
         return ptr, mask
     shape = np.broadcast_shapes(ptr.lo.shape, ptr.hi.shape, *(b.shape for pair in (top, bottom) if pair for b in pair))
