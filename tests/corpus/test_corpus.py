@@ -146,3 +146,27 @@ def test_launches_captured_on_a_gpu_are_all_analysed_or_honestly_refused(tmp_pat
         for d in f["diagnostics"] + [x for l in f["launches"] for x in l["diagnostics"]]
         if d["code"] in ("TL010", "TL020", "TL050")
     ]
+
+
+def test_fla_varlen_hand_launches_are_clean_by_the_relation_of_their_offsets(tmp_path):
+    """fla's varlen kernels mask rows by `o_t < eos - bos` and address `bos + o_t` (cu_seqlens ranged):
+    in bounds only through the relation between the two loaded offsets, which the analysis now reads
+    (docs/directives.md, "Relations between loaded values"); before it, each access was a TL002."""
+    blocks = (REPO / "tests" / "corpus" / "hand.toml").read_text().split("[[launch]]")
+    varlen = [b for b in blocks[1:] if "cu_seqlens=i32" in b and ".values(" in b]
+    assert len(varlen) >= 2
+    config = tmp_path / "varlen.toml"
+    config.write_text("".join("[[launch]]" + b for b in varlen))
+    out = subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--python", str(VENV / "bin" / "python")]
+        + ["--format", "json", "--timeout", "300"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    launches = [launch for f in json.loads(out.stdout)["files"] for launch in f["launches"]]
+    assert len(launches) >= 3  # the vector kernel's autotune configs count one each
+    assert all(x["status"] == "analyzed" and not x["diagnostics"] for x in launches), launches
+    assert all(any(not a["exact"] for a in x["accesses"]) for x in launches), "the bounds rest on the ranges"

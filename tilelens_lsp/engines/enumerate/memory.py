@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tilelens_lsp.engines import ranges
-from tilelens_lsp.engines.enumerate import guards
+from tilelens_lsp.engines.enumerate import guards, relational
 from tilelens_lsp.engines.enumerate.table import handles
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, Opaque, PtrChoice, PtrV, Value
@@ -66,6 +66,8 @@ def _guarded(g: AccessGraph, op: Op, env, ctx, mask_at: int) -> tuple[Value, Val
         and (isinstance(ptr, PtrSpan) or isinstance(ptr, Opaque) and ptr.why == "data")
     ):
         ptr, mask = guards.access(g, op, op.operands[0], op.operands[mask_at], ptr, mask, env, ctx)
+    if isinstance(ptr, PtrSpan) and mask is not None:
+        ptr, mask = relational.tighten(g, op, op.operands[0], op.operands[mask_at], ptr, mask, env, ctx)
     return ptr, mask
 
 

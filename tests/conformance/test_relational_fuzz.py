@@ -1,0 +1,119 @@
+"""Differential fuzzing of relational guards (varlen masks) against Triton's interpreter: random
+kernels read two offsets `bos`, `eos` out of a ranged `cu_seqlens` and address rows `bos + o_t` (or
+their mirror `eos - 1 - o_t`) under a mask relating them: `o_t < eos - bos` and its spellings, the
+off-by-one `<=`, a shifted address, an `|` that must not narrow, casts to 64 bits. The offsets are a
+declared set of points, shuffled, whose largest is drawn on both sides of the rows, so sequences run
+backwards (empty) and some kernels really read past x.
+
+Every footprint the product reports must cover what `TRITON_INTERPRET=1` touched; a kernel that really
+reads past x must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default 40)."""
+
+from __future__ import annotations
+
+import os
+import random
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_conformance import _config_matches, _oracle_accesses, compare
+
+from tests.support.oracle_runner import run_oracle_files
+from tilelens_lsp.pipeline import analyze_path
+
+EXAMPLES = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "40"))
+SEED = 20261202
+N = 40  # rows of x
+D = 4  # elements per row
+
+MASKS = [
+    "o_t < T",
+    "o_t <= T",
+    "o_t + bos < eos",
+    "bos + o_t <= eos - 1",
+    "eos > o_t + bos",
+    "o_t - T < {S}",
+    "(o_t < T) | (o_t == 0)",
+    "(o_t < T) & (o_t >= 0)",
+]
+ADDRESSES = ["(bos + o_t + {S}) * D", "(o_t + bos) * D + {S}", "(eos - 1 - o_t) * D"]
+
+
+def kernel_source(rng: random.Random) -> str:
+    top = rng.choice([N - 1, N, N, N, N + 1])
+    points = sorted({top, *(rng.randint(0, top) for _ in range(rng.randint(2, 4)))})
+    rng.shuffle(points)
+    cast = rng.random() < 0.3
+    body = [
+        "i_t = tl.program_id(0)",
+        "i_n = tl.program_id(1)",
+        "bos = tl.load(cu_ptr + i_n)" + (".to(tl.int64)" if cast else ""),
+        "eos = tl.load(cu_ptr + i_n + 1)" + (".to(tl.int64)" if cast else ""),
+        "T = eos - bos",
+        "o_t = i_t * BT + tl.arange(0, BT)",
+        "m_t = " + rng.choice(MASKS).format(S=rng.choice([0, 1, -1])),
+        "o_d = tl.arange(0, D)",
+        "p = (" + rng.choice(ADDRESSES).format(S=rng.choice([0, 0, 1, -1])) + ")[:, None] + o_d[None, :]",
+        "v = tl.load(x_ptr + p, mask=m_t[:, None], other=0.0)",
+        "tl.store(y_ptr + (i_n * GT + i_t) * BT * D + tl.arange(0, BT)[:, None] * D + o_d[None, :], v)",
+    ]
+    bt, n_seq = rng.choice([4, 8, 16]), len(points) - 1
+    gt = -(-N // bt) + rng.randint(0, 1)
+    return (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(cu_ptr, x_ptr, y_ptr, GT: tl.constexpr, D: tl.constexpr, BT: tl.constexpr):\n"
+        f"{textwrap.indent(chr(10).join(body), '    ')}\n\n\n"
+        f"# tilelens: k[({gt}, {n_seq})](i32[{n_seq + 1}].values({points}), fp32[{N}, {D}], "
+        f"fp32[{gt * bt * n_seq}, {D}], GT={gt}, D={D}, BT={bt})\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def fuzz_files(tmp_path_factory) -> list[Path]:
+    folder = tmp_path_factory.mktemp("relational-fuzz")
+    rng = random.Random(SEED)
+    files = []
+    for i in range(EXAMPLES):
+        path = folder / f"relational_fuzz_{i}.py"
+        path.write_text(kernel_source(rng))
+        files.append(path)
+    return files
+
+
+def _reads_past_x(run: dict) -> bool:
+    return any(key[3] == "x_ptr" and any(a < 0 or b > N * D for a, b in ivs) for key, ivs in _oracle_accesses(run).items())
+
+
+def test_relational_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    oracle = run_oracle_files(fuzz_files, jobs=2, use_cache=False)
+    problems: list[str] = []
+    compared = clean = past = 0
+    for path in fuzz_files:
+        record = oracle[str(path)]
+        runs = [r for r in record["runs"] if "error" not in r]
+        assert runs and not record["errors"], f"the oracle could not run {path.name}: {record}\n{path.read_text()}"
+        (launch,) = analyze_path(path, workspace_root=path.parent).launches
+        if launch.status != "analyzed":
+            messages = [d.message for d in launch.diagnostics][:2]
+            problems.append(f"{path.name}: {launch.status} {messages}\n{path.read_text()}")
+            continue
+        run = next(r for r in runs if _config_matches(r["config"], launch.config))
+        found = compare(run, launch)
+        compared += 1
+        codes = {d.code for d in launch.diagnostics}
+        if _reads_past_x(run):
+            past += 1
+            if not codes & {"TL001", "TL002"}:
+                found.append("the interpreter reads past x and the product says nothing")
+        elif not codes & {"TL001", "TL002"}:
+            clean += 1
+        if found:
+            problems.append(f"{path.name}: {found[:3]}\n{path.read_text()}")
+    print(
+        f"relational fuzz: {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read "
+        f"past x (all flagged), {clean} clean of the {compared - past} in bounds"
+    )
+    assert not problems, problems[0]
+    assert compared == len(fuzz_files)
+    assert clean >= len(fuzz_files) // 5, "the relation proves no kernel clean: the fuzz tests nothing"

@@ -1,0 +1,122 @@
+"""Relational guards: `o_t < eos - bos` keeps `bos + o_t` below eos, and nothing looser passes for it.
+
+The varlen kernels are the conformance corpus's (run under Triton's interpreter there, where the
+product's bounds must cover every element touched); here their verdicts are pinned: clean, and each
+buggy twin TL002 at the first element past the storage (the bound is tight, not merely finite).
+`linear.upper` is held to brute force over every value of its atoms."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.support import FIXTURES, REPO, line_of
+from tilelens_lsp.engines import linear
+from tilelens_lsp.pipeline import analyze_path
+
+KERNELS = REPO / "tests" / "conformance" / "kernels"
+BUGS = REPO / "tests" / "conformance" / "bugs"
+CLEAN = ["varlen_rows_masked.py", "varlen_chunk_indices.py", "varlen_rows_reversed.py"]
+TWINS = {  # element the witness names (the first one past the storage), and the offset that reaches it
+    "varlen_rows_mask_off_by_one.py": (1600, 100),
+    "varlen_rows_one_short.py": (1584, 100),
+    "varlen_rows_shifted_by_one.py": (1600, 100),
+    "varlen_rows_offsets_past_rows.py": (1600, 101),
+    "varlen_rows_reversed_past_start.py": (-8, 0),  # below the storage: row -1 when bos is 0
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_cache(monkeypatch):
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+
+
+def _launches(path):
+    return analyze_path(path, workspace_root=path.parent).launches
+
+
+@pytest.mark.parametrize("name", CLEAN)
+def test_a_varlen_kernel_masked_by_its_sequence_length_is_clean(name):
+    for launch in _launches(KERNELS / name):
+        assert launch.status == "analyzed", launch.diagnostics
+        assert [d.message for d in launch.diagnostics] == []
+        assert any(not a.exact and a.in_bounds for a in launch.accesses), "the bound rests on the ranges"
+
+
+@pytest.mark.parametrize("name", sorted(TWINS))
+def test_its_buggy_twin_still_leaves_the_storage_at_the_first_element_past_it(name):
+    (launch,) = _launches(BUGS / name)
+    assert launch.status == "analyzed"
+    found = [d for d in launch.diagnostics if d.code == "TL002"]
+    assert found and {d.code for d in launch.diagnostics} == {"TL002"}, launch.diagnostics
+    assert {(d.witness.element, d.witness.value) for d in found} == {TWINS[name]}, [d.message for d in found]
+
+
+def test_a_guard_joined_by_or_or_bounding_the_wrong_way_does_not_narrow():
+    path = FIXTURES / "relational_guards.py"
+    by = {launch.kernel: launch for launch in _launches(path)}
+    for kernel, marker in (("or_guard_kernel", "lane 0 reads row bos"), ("wrong_sign_kernel", "below eos + bos")):
+        codes = [(d.code, d.line, d.witness.element) for d in by[kernel].diagnostics]
+        assert codes == [("TL002", line_of(path, marker), 100)], by[kernel].diagnostics
+
+
+def test_an_address_whose_arithmetic_may_wrap_is_not_narrowed_by_the_relation():
+    launch = {x.kernel: x for x in _launches(FIXTURES / "relational_guards.py")}["wrapping_rows_kernel"]
+    assert launch.status == "refused"
+    assert {d.code for d in launch.diagnostics} == {"TL003", "TL030"}, launch.diagnostics
+
+
+# ---------------------------------------------------------------- linear.upper against brute force
+
+ATOMS = ("a", "b", "c")
+small = st.integers(-3, 3)
+
+
+@st.composite
+def problems(draw):
+    lanes = 3
+    box = {}
+    for name in ATOMS:
+        lo = draw(st.integers(-4, 4))
+        box[name] = (np.array([lo]), np.array([lo + draw(st.integers(0, 4))]))
+
+    def form():
+        c = np.array([[draw(st.integers(-6, 6)) for _ in range(lanes)]])
+        k = tuple((n, np.array([[draw(small)] * lanes])) for n in ATOMS if draw(st.booleans()))
+        return linear.Form(c, k)
+
+    return form(), form(), draw(st.sampled_from([-1, 0])), box
+
+
+def _value(form: linear.Form, point: dict) -> np.ndarray:
+    return form.c + sum((k * point[n] for n, k in form.k), np.zeros_like(form.c))
+
+
+@settings(max_examples=300, deadline=None)
+@given(problems())
+def test_upper_bounds_the_index_wherever_the_fact_holds(problem):
+    index, fact, slack, box = problem
+    got = linear.upper(index, fact, slack, box)
+    if got is None:
+        return
+    bound = got.hi
+    for values in itertools.product(*(range(int(box[n][0][0]), int(box[n][1][0]) + 1) for n in ATOMS)):
+        point = dict(zip(ATOMS, values))
+        holds = _value(fact, point) <= slack
+        assert (_value(index, point)[holds] <= np.broadcast_to(bound, holds.shape)[holds]).all(), point
+
+
+def test_upper_reads_the_varlen_bound_off_the_sequence_end():
+    # index bos + o_t, fact o_t - (eos - bos) <= -1, eos in [0, 100]: index <= 99 on every lane
+    o_t = np.arange(4)[None]
+    index = linear.combine(linear.atom("bos"), linear.constant(o_t))
+    fact = linear.combine(linear.combine(linear.constant(o_t), linear.atom("eos"), -1), linear.atom("bos"))
+    box = {"bos": (np.array([0]), np.array([100])), "eos": (np.array([0]), np.array([100]))}
+    strict = linear.upper(index, fact, -1, box)
+    assert strict.hi.tolist() == [[99, 99, 99, 99]]
+    assert strict.atoms[int(strict.atom.reshape(-1)[0])] == "eos" and int(strict.value.reshape(-1)[0]) == 100
+    assert linear.upper(index, fact, 0, box).hi.tolist() == [[100, 100, 100, 100]]  # `<=`: one further
