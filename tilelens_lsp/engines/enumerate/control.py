@@ -7,17 +7,18 @@ conditions narrow the running programs, branches on loaded data run both sides a
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from tilelens_lsp.engines import ranges
-from tilelens_lsp.engines.enumerate import guards
+from tilelens_lsp.engines import accounting, ranges
+from tilelens_lsp.engines.enumerate import guards, inductions
 from tilelens_lsp.engines.enumerate.table import Ctx, blend, blend_may, either, handles, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, same_values, wrap
 from tilelens_lsp.refusal import Refusal
-from tilelens_lsp.ttir.reader import Op
+from tilelens_lsp.ttir.reader import Block, Op
 
 if TYPE_CHECKING:
     from tilelens_lsp.engines.enumerate.graph import AccessGraph
@@ -81,12 +82,18 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
     most = np.where(ctx.pred, np.maximum(0, -((lblo - ubhi) // stv)), 0)
     least = np.where(ctx.pred, np.maximum(0, -((lbhi - ublo) // stv)), 0)
     iv, carried = op.for_header.iv, op.for_header.iter_args
-    values = [g.get(env, o) for o in op.operands[3:]]
+    inits = [g.get(env, o) for o in op.operands[3:]]
+    values = list(inits)
     body = op.regions[0].blocks[0]
     bits = lb.bits
     if not most.size or int(most.max()) == 0:
         g.mark_unreachable(body, ctx)
+    trips = _Trips(lblo, lbhi, ubhi, stv, most, least)
     for t in range(int(most.max()) if most.size else 0):
+        if t == FOLLOW_PREFIX and int(most.max()) > FOLLOW_LIMIT:
+            summed = _for_summed(g, op, env, ctx, trips, inits, values)
+            if summed is not None:
+                return summed
         may, must = most > t, least > t
         inner = dict(env)
         lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1)
@@ -96,6 +103,87 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
         yielded = g.eval_block(body, inner, Ctx(may, ctx.iters + (t,), exact, ctx.stack))
         values = [blend_may(must, may, new, old, op) for new, old in zip(yielded, values)]
     return values
+
+
+FOLLOW_LIMIT = 256  # trip counts of a ranged loop followed one by one; past it the rest is summed up
+FOLLOW_PREFIX = 1  # iterations followed one by one before a ranged loop is summed up
+
+
+@dataclass(frozen=True)
+class _Trips:
+    """A ranged loop's per-program bounds: starts in [lblo, lbhi], ends below ubhi, step stv, and
+    between `least` and `most` trips."""
+
+    lblo: np.ndarray
+    lbhi: np.ndarray
+    ubhi: np.ndarray
+    stv: np.ndarray
+    most: np.ndarray
+    least: np.ndarray
+
+
+def _for_summed(
+    g: AccessGraph, op: Op, env, ctx, trips: _Trips, inits: list[Value], values: list[Value]
+) -> list[Value] | None:
+    """Iterations FOLLOW_PREFIX .. most - 1 of a ranged loop, all at once: its body runs once with
+    every carried value as its hull over those iterations. An induction (`j += 1`, `p += BLOCK`) is
+    `init + step * t`, summed up exactly (`inductions`); a value the body passes through unchanged
+    keeps its value; a value that feeds no address (an accumulator of loaded data) becomes unknown,
+    which is what the model knows of it anyway. Anything else (a pointer or an address term that is
+    not an induction) makes this None, and the loop is followed iteration by iteration. The accesses
+    are bounds (`exact: false`)."""
+    body = op.regions[0].blocks[0]
+    carried = op.for_header.iter_args
+    yields = body.ops[-1].operands if body.ops and body.ops[-1].name == "scf.yield" else []
+    if len(yields) != len(carried):
+        return None
+    k0 = FOLLOW_PREFIX
+    active = trips.most > k0
+    last = np.where(active, trips.most - 1, k0)
+    inside = inductions.defined_inside([body])
+    guess: list[Value] = []
+    after: list[Value] = []
+    for name, y, init, now in zip(carried, yields, inits, values):
+        found = inductions.find(body, name, y, inside)
+        if y == name:
+            guess.append(now)
+            after.append(now)
+        elif found is not None:
+            step = env.get(found.step)
+            h = inductions.hull(init, step, found.sign, np.full_like(last, k0), last)
+            end = inductions.hull(init, step, found.sign, np.full_like(last, k0 + 1), last + 1)
+            if h is None or end is None:
+                return None
+            guess.append(h)
+            after.append(end)
+        elif isinstance(now, Opaque) and now.bound is None:
+            guess.append(now)
+            after.append(now)
+        elif not _feeds_address(g, body, y, now):
+            unknown = Opaque("data", "a value carried through a loop whose trip count is loaded data", op.loc)
+            guess.append(unknown)
+            after.append(unknown)
+        else:
+            return None
+    lo = trips.lblo + k0 * trips.stv
+    hi = np.where(active, np.minimum(trips.lbhi + last * trips.stv, trips.ubhi - 1), lo)
+    inner = dict(env)
+    bits = g.get(env, op.operands[0]).bits
+    inner[op.for_header.iv] = RangeV(lo, np.maximum(lo, hi), bits, segment=True)
+    inner.update(zip(carried, guess))
+    # no iteration index: the one evaluation stands for every iteration from k0 on
+    g.eval_block(body, inner, Ctx(active, ctx.iters, False, ctx.stack))
+    must = trips.least > k0
+    return [blend_may(must, active, a, v, op) for a, v in zip(after, values)]
+
+
+def _feeds_address(g: AccessGraph, body: Block, yielded: str, value: Value) -> bool:
+    """Whether a carried value may take part in an address: a pointer, or an integer whose update is
+    in the module's address slice (offsets and call arguments)."""
+    if not isinstance(value, (IntV, RangeV, Opaque)):
+        return True
+    op = next((o for o in accounting.block_ops(body) if yielded in o.results), None)
+    return op is None or id(op) in g.slice
 
 
 @handles("scf.if")
@@ -190,6 +278,12 @@ def _while_settled(
     after = op.regions[1].blocks[0]
     term = before.ops[-1]
     carried = [inner[n] for n in names]
+    widened = _while_inductions(g, op, env, names, carried)
+    if widened is not None:  # start from the hull of every value the inductions take
+        carried = widened
+        inner = dict(env)
+        inner.update(zip(names, carried))
+        out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t0,), False, ctx.stack))
     for t in range(t0, t0 + SETTLE_LIMIT):
         cond, forwarded = out[0], out[1:]
         if isinstance(cond, IntV):
@@ -225,19 +319,47 @@ def _while_settled(
         inner.update(zip(names, carried))
         out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t + 1,), False, ctx.stack))
     reads = _data_source(out[0])
-    ranged = any(info.values is not None for info in g.m.args.values())
-    advice = (
-        "its declared ranges allow more iterations than are followed: declare narrower value ranges "
-        "(`.values(LO, HI)`) for the tensors it reads"
-        if ranged
-        else "declare the values of the tensors it reads (`i32[N].values(LO, HI)`) to bound them"
-    )
+    # what a declaration could do is said by the refusal's fix (the tensors without a range, or that
+    # no declaration decides it): a range the launch already declares is never asked for again
     raise Refusal(
         "data-dependent-bound",
-        f"a while loop whose condition depends on {reads} still changes its "
-        f"values after {SETTLE_LIMIT} iterations; {advice}",
+        f"a while loop whose condition depends on {reads} still changes its carried values after "
+        f"{SETTLE_LIMIT} iterations, and they are not inductions (a step by a loop-invariant amount "
+        "toward a bound its condition reads) that the model sums up in one step",
         op.loc,
     )
+
+
+def _while_inductions(g: AccessGraph, op: Op, env, names: list[str], carried: list[Value]) -> list[Value] | None:
+    """The carried values of a data-dependent while loop with each induction that its condition bounds
+    (`i += c` while `i < n`, n loaded from a declared range) widened to every value it takes at the
+    loop's head: from its value now up to the condition's limit plus one step. The settling loop then
+    checks that these hulls hold for one more iteration, as for any other value, so a wrong guess
+    costs precision or a refusal, never soundness. None when no carried value is such an induction."""
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    term, yields = before.ops[-1], after.ops[-1].operands if after.ops else []
+    if term.name != "scf.condition" or len(yields) != len(names):
+        return None
+    inside = inductions.defined_inside([before, after])
+    out, changed = list(carried), False
+    for k, name in enumerate(names):
+        # the do-region receives the condition's forwarded values: find the one that is this value
+        j = next((j for j, o in enumerate(term.operands[1:]) if o == name), None)
+        if j is None or j >= len(after.args):
+            continue
+        found = inductions.find(after, after.args[j], yields[k], inside)
+        step = env.get(found.step) if found is not None else None
+        if found is None or not isinstance(step, IntV) or step.bits == 1:
+            continue
+        signed = found.sign * step.a.astype(np.int64)
+        rising = bool((signed > 0).all())
+        if not rising and not (signed < 0).all():
+            continue
+        limit = inductions.while_limit(before, name, rising, env)
+        grown = inductions.while_hull(carried[k], signed, limit) if limit is not None else None
+        if grown is not None:
+            out[k], changed = either(carried[k], grown, op), True
+    return out if changed else None
 
 
 def _data_source(v: Value) -> str:

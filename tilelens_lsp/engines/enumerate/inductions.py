@@ -1,0 +1,139 @@
+"""Closed forms of loop inductions, so that a loop over a wide range of trip counts runs once for all.
+
+An induction is a loop-carried value that its loop advances by the same loop-invariant amount on every
+iteration (`j += 1`, `p += BLOCK`, the `i += 1` of `while i < n`): at iteration t it is
+`start + step * t`, so its hull over every iteration in [first, last] is one interval, computed in one
+step. This module finds such values in the TTIR (the value the body yields is `arith.addi` or
+`arith.subi` of the carried value and a value defined outside the loop, or `tt.addptr` of the carried
+pointer and such a value, at the body's top level) and builds those hulls; for a while loop it also
+reads the limit its condition (`i < n`, `i <= n`, `n > i`, ...) puts on the induction.
+
+It does not decide whether a loop may be summed up this way (the loop handlers in `control` do), and
+it does not recognise steps computed inside the loop, updates under a branch, or unsigned conditions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.ranges import PtrSpan, RangeV
+from tilelens_lsp.engines.values import IntV, PtrV, Value
+from tilelens_lsp.ttir.reader import Block
+
+
+@dataclass(frozen=True)
+class Induction:
+    """The carried value advances by `sign * step` per iteration; `step` is an SSA name defined outside
+    the loop."""
+
+    step: str
+    sign: int
+
+
+def defined_inside(blocks: list[Block]) -> set[str]:
+    """Every SSA name the blocks (and the regions nested in them) define, their arguments included."""
+    names: set[str] = set()
+    stack = list(blocks)
+    while stack:
+        block = stack.pop()
+        names.update(block.args)
+        for op in block.ops:
+            names.update(op.results)
+            for region in op.regions:
+                stack.extend(region.blocks)
+    return names
+
+
+def find(block: Block, arg: str, yielded: str, inside: set[str]) -> Induction | None:
+    """The induction by which `block` turns its argument `arg` into the value `yielded`, if it is one."""
+    op = next((o for o in block.ops if yielded in o.results), None)
+    if op is None or len(op.operands) < 2:
+        return None
+    a, b = op.operands[:2]
+    step, sign = None, 1
+    if op.name in ("arith.addi", "tt.addptr") and a == arg:
+        step = b
+    elif op.name == "arith.addi" and b == arg:
+        step = a
+    elif op.name == "arith.subi" and a == arg:
+        step, sign = b, -1
+    if step is None or step in inside:
+        return None
+    return Induction(step, sign)
+
+
+def hull(start: Value, step: Value, sign: int, first: np.ndarray, last: np.ndarray) -> Value | None:
+    """`start + sign * step * t` over every t in [first, last] ((P,) arrays, first <= last), per program
+    and lane: an interval (a `RangeV`, or a `PtrSpan` for a pointer). None when the step is not a known
+    integer, the start is not a value this sums up, or an integer hull leaves its width (the loop is
+    then followed iteration by iteration, which checks the wraparound exactly)."""
+    if not isinstance(step, IntV) or step.bits == 1:
+        return None
+    s = sign * step.a.astype(np.int64)
+    if isinstance(start, (IntV, RangeV)):
+        lo, hi = ranges.bounds(start)
+    elif isinstance(start, PtrV):
+        lo = hi = start.boff
+    elif isinstance(start, PtrSpan):
+        lo, hi = start.lo, start.hi
+    else:
+        return None
+    nd = max(np.ndim(lo), s.ndim, 1)
+    f = first.astype(np.int64).reshape(first.shape + (1,) * (nd - 1))
+    t = last.astype(np.int64).reshape(last.shape + (1,) * (nd - 1))
+    at_first, at_last = s * f, s * t
+    dlo, dhi = np.minimum(at_first, at_last), np.maximum(at_first, at_last)
+    if isinstance(start, (IntV, RangeV)):
+        out = RangeV(lo + dlo, hi + dhi, start.bits, getattr(start, "undef", None), segment=True)
+        return out if ranges.fits(out, start.bits) else None
+    pointee = start.pointee
+    undef = getattr(start, "undef", None)
+    return PtrSpan(start.arg, lo + dlo * pointee, hi + dhi * pointee, pointee, undef, segment=True)
+
+
+def while_limit(before: Block, name: str, rising: bool, env) -> IntV | None:
+    """The bound a while loop's condition puts on its induction `name` wherever the do-region runs:
+    `i < n` and `i <= n` bound a rising `i` from above (by the highest n, less one for `<`), `i > n`
+    and `i >= n` a falling one from below (either operand order). None when the condition is not such
+    a comparison with a value defined outside the loop."""
+    term = before.ops[-1] if before.ops else None
+    if term is None or term.name != "scf.condition" or not term.operands:
+        return None
+    cmp = next((o for o in before.ops if term.operands[0] in o.results), None)
+    if cmp is None or cmp.name != "arith.cmpi" or len(cmp.operands) < 2:
+        return None
+    pred, (x, y) = cmp.predicate, cmp.operands[:2]
+    if y == name:
+        pred, (x, y) = ranges.FLIP[pred], (y, x)
+    if x != name or y not in env:
+        return None
+    other = env[y]
+    if not isinstance(other, (IntV, RangeV)) or other.bits == 1:
+        return None
+    lo, hi = ranges.bounds(other)
+    if rising and pred in ("slt", "sle"):
+        return IntV(hi.astype(np.int64) - (pred == "slt"), other.bits)
+    if not rising and pred in ("sgt", "sge"):
+        return IntV(lo.astype(np.int64) + (pred == "sgt"), other.bits)
+    return None
+
+
+def while_hull(current: Value, step: np.ndarray, limit: IntV) -> RangeV | None:
+    """Every value a while loop's induction takes at the loop's head, from its value `current` on:
+    advancing by `step` (signed, one sign) while the condition holds, it never passes the condition's
+    `limit` (`while_limit`) by more than one step. None where that leaves its width."""
+    if not isinstance(current, (IntV, RangeV)) or current.bits == 1:
+        return None
+    lo, hi = ranges.bounds(current)
+    b = limit.a.reshape(limit.a.shape + (1,) * max(0, np.ndim(lo) - limit.a.ndim))
+    if (step > 0).all():
+        lo, hi = np.broadcast_arrays(lo, np.maximum(hi, b + step))
+    elif (step < 0).all():
+        lo, hi = np.broadcast_arrays(np.minimum(lo, b + step), hi)
+    else:
+        return None
+    out = RangeV(np.array(lo), np.array(hi), current.bits, getattr(current, "undef", None), segment=True)
+    return out if ranges.fits(out, current.bits) else None
