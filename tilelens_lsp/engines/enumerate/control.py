@@ -279,11 +279,15 @@ def _while_settled(
     term = before.ops[-1]
     carried = [inner[n] for n in names]
     widened = _while_inductions(g, op, env, names, carried)
+
+    def at(t: int) -> tuple[int, ...]:  # a widened iteration stands for all of them: no index
+        return ctx.iters if widened is not None else ctx.iters + (t,)
+
     if widened is not None:  # start from the hull of every value the inductions take
         carried = widened
         inner = dict(env)
         inner.update(zip(names, carried))
-        out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t0,), False, ctx.stack))
+        out = g.eval_block(before, inner, Ctx(active, at(t0), False, ctx.stack))
     for t in range(t0, t0 + SETTLE_LIMIT):
         cond, forwarded = out[0], out[1:]
         if isinstance(cond, IntV):
@@ -310,14 +314,14 @@ def _while_settled(
         if isinstance(cond, Opaque) and cond.why == "data":
             narrowed.update(guards.branch_env(g, term, term.operands[0], True, inner, ctx))
         body.update(zip(after.args, (narrowed[o] if o in narrowed else v for o, v in zip(term.operands[1:], forwarded))))
-        yielded = g.eval_block(after, body, Ctx(go, ctx.iters + (t,), False, ctx.stack))
+        yielded = g.eval_block(after, body, Ctx(go, at(t), False, ctx.stack))
         grown = [blend(go, either(new, old, op), old, op) for new, old in zip(yielded, carried)]
         if all(_same_value(a, b) for a, b in zip(grown, carried)) and (go == active).all():
             return final  # settled: every further iteration is one already followed
         carried, active = grown, go
         inner = dict(env)
         inner.update(zip(names, carried))
-        out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t + 1,), False, ctx.stack))
+        out = g.eval_block(before, inner, Ctx(active, at(t + 1), False, ctx.stack))
     reads = _data_source(out[0])
     # what a declaration could do is said by the refusal's fix (the tensors without a range, or that
     # no declaration decides it): a range the launch already declares is never asked for again
@@ -348,15 +352,14 @@ def _while_inductions(g: AccessGraph, op: Op, env, names: list[str], carried: li
         if j is None or j >= len(after.args):
             continue
         found = inductions.find(after, after.args[j], yields[k], inside)
-        step = env.get(found.step) if found is not None else None
-        if found is None or not isinstance(step, IntV) or step.bits == 1:
+        steps = inductions.step_bounds(env.get(found.step), found.sign) if found is not None else None
+        if steps is None:
             continue
-        signed = found.sign * step.a.astype(np.int64)
-        rising = bool((signed > 0).all())
-        if not rising and not (signed < 0).all():
+        rising = bool((steps[0] > 0).all())
+        if not rising and not (steps[1] < 0).all():
             continue
         limit = inductions.while_limit(before, name, rising, env)
-        grown = inductions.while_hull(carried[k], signed, limit) if limit is not None else None
+        grown = inductions.while_hull(carried[k], steps, limit) if limit is not None else None
         if grown is not None:
             out[k], changed = either(carried[k], grown, op), True
     return out if changed else None

@@ -65,14 +65,26 @@ def find(block: Block, arg: str, yielded: str, inside: set[str]) -> Induction | 
     return Induction(step, sign)
 
 
-def hull(start: Value, step: Value, sign: int, first: np.ndarray, last: np.ndarray) -> Value | None:
-    """`start + sign * step * t` over every t in [first, last] ((P,) arrays, first <= last), per program
-    and lane: an interval (a `RangeV`, or a `PtrSpan` for a pointer). None when the step is not a known
-    integer, the start is not a value this sums up, or an integer hull leaves its width (the loop is
-    then followed iteration by iteration, which checks the wraparound exactly)."""
-    if not isinstance(step, IntV) or step.bits == 1:
+def step_bounds(step: Value, sign: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(lowest, highest) amount added per iteration: a known integer, or a loaded one in its declared
+    range (`i += tl.load(stride_ptr)` before the loop), times `sign`. None for anything else."""
+    if isinstance(step, IntV) and step.bits > 1:
+        lo = hi = step.a.astype(np.int64)
+    elif isinstance(step, RangeV) and step.undef is None:
+        lo, hi = step.lo.astype(np.int64), step.hi.astype(np.int64)
+    else:
         return None
-    s = sign * step.a.astype(np.int64)
+    return (lo, hi) if sign > 0 else (-hi, -lo)
+
+
+def hull(start: Value, step: Value, sign: int, first: np.ndarray, last: np.ndarray) -> Value | None:
+    """`start + sign * step * t` over every t in [first, last] ((P,) arrays, 0 <= first <= last), per
+    program and lane: an interval (a `RangeV`, or a `PtrSpan` for a pointer). None when the step is not
+    a known or ranged integer, the start is not a value this sums up, or an integer hull leaves its
+    width (the loop is then followed iteration by iteration, which checks the wraparound exactly)."""
+    steps = step_bounds(step, sign)
+    if steps is None:
+        return None
     if isinstance(start, (IntV, RangeV)):
         lo, hi = ranges.bounds(start)
     elif isinstance(start, PtrV):
@@ -81,11 +93,11 @@ def hull(start: Value, step: Value, sign: int, first: np.ndarray, last: np.ndarr
         lo, hi = start.lo, start.hi
     else:
         return None
-    nd = max(np.ndim(lo), s.ndim, 1)
+    nd = max(np.ndim(lo), steps[0].ndim, 1)
     f = first.astype(np.int64).reshape(first.shape + (1,) * (nd - 1))
     t = last.astype(np.int64).reshape(last.shape + (1,) * (nd - 1))
-    at_first, at_last = s * f, s * t
-    dlo, dhi = np.minimum(at_first, at_last), np.maximum(at_first, at_last)
+    corners = [s * n for s in steps for n in (f, t)]  # the extremes of s * n lie at the corners
+    dlo, dhi = np.minimum.reduce(np.broadcast_arrays(*corners)), np.maximum.reduce(np.broadcast_arrays(*corners))
     if isinstance(start, (IntV, RangeV)):
         out = RangeV(lo + dlo, hi + dhi, start.bits, getattr(start, "undef", None), segment=True)
         return out if ranges.fits(out, start.bits) else None
@@ -121,18 +133,19 @@ def while_limit(before: Block, name: str, rising: bool, env) -> IntV | None:
     return None
 
 
-def while_hull(current: Value, step: np.ndarray, limit: IntV) -> RangeV | None:
+def while_hull(current: Value, steps: tuple[np.ndarray, np.ndarray], limit: IntV) -> RangeV | None:
     """Every value a while loop's induction takes at the loop's head, from its value `current` on:
-    advancing by `step` (signed, one sign) while the condition holds, it never passes the condition's
-    `limit` (`while_limit`) by more than one step. None where that leaves its width."""
+    advancing by an amount in `steps` (`step_bounds`, all of one sign) while the condition holds, it
+    never passes the condition's `limit` (`while_limit`) by more than one step. None where that leaves
+    its width."""
     if not isinstance(current, (IntV, RangeV)) or current.bits == 1:
         return None
     lo, hi = ranges.bounds(current)
     b = limit.a.reshape(limit.a.shape + (1,) * max(0, np.ndim(lo) - limit.a.ndim))
-    if (step > 0).all():
-        lo, hi = np.broadcast_arrays(lo, np.maximum(hi, b + step))
-    elif (step < 0).all():
-        lo, hi = np.broadcast_arrays(np.minimum(lo, b + step), hi)
+    if (steps[0] > 0).all():
+        lo, hi = np.broadcast_arrays(lo, np.maximum(hi, b + steps[1]))
+    elif (steps[1] < 0).all():
+        lo, hi = np.broadcast_arrays(np.minimum(lo, b + steps[0]), hi)
     else:
         return None
     out = RangeV(np.array(lo), np.array(hi), current.bits, getattr(current, "undef", None), segment=True)
