@@ -220,6 +220,7 @@ def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
 
 WHILE_LIMIT = 1 << 16  # iterations of one while loop before it is refused as non-terminating
 SETTLE_LIMIT = 512  # iterations of a data-dependent while loop before it is refused as unsettled
+WIDEN_INDUCTIONS = True  # start a data-dependent while loop's inductions from their hull (tests turn it off)
 
 
 @handles("scf.while")
@@ -278,7 +279,7 @@ def _while_settled(
     after = op.regions[1].blocks[0]
     term = before.ops[-1]
     carried = [inner[n] for n in names]
-    widened = _while_inductions(g, op, env, names, carried)
+    widened = _while_inductions(g, op, env, names, carried) if WIDEN_INDUCTIONS else None
 
     def at(t: int) -> tuple[int, ...]:  # a widened iteration stands for all of them: no index
         return ctx.iters if widened is not None else ctx.iters + (t,)

@@ -1,0 +1,146 @@
+"""Loops over a declared range of trip counts, summed up in one evaluation instead of followed one
+trip count at a time (enumerate/inductions.py, control.py's ranged loops and data-dependent while
+loops).
+
+The oracles: brute force for the closed-form hulls; for whole launches, the same engine following
+every iteration (at ranges small enough for that), which must give the same verdicts and footprints
+(fixtures/loop_inductions.py and the conformance corpus's ranged loops). The conformance suite holds
+the long loops (10^5 trips) to Triton's interpreter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.support import FIXTURES, REPO, codes, launch_at, line_of
+from tilelens_lsp.engines.enumerate import control, inductions
+from tilelens_lsp.engines.ranges import PtrSpan, RangeV
+from tilelens_lsp.engines.values import IntV, PtrV
+from tilelens_lsp.pipeline import analyze_path
+
+KERNELS = FIXTURES / "loop_inductions.py"
+CORPUS = REPO / "tests" / "conformance"
+RANGED_LOOPS = [
+    KERNELS,
+    CORPUS / "kernels" / "varlen_cu_seqlens_loop.py",
+    CORPUS / "kernels" / "token_count_loop.py",
+    CORPUS / "kernels" / "moe_expert_loop.py",
+    CORPUS / "kernels" / "while_search_cu_seqlens.py",
+    CORPUS / "bugs" / "moe_loop_offsets_past_tokens.py",
+    CORPUS / "bugs" / "varlen_loop_unmasked.py",
+    CORPUS / "bugs" / "token_count_past_slab.py",
+    CORPUS / "bugs" / "while_search_short_cu_seqlens.py",
+]
+
+
+def _verdicts(path: Path) -> list[tuple]:
+    result = analyze_path(path, REPO)
+    return [
+        (
+            launch.line,
+            launch.status,
+            codes(launch),
+            sorted((a.op, a.pointer, tuple(map(tuple, a.elements)), a.exact) for a in launch.accesses),
+        )
+        for launch in result.launches
+    ]
+
+
+@pytest.mark.parametrize("path", RANGED_LOOPS, ids=lambda p: p.name)
+def test_summing_a_ranged_loop_up_gives_what_following_it_gives(path, monkeypatch):
+    followed = _verdicts(path)
+    monkeypatch.setattr(control, "FOLLOW_LIMIT", 0)  # sum up every loop from its second iteration
+    assert _verdicts(path) == followed
+
+
+@pytest.mark.parametrize("path", RANGED_LOOPS, ids=lambda p: p.name)
+def test_widening_a_while_loops_inductions_gives_what_settling_them_gives(path, monkeypatch):
+    widened = _verdicts(path)
+    monkeypatch.setattr(control, "WIDEN_INDUCTIONS", False)
+    assert widened == _verdicts(path)  # the loop that never settles is refused either way
+
+
+def test_the_fixture_launches_say_what_their_comments_say():
+    result = analyze_path(KERNELS, REPO)
+    expected = {
+        "index_for_kernel[(3,)](i32[3].values(0, 33)": [],
+        "index_for_kernel[(3,)](i32[3].values(0, 34)": ["TL002"],
+        "falling_for_kernel[(2,)](i32[2].values(0, 21)": [],
+        "falling_for_kernel[(2,)](i32[2].values(0, 22)": ["TL002", "TL002"],
+        "# tilelens: loaded_step_kernel[": [],
+        "while_step_kernel[(2,)](i32[2].values(0, 31), fp32[30]": [],
+        "while_step_kernel[(2,)](i32[2].values(0, 31), fp32[27]": ["TL002"],
+    }
+    for needle, want in expected.items():
+        launch = launch_at(result, line_of(KERNELS, needle))
+        assert (launch.status, codes(launch)) == ("analyzed", want), needle
+
+
+def test_an_unsettled_while_loop_over_ranged_tensors_is_refused_without_asking_for_ranges():
+    result = analyze_path(KERNELS, REPO)
+    launch = launch_at(result, line_of(KERNELS, "while_loaded_step_kernel["))
+    (diag,) = launch.diagnostics
+    assert (diag.code, diag.kind) == ("TL030", "data-dependent-bound")
+    assert "not inductions" in diag.message
+    assert ".values(" not in diag.message  # every integer tensor of the launch already declares one
+
+
+def test_loops_of_100000_trips_are_answered_clean_and_their_one_past_the_end_twins_warn():
+    """Before the loops were summed up, these ran out of time or were refused (TL030)."""
+    path = CORPUS / "kernels" / "loaded_trip_long.py"
+    result = analyze_path(path, REPO)
+    assert [(l.status, codes(l)) for l in result.launches] == [("analyzed", [])] * len(result.launches)
+    bugs = analyze_path(CORPUS / "bugs" / "loaded_trip_long_past_end.py", REPO)
+    assert [codes(l) for l in bugs.launches] == [["TL002"]] * 3
+
+
+# ---------------------------------------------------------------- closed forms by brute force
+
+CASES = [
+    # start lo, start hi, step, sign, first, last
+    (0, 0, 1, 1, 0, 99_999),
+    (5, 9, 3, 1, 2, 40),
+    (100, 100, 2, -1, 1, 30),
+    (-7, 4, -5, 1, 0, 13),
+    (3, 3, 0, 1, 0, 10),
+]
+
+
+@pytest.mark.parametrize("lo,hi,step,sign,first,last", CASES)
+def test_an_induction_hull_holds_every_iteration_and_no_more(lo, hi, step, sign, first, last):
+    start = IntV(np.array([lo]), 32) if lo == hi else RangeV(np.array([lo]), np.array([hi]), 32)
+    h = inductions.hull(start, IntV(np.array([step]), 32), sign, np.array([first]), np.array([last]))
+    values = [s + sign * step * t for s in range(lo, hi + 1) for t in range(first, last + 1)]
+    assert isinstance(h, RangeV)
+    assert (int(h.lo[0]), int(h.hi[0])) == (min(values), max(values))
+
+
+def test_a_ranged_step_takes_the_corners_of_steps_and_iterations():
+    h = inductions.hull(IntV(np.array([0]), 32), RangeV(np.array([1]), np.array([3]), 32), 1, np.array([2]), np.array([10]))
+    values = [s * t for s in range(1, 4) for t in range(2, 11)]
+    assert (int(h.lo[0]), int(h.hi[0])) == (min(values), max(values))
+
+
+def test_a_pointer_induction_steps_in_elements_of_its_pointee():
+    p = PtrV("x", np.array([[0, 4, 8, 12]], dtype=np.int64), 4)  # four fp32 lanes
+    h = inductions.hull(p, IntV(np.array([4]), 32), 1, np.array([0]), np.array([9]))
+    assert isinstance(h, PtrSpan) and h.arg == "x"
+    assert h.lo.tolist() == [[0, 4, 8, 12]] and h.hi.tolist() == [[144, 148, 152, 156]]
+
+
+def test_an_induction_that_would_wrap_its_width_is_not_summed_up():
+    start = IntV(np.array([2**31 - 10]), 32)
+    assert inductions.hull(start, IntV(np.array([1]), 32), 1, np.array([0]), np.array([20])) is None
+
+
+def test_a_while_hull_stops_one_step_past_the_conditions_limit():
+    # i from 0 by 3 while i < n, n <= 30: i at the head is at most 27 + 3 = 30 <= 29 + 3
+    h = inductions.while_hull(IntV(np.array([0]), 32), (np.array([3]), np.array([3])), IntV(np.array([29]), 32))
+    reach = [i for i in range(0, 40, 3) if i - 3 < 30]
+    assert int(h.lo[0]) == 0 and int(h.hi[0]) >= max(reach)
+    # falling: i from 50 by -4 while i > n, n >= 10: the head sees down to 11 - 4 = 7
+    h = inductions.while_hull(IntV(np.array([50]), 32), (np.array([-4]), np.array([-4])), IntV(np.array([11]), 32))
+    assert (int(h.lo[0]), int(h.hi[0])) == (7, 50)
