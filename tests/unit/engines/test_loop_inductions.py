@@ -19,7 +19,9 @@ from tests.support import FIXTURES, REPO, codes, launch_at, line_of
 from tilelens_lsp.engines.enumerate import control, inductions
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, PtrV
+from tilelens_lsp.model import FileResult
 from tilelens_lsp.pipeline import analyze_path
+from tilelens_lsp.pipeline.warm import WarmState
 
 KERNELS = FIXTURES / "loop_inductions.py"
 CORPUS = REPO / "tests" / "conformance"
@@ -36,35 +38,55 @@ RANGED_LOOPS = [
 ]
 
 
-def _verdicts(path: Path) -> list[tuple]:
-    result = analyze_path(path, REPO)
-    return [
-        (
-            launch.line,
-            launch.status,
-            codes(launch),
-            sorted((a.op, a.pointer, tuple(map(tuple, a.elements)), a.exact) for a in launch.accesses),
+def _analyse(path: Path, monkeypatch) -> FileResult:
+    """A fresh analysis: no result kept from another call (the cache would answer for the setting)."""
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    return analyze_path(path, REPO, state=WarmState())
+
+
+def _verdicts(path: Path, monkeypatch) -> list[tuple]:
+    """Per launch: status, codes, and per access site its exactness and the ends of its footprint."""
+    out = []
+    for launch in _analyse(path, monkeypatch).launches:
+        sites = sorted(
+            (a.op, a.pointer, a.line, a.exact, a.elements[0][0], a.elements[-1][1]) if a.elements else (a.op, a.pointer)
+            for a in launch.accesses
         )
-        for launch in result.launches
-    ]
+        out.append((launch.line, launch.status, codes(launch), sites))
+    return out
+
+
+def _iterations(path: Path, monkeypatch) -> list[tuple]:
+    return [(d.code, d.witness and d.witness.iteration) for l in _analyse(path, monkeypatch).launches for d in l.diagnostics]
 
 
 @pytest.mark.parametrize("path", RANGED_LOOPS, ids=lambda p: p.name)
 def test_summing_a_ranged_loop_up_gives_what_following_it_gives(path, monkeypatch):
-    followed = _verdicts(path)
-    monkeypatch.setattr(control, "FOLLOW_LIMIT", 0)  # sum up every loop from its second iteration
-    assert _verdicts(path) == followed
+    """Same verdicts, same exactness, same ends of every footprint (inside them, summing up may leave
+    out elements that following merges into one interval: j -= 2 reads every other element)."""
+    followed = _verdicts(path, monkeypatch)
+    monkeypatch.setattr(control, "FOLLOW_LIMIT", 0)  # sum up every ranged loop from its second iteration
+    assert _verdicts(path, monkeypatch) == followed
+
+
+def test_a_summed_up_loop_names_no_iteration_in_its_witness(monkeypatch):
+    """The witness of a summed-up access stands for every iteration (and shows the sum was taken)."""
+    followed = _iterations(KERNELS, monkeypatch)
+    monkeypatch.setattr(control, "FOLLOW_LIMIT", 0)
+    summed = _iterations(KERNELS, monkeypatch)
+    assert ("TL002", (32,)) in followed and ("TL002", None) in summed
+    assert sorted(code for code, _ in followed) == sorted(code for code, _ in summed)
 
 
 @pytest.mark.parametrize("path", RANGED_LOOPS, ids=lambda p: p.name)
 def test_widening_a_while_loops_inductions_gives_what_settling_them_gives(path, monkeypatch):
-    widened = _verdicts(path)
+    widened = _verdicts(path, monkeypatch)
     monkeypatch.setattr(control, "WIDEN_INDUCTIONS", False)
-    assert widened == _verdicts(path)  # the loop that never settles is refused either way
+    assert widened == _verdicts(path, monkeypatch)  # the loop that never settles is refused either way
 
 
-def test_the_fixture_launches_say_what_their_comments_say():
-    result = analyze_path(KERNELS, REPO)
+def test_the_fixture_launches_say_what_their_comments_say(monkeypatch):
+    result = _analyse(KERNELS, monkeypatch)
     expected = {
         "index_for_kernel[(3,)](i32[3].values(0, 33)": [],
         "index_for_kernel[(3,)](i32[3].values(0, 34)": ["TL002"],
@@ -73,14 +95,16 @@ def test_the_fixture_launches_say_what_their_comments_say():
         "# tilelens: loaded_step_kernel[": [],
         "while_step_kernel[(2,)](i32[2].values(0, 31), fp32[30]": [],
         "while_step_kernel[(2,)](i32[2].values(0, 31), fp32[27]": ["TL002"],
+        "late_race_kernel[(2,)](i32[2].values(0, 17), fp32[40], 5)": ["TL006"],
+        "late_race_kernel[(2,)](i32[2].values(0, 17), fp32[40], 20)": [],
     }
     for needle, want in expected.items():
         launch = launch_at(result, line_of(KERNELS, needle))
         assert (launch.status, codes(launch)) == ("analyzed", want), needle
 
 
-def test_an_unsettled_while_loop_over_ranged_tensors_is_refused_without_asking_for_ranges():
-    result = analyze_path(KERNELS, REPO)
+def test_an_unsettled_while_loop_over_ranged_tensors_is_refused_without_asking_for_ranges(monkeypatch):
+    result = _analyse(KERNELS, monkeypatch)
     launch = launch_at(result, line_of(KERNELS, "while_loaded_step_kernel["))
     (diag,) = launch.diagnostics
     assert (diag.code, diag.kind) == ("TL030", "data-dependent-bound")
@@ -88,13 +112,15 @@ def test_an_unsettled_while_loop_over_ranged_tensors_is_refused_without_asking_f
     assert ".values(" not in diag.message  # every integer tensor of the launch already declares one
 
 
-def test_loops_of_100000_trips_are_answered_clean_and_their_one_past_the_end_twins_warn():
+def test_loops_of_100000_trips_are_answered_clean_and_their_one_past_the_end_twins_warn(monkeypatch):
     """Before the loops were summed up, these ran out of time or were refused (TL030)."""
-    path = CORPUS / "kernels" / "loaded_trip_long.py"
-    result = analyze_path(path, REPO)
+    result = _analyse(CORPUS / "kernels" / "loaded_trip_long.py", monkeypatch)
     assert [(l.status, codes(l)) for l in result.launches] == [("analyzed", [])] * len(result.launches)
-    bugs = analyze_path(CORPUS / "bugs" / "loaded_trip_long_past_end.py", REPO)
+    bugs = _analyse(CORPUS / "bugs" / "loaded_trip_long_past_end.py", monkeypatch)
     assert [codes(l) for l in bugs.launches] == [["TL002"]] * 3
+    monkeypatch.setattr(control, "WIDEN_INDUCTIONS", False)  # settling alone: 512 iterations, then refused
+    unwidened = _analyse(CORPUS / "kernels" / "loaded_trip_long.py", monkeypatch)
+    assert [l.status for l in unwidened.launches if l.kernel == "long_trip_while_kernel"][0] == "refused"
 
 
 # ---------------------------------------------------------------- closed forms by brute force

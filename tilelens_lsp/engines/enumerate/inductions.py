@@ -99,11 +99,11 @@ def hull(start: Value, step: Value, sign: int, first: np.ndarray, last: np.ndarr
     corners = [s * n for s in steps for n in (f, t)]  # the extremes of s * n lie at the corners
     dlo, dhi = np.minimum.reduce(np.broadcast_arrays(*corners)), np.maximum.reduce(np.broadcast_arrays(*corners))
     if isinstance(start, (IntV, RangeV)):
-        out = RangeV(lo + dlo, hi + dhi, start.bits, getattr(start, "undef", None), segment=True)
+        out = RangeV(lo + dlo, hi + dhi, start.bits, getattr(start, "undef", None))
         return out if ranges.fits(out, start.bits) else None
     pointee = start.pointee
     undef = getattr(start, "undef", None)
-    return PtrSpan(start.arg, lo + dlo * pointee, hi + dhi * pointee, pointee, undef, segment=True)
+    return PtrSpan(start.arg, lo + dlo * pointee, hi + dhi * pointee, pointee, undef)
 
 
 def while_limit(before: Block, name: str, rising: bool, env) -> IntV | None:
@@ -148,5 +148,5 @@ def while_hull(current: Value, steps: tuple[np.ndarray, np.ndarray], limit: IntV
         lo, hi = np.broadcast_arrays(np.minimum(lo, b + steps[0]), hi)
     else:
         return None
-    out = RangeV(np.array(lo), np.array(hi), current.bits, getattr(current, "undef", None), segment=True)
+    out = RangeV(np.array(lo), np.array(hi), current.bits, getattr(current, "undef", None))
     return out if ranges.fits(out, current.bits) else None
