@@ -80,9 +80,15 @@ def test_a_summed_up_loop_names_no_iteration_in_its_witness(monkeypatch):
 
 @pytest.mark.parametrize("path", RANGED_LOOPS, ids=lambda p: p.name)
 def test_widening_a_while_loops_inductions_gives_what_settling_them_gives(path, monkeypatch):
+    """Where settling alone answers; the paired loop (j += 2 beside the counter) never settles without
+    the closed forms and is refused."""
     widened = _verdicts(path, monkeypatch)
     monkeypatch.setattr(control, "WIDEN_INDUCTIONS", False)
-    assert widened == _verdicts(path, monkeypatch)  # the loop that never settles is refused either way
+    settled = _verdicts(path, monkeypatch)
+    paired = {line_of(KERNELS, "paired_while_kernel[(2,)](i32[2].values(0, 21)") + i for i in (0, 1)}
+    kept = [v for v in widened if path != KERNELS or v[0] not in paired]
+    assert kept == [v for v in settled if path != KERNELS or v[0] not in paired]
+    assert all(v[1] == "refused" for v in settled if path == KERNELS and v[0] in paired)
 
 
 def test_the_fixture_launches_say_what_their_comments_say(monkeypatch):
@@ -95,6 +101,8 @@ def test_the_fixture_launches_say_what_their_comments_say(monkeypatch):
         "# tilelens: loaded_step_kernel[": [],
         "while_step_kernel[(2,)](i32[2].values(0, 31), fp32[30]": [],
         "while_step_kernel[(2,)](i32[2].values(0, 31), fp32[27]": ["TL002"],
+        "paired_while_kernel[(2,)](i32[2].values(0, 21)": [],
+        "paired_while_kernel[(2,)](i32[2].values(0, 22)": ["TL002"],
         "late_race_kernel[(2,)](i32[2].values(0, 17), fp32[40], 5)": ["TL006"],
         "late_race_kernel[(2,)](i32[2].values(0, 17), fp32[40], 20)": [],
     }
@@ -117,7 +125,7 @@ def test_loops_of_100000_trips_are_answered_clean_and_their_one_past_the_end_twi
     result = _analyse(CORPUS / "kernels" / "loaded_trip_long.py", monkeypatch)
     assert [(l.status, codes(l)) for l in result.launches] == [("analyzed", [])] * len(result.launches)
     bugs = _analyse(CORPUS / "bugs" / "loaded_trip_long_past_end.py", monkeypatch)
-    assert [codes(l) for l in bugs.launches] == [["TL002"]] * 3
+    assert [codes(l) for l in bugs.launches] == [["TL002"]] * 4
     monkeypatch.setattr(control, "WIDEN_INDUCTIONS", False)  # settling alone: 512 iterations, then refused
     unwidened = _analyse(CORPUS / "kernels" / "loaded_trip_long.py", monkeypatch)
     assert [l.status for l in unwidened.launches if l.kernel == "long_trip_while_kernel"][0] == "refused"
@@ -170,3 +178,21 @@ def test_a_while_hull_stops_one_step_past_the_conditions_limit():
     # falling: i from 50 by -4 while i > n, n >= 10: the head sees down to 11 - 4 = 7
     h = inductions.while_hull(IntV(np.array([50]), 32), (np.array([-4]), np.array([-4])), IntV(np.array([11]), 32))
     assert (int(h.lo[0]), int(h.hi[0])) == (7, 50)
+
+
+@pytest.mark.parametrize("start,step,limit", [(0, 1, 19), (5, 3, 29), (0, 4, -1), (40, -3, 11)])
+def test_a_while_loop_runs_its_body_at_most_the_counted_times(start, step, limit):
+    """Brute force: `while i < n` (rising, limit = highest n - 1) or `while i > n` (falling, limit =
+    lowest n + 1), i from `start` by `step`."""
+    runs, i = 0, start
+    while (i <= limit) if step > 0 else (i >= limit):
+        runs, i = runs + 1, i + step
+    steps = (np.array([step]), np.array([step]))
+    most = inductions.while_trips(IntV(np.array([start]), 32), steps, IntV(np.array([limit]), 32))
+    assert int(most[0]) == runs
+
+
+def test_a_value_loaded_without_other_is_never_summed_up():
+    start = RangeV(np.array([0]), np.array([5]), 32, undef=np.array([True]))
+    assert inductions.hull(start, IntV(np.array([1]), 32), 1, np.array([0]), np.array([9])) is None
+    assert inductions.while_trips(start, (np.array([1]), np.array([1])), IntV(np.array([9]), 32)) is None

@@ -279,13 +279,13 @@ def _while_settled(
     after = op.regions[1].blocks[0]
     term = before.ops[-1]
     carried = [inner[n] for n in names]
-    widened = _while_inductions(g, op, env, names, carried) if WIDEN_INDUCTIONS else None
+    widened, inbody = _while_inductions(g, op, env, names, carried) if WIDEN_INDUCTIONS else ({}, {})
 
     def at(t: int) -> tuple[int, ...]:  # a widened iteration stands for all of them: no index
-        return ctx.iters if widened is not None else ctx.iters + (t,)
+        return ctx.iters if widened else ctx.iters + (t,)
 
-    if widened is not None:  # start from the hull of every value the inductions take
-        carried = widened
+    if widened:  # start from the hull of every value the inductions take
+        carried = [widened.get(k, v) for k, v in enumerate(carried)]
         inner = dict(env)
         inner.update(zip(names, carried))
         out = g.eval_block(before, inner, Ctx(active, at(t0), False, ctx.stack))
@@ -315,8 +315,10 @@ def _while_settled(
         if isinstance(cond, Opaque) and cond.why == "data":
             narrowed.update(guards.branch_env(g, term, term.operands[0], True, inner, ctx))
         body.update(zip(after.args, (narrowed[o] if o in narrowed else v for o, v in zip(term.operands[1:], forwarded))))
+        body.update(inbody)
         yielded = g.eval_block(after, body, Ctx(go, at(t), False, ctx.stack))
         grown = [blend(go, either(new, old, op), old, op) for new, old in zip(yielded, carried)]
+        grown = [widened.get(k, v) for k, v in enumerate(grown)]  # an induction's hull holds throughout
         if all(_same_value(a, b) for a, b in zip(grown, carried)) and (go == active).all():
             return final  # settled: every further iteration is one already followed
         carried, active = grown, go
@@ -335,35 +337,59 @@ def _while_settled(
     )
 
 
-def _while_inductions(g: AccessGraph, op: Op, env, names: list[str], carried: list[Value]) -> list[Value] | None:
-    """The carried values of a data-dependent while loop with each induction that its condition bounds
-    (`i += c` while `i < n`, n loaded from a declared range) widened to every value it takes at the
-    loop's head: from its value now up to the condition's limit plus one step. The settling loop then
-    checks that these hulls hold for one more iteration, as for any other value, so a wrong guess
-    costs precision or a refusal, never soundness. None when no carried value is such an induction."""
+def _while_inductions(
+    g: AccessGraph, op: Op, env, names: list[str], carried: list[Value]
+) -> tuple[dict[int, Value], dict[str, Value]]:
+    """The hull of every value each induction of a data-dependent while loop takes at the loop's head,
+    by position among the carried values, from their values now: an induction that the condition
+    bounds (`i += c` while `i < n`, n loaded from a declared range) runs from its value now to one step
+    past the condition's limit, and that limit bounds how many more times the do-region runs, so every
+    other induction (`j += 2` beside it) runs from its value now over that many steps. These are closed
+    forms, not guesses: the settling loop keeps them as they are. Also the hulls the do-region sees of
+    those other inductions (one step fewer), by the name of its argument; the bounded one is narrowed
+    there by the condition itself. Empty when the condition bounds no induction."""
     before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
     term, yields = before.ops[-1], after.ops[-1].operands if after.ops else []
     if term.name != "scf.condition" or len(yields) != len(names):
-        return None
+        return {}, {}
     inside = inductions.defined_inside([before, after])
-    out, changed = list(carried), False
+    found: dict[int, tuple[inductions.Induction, tuple[np.ndarray, np.ndarray], str]] = {}
     for k, name in enumerate(names):
         # the do-region receives the condition's forwarded values: find the one that is this value
         j = next((j for j, o in enumerate(term.operands[1:]) if o == name), None)
         if j is None or j >= len(after.args):
             continue
-        found = inductions.find(after, after.args[j], yields[k], inside)
-        steps = inductions.step_bounds(env.get(found.step), found.sign) if found is not None else None
-        if steps is None:
-            continue
+        ind = inductions.find(after, after.args[j], yields[k], inside)
+        steps = inductions.step_bounds(env.get(ind.step), ind.sign) if ind is not None else None
+        if ind is not None and steps is not None:
+            found[k] = (ind, steps, after.args[j])
+    hulls: dict[int, Value] = {}
+    runs: np.ndarray | None = None  # the most further runs of the do-region, per program
+    for k, (_, steps, _) in found.items():
         rising = bool((steps[0] > 0).all())
         if not rising and not (steps[1] < 0).all():
             continue
-        limit = inductions.while_limit(before, name, rising, env)
-        grown = inductions.while_hull(carried[k], steps, limit) if limit is not None else None
-        if grown is not None:
-            out[k], changed = either(carried[k], grown, op), True
-    return out if changed else None
+        limit = inductions.while_limit(before, names[k], rising, env)
+        if limit is None:
+            continue
+        grown = inductions.while_hull(carried[k], steps, limit)
+        most = inductions.while_trips(carried[k], steps, limit)
+        if grown is None or most is None:
+            continue
+        hulls[k] = either(carried[k], grown, op)
+        runs = most if runs is None else np.minimum(runs, most)
+    if runs is None:
+        return {}, {}
+    last = np.broadcast_to(runs, (g.P,)).astype(np.int64)
+    first = np.zeros_like(last)
+    inbody: dict[str, Value] = {}
+    for k, (ind, _, arg) in found.items():
+        if k not in hulls:
+            h = inductions.hull(carried[k], env.get(ind.step), ind.sign, first, last)
+            b = inductions.hull(carried[k], env.get(ind.step), ind.sign, first, np.maximum(last - 1, 0))
+            if h is not None and b is not None:
+                hulls[k], inbody[arg] = h, b
+    return hulls, inbody
 
 
 def _data_source(v: Value) -> str:

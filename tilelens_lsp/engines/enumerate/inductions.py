@@ -83,7 +83,7 @@ def hull(start: Value, step: Value, sign: int, first: np.ndarray, last: np.ndarr
     a known or ranged integer, the start is not a value this sums up, or an integer hull leaves its
     width (the loop is then followed iteration by iteration, which checks the wraparound exactly)."""
     steps = step_bounds(step, sign)
-    if steps is None:
+    if steps is None or _undefined(start):
         return None
     if isinstance(start, (IntV, RangeV)):
         lo, hi = ranges.bounds(start)
@@ -99,11 +99,10 @@ def hull(start: Value, step: Value, sign: int, first: np.ndarray, last: np.ndarr
     corners = [s * n for s in steps for n in (f, t)]  # the extremes of s * n lie at the corners
     dlo, dhi = np.minimum.reduce(np.broadcast_arrays(*corners)), np.maximum.reduce(np.broadcast_arrays(*corners))
     if isinstance(start, (IntV, RangeV)):
-        out = RangeV(lo + dlo, hi + dhi, start.bits, getattr(start, "undef", None))
+        out = RangeV(lo + dlo, hi + dhi, start.bits)
         return out if ranges.fits(out, start.bits) else None
     pointee = start.pointee
-    undef = getattr(start, "undef", None)
-    return PtrSpan(start.arg, lo + dlo * pointee, hi + dhi * pointee, pointee, undef)
+    return PtrSpan(start.arg, lo + dlo * pointee, hi + dhi * pointee, pointee)
 
 
 def while_limit(before: Block, name: str, rising: bool, env) -> IntV | None:
@@ -123,7 +122,7 @@ def while_limit(before: Block, name: str, rising: bool, env) -> IntV | None:
     if x != name or y not in env:
         return None
     other = env[y]
-    if not isinstance(other, (IntV, RangeV)) or other.bits == 1:
+    if not isinstance(other, (IntV, RangeV)) or other.bits == 1 or _undefined(other):
         return None
     lo, hi = ranges.bounds(other)
     if rising and pred in ("slt", "sle"):
@@ -138,7 +137,7 @@ def while_hull(current: Value, steps: tuple[np.ndarray, np.ndarray], limit: IntV
     advancing by an amount in `steps` (`step_bounds`, all of one sign) while the condition holds, it
     never passes the condition's `limit` (`while_limit`) by more than one step. None where that leaves
     its width."""
-    if not isinstance(current, (IntV, RangeV)) or current.bits == 1:
+    if not isinstance(current, (IntV, RangeV)) or current.bits == 1 or _undefined(current):
         return None
     lo, hi = ranges.bounds(current)
     b = limit.a.reshape(limit.a.shape + (1,) * max(0, np.ndim(lo) - limit.a.ndim))
@@ -148,5 +147,30 @@ def while_hull(current: Value, steps: tuple[np.ndarray, np.ndarray], limit: IntV
         lo, hi = np.broadcast_arrays(np.minimum(lo, b + steps[0]), hi)
     else:
         return None
-    out = RangeV(np.array(lo), np.array(hi), current.bits, getattr(current, "undef", None))
+    out = RangeV(np.array(lo), np.array(hi), current.bits)
     return out if ranges.fits(out, current.bits) else None
+
+
+def while_trips(current: Value, steps: tuple[np.ndarray, np.ndarray], limit: IntV) -> np.ndarray | None:
+    """The most times a while loop's do-region can still run, per program ((P or 1,)): its induction,
+    at `current` now, moves by at least the smallest step each time, and the do-region runs only while
+    it is within the condition's `limit` (`while_limit`). None where the steps have no one sign."""
+    if not isinstance(current, (IntV, RangeV)) or current.bits == 1 or _undefined(current):
+        return None
+    lo, hi = ranges.bounds(current)
+    b = limit.a.astype(np.int64).reshape(limit.a.shape + (1,) * max(0, np.ndim(lo) - limit.a.ndim))
+    if (steps[0] > 0).all():
+        gap, per = b - lo, steps[0]
+    elif (steps[1] < 0).all():
+        gap, per = hi - b, -steps[1]
+    else:
+        return None
+    gap, per = np.broadcast_arrays(gap, per)
+    runs = np.where(gap >= 0, gap // per + 1, 0)
+    return runs.reshape(runs.shape[0], -1).max(axis=1)
+
+
+def _undefined(v: Value) -> bool:
+    """Whether some lane of `v` was loaded by a masked-off lane without `other`: its value is any."""
+    undef = getattr(v, "undef", None)
+    return undef is not None and bool(np.any(undef))
