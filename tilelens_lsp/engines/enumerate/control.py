@@ -315,7 +315,8 @@ def _while_settled(
         if isinstance(cond, Opaque) and cond.why == "data":
             narrowed.update(guards.branch_env(g, term, term.operands[0], True, inner, ctx))
         body.update(zip(after.args, (narrowed[o] if o in narrowed else v for o, v in zip(term.operands[1:], forwarded))))
-        body.update(inbody)
+        for arg, v in inbody.items():  # a closed form bounds the do-region's value with the condition
+            body[arg] = _meet(body.get(arg), v)
         yielded = g.eval_block(after, body, Ctx(go, at(t), False, ctx.stack))
         grown = [blend(go, either(new, old, op), old, op) for new, old in zip(yielded, carried)]
         grown = [widened.get(k, v) for k, v in enumerate(grown)]  # an induction's hull holds throughout
@@ -346,8 +347,8 @@ def _while_inductions(
     past the condition's limit, and that limit bounds how many more times the do-region runs, so every
     other induction (`j += 2` beside it) runs from its value now over that many steps. These are closed
     forms, not guesses: the settling loop keeps them as they are. Also the hulls the do-region sees of
-    those other inductions (one step fewer), by the name of its argument; the bounded one is narrowed
-    there by the condition itself. Empty when the condition bounds no induction."""
+    every induction (one step fewer), by the name of its argument, which bound it beside what the
+    condition narrows. Empty when the condition bounds no induction."""
     before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
     term, yields = before.ops[-1], after.ops[-1].operands if after.ops else []
     if term.name != "scf.condition" or len(yields) != len(names):
@@ -384,12 +385,23 @@ def _while_inductions(
     first = np.zeros_like(last)
     inbody: dict[str, Value] = {}
     for k, (ind, _, arg) in found.items():
-        if k not in hulls:
-            h = inductions.hull(carried[k], env.get(ind.step), ind.sign, first, last)
-            b = inductions.hull(carried[k], env.get(ind.step), ind.sign, first, np.maximum(last - 1, 0))
-            if h is not None and b is not None:
-                hulls[k], inbody[arg] = h, b
+        h = hulls.get(k) or inductions.hull(carried[k], env.get(ind.step), ind.sign, first, last)
+        b = inductions.hull(carried[k], env.get(ind.step), ind.sign, first, np.maximum(last - 1, 0))
+        if h is not None and b is not None:
+            hulls[k], inbody[arg] = h, b
     return hulls, inbody
+
+
+def _meet(a: Value | None, b: Value) -> Value:
+    """The values both bounds allow (`a`: what the condition narrowed, `b`: a closed form); where they
+    leave nothing (no program runs there) or `a` is no integer bound, `b`."""
+    if not isinstance(a, (IntV, RangeV)) or not isinstance(b, RangeV) or a.bits != b.bits:
+        return b
+    (alo, ahi), (blo, bhi) = ranges.bounds(a), ranges.bounds(b)
+    lo, hi = np.maximum(alo, blo), np.minimum(ahi, bhi)
+    empty = lo > hi
+    lo, hi = np.where(empty, np.broadcast_to(blo, lo.shape), lo), np.where(empty, np.broadcast_to(bhi, hi.shape), hi)
+    return RangeV(lo, hi, b.bits, getattr(a, "undef", None), segment=getattr(a, "segment", False))
 
 
 def _data_source(v: Value) -> str:
