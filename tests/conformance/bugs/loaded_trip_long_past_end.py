@@ -60,7 +60,7 @@ def long_trip_paired_while_kernel(cnt_ptr, x_ptr, out_ptr, BLOCK: tl.constexpr):
 # tilelens: long_trip_while_kernel[(2,)](i32[2].values(0, 100002), fp32[100000], fp32[2])
 # tilelens: long_trip_blocks_kernel[(2,)](i32[2].values(0, 1002), fp32[1000 * 64], fp32[2 * 64], BLOCK=64)
 # tilelens: long_trip_paired_while_kernel[(2,)](i32[2].values(0, 1002), fp32[1000 * 64], fp32[2 * 64], BLOCK=64)
-# expect: TL002 at line 15
-# expect: TL002 at line 27
-# expect: TL002 at line 39
-# expect: TL002 at line 52
+# expect: TL002 at line 16
+# expect: TL002 at line 28
+# expect: TL002 at line 40
+# expect: TL002 at line 53
