@@ -75,6 +75,10 @@ def test_a_summed_up_loop_names_no_iteration_in_its_witness(monkeypatch):
     monkeypatch.setattr(control, "FOLLOW_LIMIT", 0)
     summed = _iterations(KERNELS, monkeypatch)
     assert ("TL002", (32,)) in followed and ("TL002", None) in summed
+    # every for loop's TL002 is summed up, the one whose step the loop computes (K * H) included
+    assert [it for code, it in summed if code == "TL002" and it] == [
+        it for code, it in followed if code == "TL002" and it and it == (0,)
+    ]
     assert sorted(code for code, _ in followed) == sorted(code for code, _ in summed)
 
 
@@ -124,6 +128,8 @@ def test_the_fixture_launches_say_what_their_comments_say(monkeypatch):
         "while_step_kernel[(2,)](i32[2].values(0, 31), fp32[27]": ["TL002"],
         "paired_while_kernel[(2,)](i32[2].values(0, 21)": [],
         "paired_while_kernel[(2,)](i32[2].values(0, 22)": ["TL002"],
+        "runtime_step_kernel[(2,)](i32[2].values(0, 9)": [],
+        "runtime_step_kernel[(2,)](i32[2].values(0, 10)": ["TL002"],
         "late_race_kernel[(2,)](i32[2].values(0, 17), fp32[40], 5)": ["TL006"],
         "late_race_kernel[(2,)](i32[2].values(0, 17), fp32[40], 20)": [],
     }

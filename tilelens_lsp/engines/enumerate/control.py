@@ -14,7 +14,7 @@ import numpy as np
 
 from tilelens_lsp.engines import accounting, ranges
 from tilelens_lsp.engines.enumerate import guards, inductions
-from tilelens_lsp.engines.enumerate.table import Ctx, blend, blend_may, either, handles, opaque_of
+from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, blend_may, either, handles, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, same_values, wrap
 from tilelens_lsp.refusal import Refusal
@@ -140,7 +140,8 @@ def _for_summed(
     k0 = FOLLOW_PREFIX
     active = trips.most > k0
     last = np.where(active, trips.most - 1, k0)
-    inside = inductions.defined_inside([body])
+    loop_args = [op.for_header.iv, *carried]
+    inside, env = _invariants(g, [body], loop_args, env, Ctx(active, ctx.iters, False, ctx.stack))
     guess: list[Value] = []
     after: list[Value] = []
     for name, y, init, now in zip(carried, yields, inits, values):
@@ -175,6 +176,25 @@ def _for_summed(
     g.eval_block(body, inner, Ctx(active, ctx.iters, False, ctx.stack))
     must = trips.least > k0
     return [blend_may(must, active, a, v, op) for a, v in zip(after, values)]
+
+
+def _invariants(
+    g: AccessGraph, blocks: list[Block], args: list[str], env, ctx: Ctx, others: tuple | list = ()
+) -> tuple[set[str], dict]:
+    """The names a loop's `blocks` (and `others`, its other region; `args`, the names its header binds)
+    define that may change from one iteration to the next, and `env` with the loop-invariant values of
+    `blocks` (a step `K * H` that the compiler left in the loop) evaluated beside it, so an induction's
+    step can be read there."""
+    inside = inductions.defined_inside(list(blocks) + list(others)) | {a for a in args if a}
+    scratch = dict(env)
+    for block in blocks:
+        for inv in inductions.invariant_ops(block, inside):
+            handler = HANDLERS.get(inv.name)
+            if handler is None:
+                break
+            scratch.update(zip(inv.results, handler(g, inv, scratch, ctx)))
+            inside.difference_update(inv.results)
+    return inside, scratch
 
 
 def _feeds_address(g: AccessGraph, body: Block, yielded: str, value: Value) -> bool:
@@ -279,7 +299,7 @@ def _while_settled(
     after = op.regions[1].blocks[0]
     term = before.ops[-1]
     carried = [inner[n] for n in names]
-    widened, inbody = _while_inductions(g, op, env, names, carried) if WIDEN_INDUCTIONS else ({}, {})
+    widened, inbody = _while_inductions(g, op, env, ctx, names, carried) if WIDEN_INDUCTIONS else ({}, {})
 
     def at(t: int) -> tuple[int, ...]:  # a widened iteration stands for all of them: no index
         return ctx.iters if widened else ctx.iters + (t,)
@@ -339,7 +359,7 @@ def _while_settled(
 
 
 def _while_inductions(
-    g: AccessGraph, op: Op, env, names: list[str], carried: list[Value]
+    g: AccessGraph, op: Op, env, ctx, names: list[str], carried: list[Value]
 ) -> tuple[dict[int, Value], dict[str, Value]]:
     """The hull of every value each induction of a data-dependent while loop takes at the loop's head,
     by position among the carried values, from their values now: an induction that the condition
@@ -353,7 +373,7 @@ def _while_inductions(
     term, yields = before.ops[-1], after.ops[-1].operands if after.ops else []
     if term.name != "scf.condition" or len(yields) != len(names):
         return {}, {}
-    inside = inductions.defined_inside([before, after])
+    inside, env = _invariants(g, [after], names, env, Ctx(ctx.pred, ctx.iters, False, ctx.stack), [before])
     found: dict[int, tuple[inductions.Induction, tuple[np.ndarray, np.ndarray], str]] = {}
     for k, name in enumerate(names):
         # the do-region receives the condition's forwarded values: find the one that is this value

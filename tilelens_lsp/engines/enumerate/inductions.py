@@ -5,7 +5,8 @@ iteration (`j += 1`, `p += BLOCK`, the `i += 1` of `while i < n`): at iteration 
 `start + step * t`, so its hull over every iteration in [first, last] is one interval, computed in one
 step. This module finds such values in the TTIR (the value the body yields is `arith.addi` or
 `arith.subi` of the carried value and a value defined outside the loop, or `tt.addptr` of the carried
-pointer and such a value, at the body's top level) and builds those hulls; for a while loop it also
+pointer and such a value, at the body's top level; a step the body computes from values defined outside
+it, `K * H` and its splat, counts as defined outside) and builds those hulls; for a while loop it also
 reads the limit its condition (`i < n`, `i <= n`, `n > i`, ...) puts on the induction.
 
 It does not decide whether a loop may be summed up this way (the loop handlers in `control` do), and
@@ -21,7 +22,7 @@ import numpy as np
 from tilelens_lsp.engines import ranges
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, PtrV, Value
-from tilelens_lsp.ttir.reader import Block
+from tilelens_lsp.ttir.reader import Block, Op
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,35 @@ def defined_inside(blocks: list[Block]) -> set[str]:
     return names
 
 
+_PURE = (
+    "tt.splat",
+    "tt.broadcast",
+    "tt.expand_dims",
+    "tt.reshape",
+    "tt.make_range",
+    "tt.get_program_id",
+    "tt.get_num_programs",
+)
+
+
+def invariant_ops(block: Block, inside: set[str]) -> list[Op]:
+    """The ops at `block`'s top level, in order, that compute the same value on every iteration: pure
+    integer arithmetic and shape ops (a step `K * H` the compiler left in the loop, its splat) whose
+    operands are defined outside the loop or by such ops. `inside`: the names the loop defines."""
+    out: list[Op] = []
+    names: set[str] = set()
+    for op in block.ops:
+        pure = (op.name.startswith("arith.") or op.name in _PURE) and not op.regions
+        if pure and all(o not in inside or o in names for o in op.operands):
+            out.append(op)
+            names.update(op.results)
+    return out
+
+
 def find(block: Block, arg: str, yielded: str, inside: set[str]) -> Induction | None:
-    """The induction by which `block` turns its argument `arg` into the value `yielded`, if it is one."""
+    """The induction by which `block` turns its argument `arg` into the value `yielded`, if it is one.
+    `inside`: the names whose values may change from one iteration to the next (the loop's own names,
+    less those of `invariant_ops`)."""
     op = next((o for o in block.ops if yielded in o.results), None)
     if op is None or len(op.operands) < 2:
         return None
