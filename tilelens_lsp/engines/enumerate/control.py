@@ -405,7 +405,7 @@ def _while_inductions(
     first = np.zeros_like(last)
     inbody: dict[str, Value] = {}
     for k, (ind, _, arg) in found.items():
-        h = hulls.get(k) or inductions.hull(carried[k], env.get(ind.step), ind.sign, first, last)
+        h = hulls[k] if k in hulls else inductions.hull(carried[k], env.get(ind.step), ind.sign, first, last)
         b = inductions.hull(carried[k], env.get(ind.step), ind.sign, first, np.maximum(last - 1, 0))
         if h is not None and b is not None:
             hulls[k], inbody[arg] = h, b
