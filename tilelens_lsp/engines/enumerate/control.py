@@ -7,17 +7,18 @@ conditions narrow the running programs, branches on loaded data run both sides a
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from tilelens_lsp.engines import ranges
-from tilelens_lsp.engines.enumerate import guards
-from tilelens_lsp.engines.enumerate.table import Ctx, blend, blend_may, either, handles, opaque_of
+from tilelens_lsp.engines import accounting, ranges
+from tilelens_lsp.engines.enumerate import guards, inductions
+from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, blend_may, either, handles, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, same_values, wrap
 from tilelens_lsp.refusal import Refusal
-from tilelens_lsp.ttir.reader import Op
+from tilelens_lsp.ttir.reader import Block, Op
 
 if TYPE_CHECKING:
     from tilelens_lsp.engines.enumerate.graph import AccessGraph
@@ -81,12 +82,18 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
     most = np.where(ctx.pred, np.maximum(0, -((lblo - ubhi) // stv)), 0)
     least = np.where(ctx.pred, np.maximum(0, -((lbhi - ublo) // stv)), 0)
     iv, carried = op.for_header.iv, op.for_header.iter_args
-    values = [g.get(env, o) for o in op.operands[3:]]
+    inits = [g.get(env, o) for o in op.operands[3:]]
+    values = list(inits)
     body = op.regions[0].blocks[0]
     bits = lb.bits
     if not most.size or int(most.max()) == 0:
         g.mark_unreachable(body, ctx)
+    trips = _Trips(lblo, lbhi, ubhi, stv, most, least)
     for t in range(int(most.max()) if most.size else 0):
+        if t == FOLLOW_PREFIX and int(most.max()) > FOLLOW_LIMIT:
+            summed = _for_summed(g, op, env, ctx, trips, inits, values)
+            if summed is not None:
+                return summed
         may, must = most > t, least > t
         inner = dict(env)
         lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1)
@@ -96,6 +103,107 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
         yielded = g.eval_block(body, inner, Ctx(may, ctx.iters + (t,), exact, ctx.stack))
         values = [blend_may(must, may, new, old, op) for new, old in zip(yielded, values)]
     return values
+
+
+FOLLOW_LIMIT = 256  # trip counts of a ranged loop followed one by one; past it the rest is summed up
+FOLLOW_PREFIX = 1  # iterations followed one by one before a ranged loop is summed up
+
+
+@dataclass(frozen=True)
+class _Trips:
+    """A ranged loop's per-program bounds: starts in [lblo, lbhi], ends below ubhi, step stv, and
+    between `least` and `most` trips."""
+
+    lblo: np.ndarray
+    lbhi: np.ndarray
+    ubhi: np.ndarray
+    stv: np.ndarray
+    most: np.ndarray
+    least: np.ndarray
+
+
+def _for_summed(
+    g: AccessGraph, op: Op, env, ctx, trips: _Trips, inits: list[Value], values: list[Value]
+) -> list[Value] | None:
+    """Iterations FOLLOW_PREFIX .. most - 1 of a ranged loop, all at once: its body runs once with
+    every carried value as its hull over those iterations. An induction (`j += 1`, `p += BLOCK`) is
+    `init + step * t`, summed up exactly (`inductions`); a value the body passes through unchanged
+    keeps its value; a value that feeds no address (an accumulator of loaded data) becomes unknown,
+    which is what the model knows of it anyway. Anything else (a pointer or an address term that is
+    not an induction) makes this None, and the loop is followed iteration by iteration. The accesses
+    are bounds (`exact: false`)."""
+    body = op.regions[0].blocks[0]
+    carried = op.for_header.iter_args
+    yields = body.ops[-1].operands if body.ops and body.ops[-1].name == "scf.yield" else []
+    if len(yields) != len(carried):
+        return None
+    k0 = FOLLOW_PREFIX
+    active = trips.most > k0
+    last = np.where(active, trips.most - 1, k0)
+    loop_args = [op.for_header.iv, *carried]
+    inside, env = _invariants(g, [body], loop_args, env, Ctx(active, ctx.iters, False, ctx.stack))
+    guess: list[Value] = []
+    after: list[Value] = []
+    for name, y, init, now in zip(carried, yields, inits, values):
+        found = inductions.find(body, name, y, inside)
+        if y == name:
+            guess.append(now)
+            after.append(now)
+        elif found is not None:
+            step = env.get(found.step)
+            h = inductions.hull(init, step, found.sign, np.full_like(last, k0), last)
+            end = inductions.hull(init, step, found.sign, np.full_like(last, k0 + 1), last + 1)
+            if h is None or end is None:
+                return None
+            guess.append(h)
+            after.append(end)
+        elif isinstance(now, Opaque) and now.bound is None:
+            guess.append(now)
+            after.append(now)
+        elif not _feeds_address(g, body, y, now):
+            unknown = Opaque("data", "a value carried through a loop whose trip count is loaded data", op.loc)
+            guess.append(unknown)
+            after.append(unknown)
+        else:
+            return None
+    lo = trips.lblo + k0 * trips.stv
+    hi = np.where(active, np.minimum(trips.lbhi + last * trips.stv, trips.ubhi - 1), lo)
+    inner = dict(env)
+    bits = g.get(env, op.operands[0]).bits
+    inner[op.for_header.iv] = RangeV(lo, np.maximum(lo, hi), bits, segment=True)
+    inner.update(zip(carried, guess))
+    # no iteration index: the one evaluation stands for every iteration from k0 on
+    g.eval_block(body, inner, Ctx(active, ctx.iters, False, ctx.stack))
+    must = trips.least > k0
+    return [blend_may(must, active, a, v, op) for a, v in zip(after, values)]
+
+
+def _invariants(
+    g: AccessGraph, blocks: list[Block], args: list[str], env, ctx: Ctx, others: tuple | list = ()
+) -> tuple[set[str], dict]:
+    """The names a loop's `blocks` (and `others`, its other region; `args`, the names its header binds)
+    define that may change from one iteration to the next, and `env` with the loop-invariant values of
+    `blocks` (a step `K * H` that the compiler left in the loop) evaluated beside it, so an induction's
+    step can be read there."""
+    inside = inductions.defined_inside(list(blocks) + list(others)) | {a for a in args if a}
+    scratch = dict(env)
+    for block in blocks:
+        for inv in inductions.invariant_ops(block, inside):
+            handler = HANDLERS.get(inv.name)
+            if handler is None:
+                break
+            scratch.update(zip(inv.results, handler(g, inv, scratch, ctx)))
+            inside.difference_update(inv.results)
+    return inside, scratch
+
+
+def _feeds_address(g: AccessGraph, body: Block, yielded: str, value: Value) -> bool:
+    """Whether a carried value may take part in an address: a pointer, or an integer whose update is
+    in the module's address slice (offsets and call arguments)."""
+    if not isinstance(value, (IntV, RangeV, Opaque)):
+        return True
+    op = next((o for o in accounting.block_ops(body) if yielded in o.results), None)
+    return op is None or id(op) in g.slice
 
 
 @handles("scf.if")
@@ -132,6 +240,7 @@ def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
 
 WHILE_LIMIT = 1 << 16  # iterations of one while loop before it is refused as non-terminating
 SETTLE_LIMIT = 512  # iterations of a data-dependent while loop before it is refused as unsettled
+WIDEN_INDUCTIONS = True  # start a data-dependent while loop's inductions from their hull (tests turn it off)
 
 
 @handles("scf.while")
@@ -190,6 +299,16 @@ def _while_settled(
     after = op.regions[1].blocks[0]
     term = before.ops[-1]
     carried = [inner[n] for n in names]
+    widened, inbody = _while_inductions(g, op, env, ctx, names, carried) if WIDEN_INDUCTIONS else ({}, {})
+
+    def at(t: int) -> tuple[int, ...]:  # a widened iteration stands for all of them: no index
+        return ctx.iters if widened else ctx.iters + (t,)
+
+    if widened:  # start from the hull of every value the inductions take
+        carried = [widened.get(k, v) for k, v in enumerate(carried)]
+        inner = dict(env)
+        inner.update(zip(names, carried))
+        out = g.eval_block(before, inner, Ctx(active, at(t0), False, ctx.stack))
     for t in range(t0, t0 + SETTLE_LIMIT):
         cond, forwarded = out[0], out[1:]
         if isinstance(cond, IntV):
@@ -216,28 +335,93 @@ def _while_settled(
         if isinstance(cond, Opaque) and cond.why == "data":
             narrowed.update(guards.branch_env(g, term, term.operands[0], True, inner, ctx))
         body.update(zip(after.args, (narrowed[o] if o in narrowed else v for o, v in zip(term.operands[1:], forwarded))))
-        yielded = g.eval_block(after, body, Ctx(go, ctx.iters + (t,), False, ctx.stack))
+        for arg, v in inbody.items():  # a closed form bounds the do-region's value with the condition
+            body[arg] = _meet(body.get(arg), v)
+        yielded = g.eval_block(after, body, Ctx(go, at(t), False, ctx.stack))
         grown = [blend(go, either(new, old, op), old, op) for new, old in zip(yielded, carried)]
+        grown = [widened.get(k, v) for k, v in enumerate(grown)]  # an induction's hull holds throughout
         if all(_same_value(a, b) for a, b in zip(grown, carried)) and (go == active).all():
             return final  # settled: every further iteration is one already followed
         carried, active = grown, go
         inner = dict(env)
         inner.update(zip(names, carried))
-        out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t + 1,), False, ctx.stack))
+        out = g.eval_block(before, inner, Ctx(active, at(t + 1), False, ctx.stack))
     reads = _data_source(out[0])
-    ranged = any(info.values is not None for info in g.m.args.values())
-    advice = (
-        "its declared ranges allow more iterations than are followed: declare narrower value ranges "
-        "(`.values(LO, HI)`) for the tensors it reads"
-        if ranged
-        else "declare the values of the tensors it reads (`i32[N].values(LO, HI)`) to bound them"
-    )
+    # what a declaration could do is said by the refusal's fix (the tensors without a range, or that
+    # no declaration decides it): a range the launch already declares is never asked for again
     raise Refusal(
         "data-dependent-bound",
-        f"a while loop whose condition depends on {reads} still changes its "
-        f"values after {SETTLE_LIMIT} iterations; {advice}",
+        f"a while loop whose condition depends on {reads} still changes its carried values after "
+        f"{SETTLE_LIMIT} iterations, and they are not inductions (a step by a loop-invariant amount "
+        "toward a bound its condition reads) that the model sums up in one step",
         op.loc,
     )
+
+
+def _while_inductions(
+    g: AccessGraph, op: Op, env, ctx, names: list[str], carried: list[Value]
+) -> tuple[dict[int, Value], dict[str, Value]]:
+    """The hull of every value each induction of a data-dependent while loop takes at the loop's head,
+    by position among the carried values, from their values now: an induction that the condition
+    bounds (`i += c` while `i < n`, n loaded from a declared range) runs from its value now to one step
+    past the condition's limit, and that limit bounds how many more times the do-region runs, so every
+    other induction (`j += 2` beside it) runs from its value now over that many steps. These are closed
+    forms, not guesses: the settling loop keeps them as they are. Also the hulls the do-region sees of
+    every induction (one step fewer), by the name of its argument, which bound it beside what the
+    condition narrows. Empty when the condition bounds no induction."""
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    term, yields = before.ops[-1], after.ops[-1].operands if after.ops else []
+    if term.name != "scf.condition" or len(yields) != len(names):
+        return {}, {}
+    inside, env = _invariants(g, [after], names, env, Ctx(ctx.pred, ctx.iters, False, ctx.stack), [before])
+    found: dict[int, tuple[inductions.Induction, tuple[np.ndarray, np.ndarray], str]] = {}
+    for k, name in enumerate(names):
+        # the do-region receives the condition's forwarded values: find the one that is this value
+        j = next((j for j, o in enumerate(term.operands[1:]) if o == name), None)
+        if j is None or j >= len(after.args):
+            continue
+        ind = inductions.find(after, after.args[j], yields[k], inside)
+        steps = inductions.step_bounds(env.get(ind.step), ind.sign) if ind is not None else None
+        if ind is not None and steps is not None:
+            found[k] = (ind, steps, after.args[j])
+    hulls: dict[int, Value] = {}
+    runs: np.ndarray | None = None  # the most further runs of the do-region, per program
+    for k, (_, steps, _) in found.items():
+        rising = bool((steps[0] > 0).all())
+        if not rising and not (steps[1] < 0).all():
+            continue
+        limit = inductions.while_limit(before, names[k], rising, env)
+        if limit is None:
+            continue
+        grown = inductions.while_hull(carried[k], steps, limit)
+        most = inductions.while_trips(carried[k], steps, limit)
+        if grown is None or most is None:
+            continue
+        hulls[k] = either(carried[k], grown, op)
+        runs = most if runs is None else np.minimum(runs, most)
+    if runs is None:
+        return {}, {}
+    last = np.broadcast_to(runs, (g.P,)).astype(np.int64)
+    first = np.zeros_like(last)
+    inbody: dict[str, Value] = {}
+    for k, (ind, _, arg) in found.items():
+        h = hulls[k] if k in hulls else inductions.hull(carried[k], env.get(ind.step), ind.sign, first, last)
+        b = inductions.hull(carried[k], env.get(ind.step), ind.sign, first, np.maximum(last - 1, 0))
+        if h is not None and b is not None:
+            hulls[k], inbody[arg] = h, b
+    return hulls, inbody
+
+
+def _meet(a: Value | None, b: Value) -> Value:
+    """The values both bounds allow (`a`: what the condition narrowed, `b`: a closed form); where they
+    leave nothing (no program runs there) or `a` is no integer bound, `b`."""
+    if not isinstance(a, (IntV, RangeV)) or not isinstance(b, RangeV) or a.bits != b.bits:
+        return b
+    (alo, ahi), (blo, bhi) = ranges.bounds(a), ranges.bounds(b)
+    lo, hi = np.maximum(alo, blo), np.minimum(ahi, bhi)
+    empty = lo > hi
+    lo, hi = np.where(empty, np.broadcast_to(blo, lo.shape), lo), np.where(empty, np.broadcast_to(bhi, hi.shape), hi)
+    return RangeV(lo, hi, b.bits, getattr(a, "undef", None), segment=getattr(a, "segment", False))
 
 
 def _data_source(v: Value) -> str:
