@@ -789,6 +789,27 @@ MUTATIONS: list[Mutation] = [
         "lanes storing different known values to one element are taken as storing the same",
     ),
     M(
+        "lane-race-classes-ignored",
+        "engines/enumerate/recording.py",
+        "            dup = dup & (keys[1:] != keys[:-1])",
+        "            dup = dup & False",
+        "lanes of one store whose values may differ (per-lane loads) are taken as storing one value",
+    ),
+    M(
+        "lane-race-fp16-exact-too-far",
+        "engines/enumerate/lanevalues.py",
+        '    "f16": 11,',
+        '    "f16": 12,',
+        "integers past 2**11 are taken as exact in fp16 (2049 rounds to 2048: a TL005 of values that are equal)",
+    ),
+    M(
+        "lane-race-masked-off-lanes-one-value",
+        "engines/enumerate/lanevalues.py",
+        "        off = -1 - np.arange(on.size, dtype=np.int64).reshape(on.shape)",
+        "        off = np.zeros(on.shape, dtype=np.int64)",
+        "lanes a load without `other` masked off are taken as holding one value (they hold undefined data)",
+    ),
+    M(
         "possible-race-lanes-merged",
         "clients/race.py",
         "            key = prog * (1 << 24) + (lanes + 1) if by_lane else prog",
@@ -852,6 +873,27 @@ MUTATIONS: list[Mutation] = [
         "        s.add_intervals(elo, ehi + 1)",
         "        s.add_intervals(elo, ehi)",
         "a grid footprint's per-lane interval ends one element early (the inclusive bound taken as exclusive)",
+    ),
+    M(
+        "grid-split-recombined-short",
+        "engines/grid/graph.py",
+        "            rng[v] = (_maximum(qlo * m + rlo, vlo), _minimum(qhi * m + rhi, vhi))",
+        "            rng[v] = (_maximum(qlo * m + rlo, vlo), _minimum(qhi * m + rhi, vhi) - 1)",
+        "a quotient and remainder folded back into their variable lose its last value (the last program)",
+    ),
+    M(
+        "grid-split-pair-short",
+        "engines/grid/graph.py",
+        "        r_top = np.minimum(rh, last - q * m)",
+        "        r_top = np.minimum(rh, last - q * m - 1)",
+        "a quotient and remainder bounded together miss the remainder of the last program",
+    ),
+    M(
+        "grid-or-as-and",
+        "engines/grid/handlers.py",
+        "        cases = () if da is None or db is None or len(da) + len(db) > MAX_DISJUNCTS else da + db",
+        "        cases = () if da is None or db is None else both(da, db)",
+        "an `a | b` mask or guard narrows as `a & b` (the lanes only one side lets through are lost)",
     ),
 ]
 

@@ -91,7 +91,7 @@ PER_LANE = {
     pid = tl.program_id(0)
     offs = tl.arange(0, BLOCK)
     v = tl.load(src + pid + 0 * offs, mask=offs < 4)
-    tl.store(out + pid + 0 * offs, v)
+    tl.store(out + pid * BLOCK + tl.minimum(offs, 4), v)  # lanes 4.. (masked off above) meet
 """,
     "loaded-value-plus-lane": """def k(src, out, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
@@ -104,5 +104,5 @@ PER_LANE = {
 
 @pytest.mark.parametrize("body", list(PER_LANE.values()), ids=list(PER_LANE))
 def test_lanes_storing_values_that_may_differ_stay_a_possible_race(tmp_path, monkeypatch, body):
-    (d,) = _diagnostics(tmp_path, monkeypatch, body, "k[(4,)](fp32[32], fp32[4], BLOCK=8)")
+    (d,) = _diagnostics(tmp_path, monkeypatch, body, "k[(4,)](fp32[32], fp32[32], BLOCK=8)")
     assert d.code == "TL006"
