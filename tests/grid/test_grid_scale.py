@@ -145,3 +145,13 @@ def test_an_or_guard_is_bounded_case_by_case():
     assert launch.diagnostics == (), [d.message for d in launch.diagnostics]
     (store,) = launch.accesses
     assert store.elements[-1][1] - 1 == last
+
+
+def test_a_trip_count_of_pid_mod_6_is_bounded_per_remainder():
+    last = max(p * 32 + k * 8 + 7 for p in range(2000003 - 12, 2000003) for k in range(p % 6))
+    assert last == 64000095  # the storage holds 64000096 elements
+    launch = _launch("piptrip_pidmod.py")
+    assert launch.engine == "grid" and launch.status == "analyzed"
+    assert launch.diagnostics == (), [d.message for d in launch.diagnostics]
+    (store,) = launch.accesses
+    assert store.elements[-1][1] - 1 == last

@@ -889,6 +889,13 @@ MUTATIONS: list[Mutation] = [
         "a quotient and remainder bounded together miss the remainder of the last program",
     ),
     M(
+        "grid-residue-case-missing",
+        "engines/grid/graph.py",
+        "                for r0 in range(lo, hi + 1)",
+        "                for r0 in range(lo, hi)",
+        "an access split by a remainder's values leaves out its last value (those programs go unbounded)",
+    ),
+    M(
         "grid-or-as-and",
         "engines/grid/handlers.py",
         "        cases = () if da is None or db is None or len(da) + len(db) > MAX_DISJUNCTS else da + db",

@@ -177,11 +177,28 @@ def lanes_or(x, BLOCK: tl.constexpr):
 """
 )
 
+PIPTRIP = (
+    HEADER
+    + """@triton.jit
+def piptrip(x, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    p = x + pid * 32 + tl.arange(0, BLOCK)
+    for k in range(0, pid % 6):
+        tl.store(p, 1.0)
+        p += BLOCK
+
+
+# tilelens: piptrip[({P},)](fp32[{N}], BLOCK=8)
+"""
+)
+
 
 def _last_written(text: str, programs: int) -> int:
     """The highest element any program writes, by brute force (the kernels' own arithmetic, in Python)."""
     if "chunks" in text:
         return max(p * 24 + k * 8 + 7 for p in range(programs) for k in range(3) if p % 7 == 3 or k < 2)
+    if "piptrip" in text:
+        return max(p * 32 + k * 8 + 7 for p in range(programs) for k in range(p % 6))
     if "rows_padded" in text:
         return max((p // 5) * 100 + (p % 5) * 16 + 15 for p in range(programs))
     return max(p * 16 + (15 if p % 2 else 7) for p in range(programs))
@@ -189,14 +206,23 @@ def _last_written(text: str, programs: int) -> int:
 
 @pytest.mark.parametrize(
     ("text", "programs"),
-    [(CHUNKS, 54), (CHUNKS, 53), (ROWS_PADDED, 11), (ROWS_PADDED, 13), (LANES_OR, 9)],
-    ids=["or-guard-54", "or-guard-53", "div-mod-padded-11", "div-mod-padded-13", "or-mask"],
+    [(CHUNKS, 54), (CHUNKS, 53), (ROWS_PADDED, 11), (ROWS_PADDED, 13), (LANES_OR, 9), (PIPTRIP, 53), (PIPTRIP, 54)],
+    ids=[
+        "or-guard-54",
+        "or-guard-53",
+        "div-mod-padded-11",
+        "div-mod-padded-13",
+        "or-mask",
+        "trip-pid-mod-6",
+        "trip-pid-mod-6-last-5",
+    ],
 )
 @pytest.mark.parametrize("short", [False, True], ids=["fits", "one-short"])
 def test_split_program_ids_and_or_guards_are_bounded_by_real_programs(tmp_path, monkeypatch, text, programs, short):
-    """`pid // m`, `pid % m` at a grid that is no multiple of m, and `a | b` guards: the grid bound ends
-    where the last real program writes (no TL002 where the storage holds it), and a storage one element
-    short is a TL001 whose witness writes the element the brute force finds."""
+    """`pid // m`, `pid % m` at a grid that is no multiple of m (also as a loop's trip count), and `a | b`
+    guards: the grid bound ends where the last real program writes (no TL002 where the storage holds
+    it), and a storage one element short is a TL001 whose witness writes the element the brute force
+    finds."""
     last = _last_written(text, programs)
     storage = last + (0 if short else 1)
     enum, grid = _both(tmp_path, text.replace("{P}", str(programs)).replace("{N}", str(storage)), monkeypatch)
