@@ -33,6 +33,7 @@ from tilelens_lsp.ttir.reader import Block, Op, Region
 MAX_LANES = 1 << 22  # lanes one value may hold; the engine's memory is bounded by it, not by programs
 NARROW_ROUNDS = 2
 MAX_RESIDUE_CASES = 64  # cases an access's bound is split into by the values of small remainders
+RESIDUE_LANES = 1 << 20  # ... and lanes times those cases
 
 
 @dataclass
@@ -563,7 +564,7 @@ class GridGraph:
         ranges. Every running lane satisfies one case, so the hull over them bounds the access."""
         ndim = len(shape)
         out = []
-        for atoms in (sub for case in cases for sub in self.by_residue(off, case)):
+        for atoms in (sub for case in cases for sub in self.by_residue(off, case, lane_count(shape))):
             if isinstance(off, Lin):
                 rng, live = self.narrow_vars({x for x, _ in off.k}, atoms, shape)
                 lo, hi = self.range_under(off, rng)
@@ -574,11 +575,12 @@ class GridGraph:
             out.append((live, np.broadcast_to(arr(lo, ndim), shape), np.broadcast_to(arr(hi, ndim), shape), rng))
         return out
 
-    def by_residue(self, off, atoms: tuple[Lin, ...]) -> list[tuple[Lin, ...]]:
+    def by_residue(self, off, atoms: tuple[Lin, ...], lanes: int) -> list[tuple[Lin, ...]]:
         """`atoms` split by the value of a small remainder an atom ties to other variables (a loop over
         `range(pid % 6)`: t < r): one case per value r0, with r == r0, so each case bounds t by r0 and q by
         the programs with that remainder, which the box of (q, r, t) alone does not. The cases cover every
-        value of r: their hull is still a bound. At most MAX_RESIDUE_CASES in all."""
+        value of r: their hull is still a bound. At most MAX_RESIDUE_CASES in all, and RESIDUE_LANES
+        lanes times cases (each case narrows every lane)."""
         if not isinstance(off, Lin) or not self.parts:
             return [atoms]
         tied = set()
@@ -588,7 +590,8 @@ class GridGraph:
         cases = [atoms]
         for _, m, _, r in self.parts:
             lo, hi = self.vars[r]
-            if r not in tied or len(cases) * (hi - lo + 1) > MAX_RESIDUE_CASES:
+            n = len(cases) * (hi - lo + 1)
+            if r not in tied or n > MAX_RESIDUE_CASES or n * lanes > RESIDUE_LANES:
                 continue
             cases = [
                 case + (Lin(np.asarray(-r0, np.int64), ((r, 1),), (), 64), Lin(np.asarray(r0, np.int64), ((r, -1),), (), 64))
