@@ -810,6 +810,20 @@ MUTATIONS: list[Mutation] = [
         "lanes a load without `other` masked off are taken as holding one value (they hold undefined data)",
     ),
     M(
+        "lane-race-loop-assumption-unchecked",
+        "engines/enumerate/lanevalues.py",
+        "            keep = {n for n, y in zip(names, yielded.operands) if n in live and self.uniform(y, inside, depth)}",
+        "            keep = live",
+        "a loop's carried value that starts as one value is taken as one value whatever the loop yields",
+    ),
+    M(
+        "lane-race-masked-load-without-other-uniform",
+        "engines/enumerate/lanevalues.py",
+        "            return ptr_ok and len(op.operands) > 2 and all(self.uniform(o, assumed, d) for o in op.operands[1:3])",
+        "            return ptr_ok",
+        "a masked load of one address without `other` is taken as one value (its masked-off lanes are undefined)",
+    ),
+    M(
         "possible-race-lanes-merged",
         "clients/race.py",
         "            key = prog * (1 << 24) + (lanes + 1) if by_lane else prog",

@@ -72,6 +72,23 @@ ONE_VALUE = {
     v = tl.load(src + pid + 0 * offs, mask=offs < 100, other=0.0)
     tl.store(out + pid + 0 * offs, v + 1.0)
 """,
+    "loop-accumulating-a-loaded-scalar": """def k(src, out, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in range(3):
+        acc += tl.load(src + pid)
+    tl.store(out + pid + 0 * offs, acc)
+""",
+    "branch-on-a-program-choosing-splats": """def k(src, out, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    if pid % 2 == 0:
+        w = tl.load(src + pid) + tl.zeros([BLOCK], tl.float32)
+    else:
+        w = tl.full([BLOCK], 1.0, tl.float32)
+    tl.store(out + pid + 0 * offs, w)
+""",
 }
 
 
@@ -98,6 +115,23 @@ PER_LANE = {
     offs = tl.arange(0, BLOCK)
     v = tl.load(src + pid)
     tl.store(out + pid + 0 * offs, v + offs.to(tl.float32))
+""",
+    "loop-accumulating-per-lane-loads": """def k(src, out, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in range(3):
+        acc += tl.load(src + pid * BLOCK + offs)
+    tl.store(out + pid + 0 * offs, acc)
+""",
+    "loop-swapping-a-splat-with-per-lane-loads": """def k(src, out, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    a = tl.zeros([BLOCK], tl.float32)
+    b = tl.load(src + pid * BLOCK + offs)
+    for i in range(3):
+        a, b = b, a
+    tl.store(out + pid + 0 * offs, a)
 """,
 }
 
