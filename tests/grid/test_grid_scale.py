@@ -101,3 +101,57 @@ def test_a_loose_bound_is_a_possible_out_of_bounds_never_a_definite_one(monkeypa
 def test_engine_choice_is_decided_by_size_before_computing():
     small = _launch("loose_bound.py")
     assert small.engine in ("enumerate", "affine")
+
+
+def _chunks_end(programs: int, stride: int) -> tuple[int, int]:
+    """(last element written, the program writing it) of the `pid % 7 == 3 | k < 2` chunk kernels,
+    by brute force over every program and chunk (8 lanes each), independently of the engines."""
+    best = (-1, -1)
+    for pid in range(programs - 8, programs):  # the highest elements: the last programs' chunks
+        for k in range(3):
+            if pid % 7 == 3 or k < 2:
+                best = max(best, (pid * stride + k * 8 + 7, pid))
+    return best
+
+
+def test_a_pid_residue_guard_in_a_loop_is_bounded_by_programs_that_exist():
+    # the box over pid // 7 and pid % 7 named element 8000048 of program "499999": no program writes it
+    last, _ = _chunks_end(500000, 16)
+    assert last == 8000007
+    launch = _launch("pidmod_guard_loop.py")
+    assert launch.engine == "grid" and launch.status == "analyzed"
+    codes = _codes(launch)
+    assert not set(codes) & {"TL001", "TL002", "TL003"}, [d.message for d in launch.diagnostics]
+    (store,) = launch.accesses
+    assert store.elements[-1][1] - 1 == last  # the bound's end is the element the last program writes
+    # neighbouring programs overlap by a chunk: a real race, left undecided at this size, never clean
+    assert [n for n in launch.notes if n.startswith("races on x not decided")]
+
+
+def test_a_pid_residue_guard_in_a_loop_still_finds_the_short_storage():
+    last, program = _chunks_end(500000, 16)
+    launch = _launch("pidmod_guard_loop_short.py")
+    assert launch.engine == "grid"
+    (d,) = _codes(launch)["TL001"]
+    assert d.witness.pid[0] == program == 499999 and d.witness.element == last - 7 == 8000000
+    assert d.witness.iteration == (2,)
+
+
+def test_an_or_guard_is_bounded_case_by_case():
+    last, _ = _chunks_end(500001, 24)
+    assert last == 500001 * 24 - 9  # one short of the storage (500001 * 24 - 8)
+    launch = _launch("pidmod_guard_or.py")
+    assert launch.engine == "grid" and launch.status == "analyzed"
+    assert launch.diagnostics == (), [d.message for d in launch.diagnostics]
+    (store,) = launch.accesses
+    assert store.elements[-1][1] - 1 == last
+
+
+def test_a_trip_count_of_pid_mod_6_is_bounded_per_remainder():
+    last = max(p * 32 + k * 8 + 7 for p in range(2000003 - 12, 2000003) for k in range(p % 6))
+    assert last == 64000095  # the storage holds 64000096 elements
+    launch = _launch("piptrip_pidmod.py")
+    assert launch.engine == "grid" and launch.status == "analyzed"
+    assert launch.diagnostics == (), [d.message for d in launch.diagnostics]
+    (store,) = launch.accesses
+    assert store.elements[-1][1] - 1 == last

@@ -136,3 +136,104 @@ def test_the_hover_and_the_json_name_the_engine(tmp_path, monkeypatch):
     access = launch.accesses[0]
     text = hover_markdown(result, access.path, access.line)
     assert text is not None and "engine grid" in text
+
+
+CHUNKS = (
+    HEADER
+    + """@triton.jit
+def chunks(x, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    for k in range(0, 3):
+        if (pid % 7 == 3) | (k < 2):
+            tl.store(x + pid * 24 + k * BLOCK + tl.arange(0, BLOCK), 1.0)
+
+
+# tilelens: chunks[({P},)](fp32[{N}], BLOCK=8)
+"""
+)
+
+ROWS_PADDED = (
+    HEADER
+    + """@triton.jit
+def rows_padded(x, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.store(x + (pid // 5) * 100 + (pid % 5) * 16 + tl.arange(0, BLOCK), 1.0)
+
+
+# tilelens: rows_padded[({P},)](fp32[{N}], BLOCK=16)
+"""
+)
+
+LANES_OR = (
+    HEADER
+    + """@triton.jit
+def lanes_or(x, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + pid * BLOCK + offs, 1.0, mask=(offs < BLOCK // 2) | (pid % 2 == 1))
+
+
+# tilelens: lanes_or[({P},)](fp32[{N}], BLOCK=16)
+"""
+)
+
+PIPTRIP = (
+    HEADER
+    + """@triton.jit
+def piptrip(x, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    p = x + pid * 32 + tl.arange(0, BLOCK)
+    for k in range(0, pid % 6):
+        tl.store(p, 1.0)
+        p += BLOCK
+
+
+# tilelens: piptrip[({P},)](fp32[{N}], BLOCK=8)
+"""
+)
+
+
+def _last_written(text: str, programs: int) -> int:
+    """The highest element any program writes, by brute force (the kernels' own arithmetic, in Python)."""
+    if "chunks" in text:
+        return max(p * 24 + k * 8 + 7 for p in range(programs) for k in range(3) if p % 7 == 3 or k < 2)
+    if "piptrip" in text:
+        return max(p * 32 + k * 8 + 7 for p in range(programs) for k in range(p % 6))
+    if "rows_padded" in text:
+        return max((p // 5) * 100 + (p % 5) * 16 + 15 for p in range(programs))
+    return max(p * 16 + (15 if p % 2 else 7) for p in range(programs))
+
+
+@pytest.mark.parametrize(
+    ("text", "programs"),
+    [(CHUNKS, 54), (CHUNKS, 53), (ROWS_PADDED, 11), (ROWS_PADDED, 13), (LANES_OR, 9), (PIPTRIP, 53), (PIPTRIP, 54)],
+    ids=[
+        "or-guard-54",
+        "or-guard-53",
+        "div-mod-padded-11",
+        "div-mod-padded-13",
+        "or-mask",
+        "trip-pid-mod-6",
+        "trip-pid-mod-6-last-5",
+    ],
+)
+@pytest.mark.parametrize("short", [False, True], ids=["fits", "one-short"])
+def test_split_program_ids_and_or_guards_are_bounded_by_real_programs(tmp_path, monkeypatch, text, programs, short):
+    """`pid // m`, `pid % m` at a grid that is no multiple of m (also as a loop's trip count), and `a | b`
+    guards: the grid bound ends where the last real program writes (no TL002 where the storage holds
+    it), and a storage one element short is a TL001 whose witness writes the element the brute force
+    finds."""
+    last = _last_written(text, programs)
+    storage = last + (0 if short else 1)
+    enum, grid = _both(tmp_path, text.replace("{P}", str(programs)).replace("{N}", str(storage)), monkeypatch)
+    assert grid.engine == "grid" and grid.status == "analyzed"
+    mine = _spans(grid)
+    for key, spans in _spans(enum).items():
+        assert _contained(spans, mine[key]), (key, spans, mine[key])
+    codes = [d.code for d in grid.diagnostics if d.code in ("TL001", "TL002")]
+    assert codes == (["TL001"] if short else []), [d.message for d in grid.diagnostics]
+    assert max(e for spans in mine.values() for _, e in spans) - 1 == last  # the bound ends at a real write
+    if short:
+        (d,) = grid.diagnostics
+        assert d.witness.element == last
+        assert [(x.code, x.witness.element) for x in enum.diagnostics if x.code == "TL001"] == [("TL001", last)]

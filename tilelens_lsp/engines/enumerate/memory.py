@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tilelens_lsp.engines import ranges
-from tilelens_lsp.engines.enumerate import guards, relational
+from tilelens_lsp.engines.enumerate import guards, lanevalues, relational
 from tilelens_lsp.engines.enumerate.table import handles
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, Opaque, PtrChoice, PtrV, Value
@@ -110,18 +110,7 @@ def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
 def _store(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     ptr, mask = _guarded(g, op, env, ctx, 2)
     g.record(op, "store", ptr, mask, ctx)
-    value = g.get(env, op.operands[1])
-    func = g.index.func_of.get(id(op))
-    source = g.index.defs[func].get(op.operands[1]) if func is not None else None
-    uniform = source is not None and source.name in ("tt.splat", "arith.constant")
-    copied = None  # a value loaded under the same mask: lanes loading one element store one value
-    if (
-        source is not None
-        and source.name == "tt.load"
-        and (len(source.operands) < 2 or len(op.operands) > 2 and source.operands[1] == op.operands[2])
-    ):
-        copied = g.get(env, source.operands[0])
-    g.check_lanes(op, ptr, mask, ctx, value, uniform, copied)
+    g.check_lanes(op, ptr, mask, ctx, lambda: lanevalues.stored(g, op, env))
     return []
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from tilelens_lsp.engines import views
+from tilelens_lsp.engines.enumerate.lanevalues import Stored
 from tilelens_lsp.engines.enumerate.table import Ctx, mask_and
 from tilelens_lsp.engines.ranges import PtrSpan
 from tilelens_lsp.engines.values import ArgInfo, IntV, Opaque, PtrChoice, PtrV, SiteResult, Value
@@ -117,12 +118,12 @@ class SiteRecorder:
                 self._check_view(site, site.starts[-1], site.ends[-1], boff, m, info, ctx, exact)
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
 
-    def check_lanes(
-        self, op: Op, ptr: Value, mask: Value, ctx: Ctx, value: Value, uniform: bool, copied: Value = None
-    ) -> None:
+    def check_lanes(self, op: Op, ptr: Value, mask: Value, ctx: Ctx, stored: Callable[[], Stored]) -> None:
         """Two lanes of one program storing one element (no defined winner on a GPU): a definite race
-        where their values are known and differ, a possible one where they are loaded data (and not
-        one value splat over the lanes). Lanes whose steps form a mixed radix cannot collide."""
+        where their values are known and differ (integers, floats converted exactly from them), none
+        where they provably store one value (`lanevalues`: one scalar splat over the lanes, one element
+        loaded, pure ops of such values), else a possible one. Lanes whose steps form a mixed radix
+        cannot collide. `stored` is asked only when two lanes meet."""
         if not isinstance(ptr, PtrV) or isinstance(mask, Opaque) or not ctx.exact:
             return
         site = self._site(op, "store", ptr.arg, ctx)
@@ -148,23 +149,23 @@ class SiteRecorder:
             return
         values = None
         definite = False
-        if isinstance(value, IntV):
-            vals = np.broadcast_to(value.a, shape).reshape(self.P, -1)[prog, lane]
+        known = stored()
+        if known.values is not None:
+            vals = np.broadcast_to(known.values, shape).reshape(self.P, -1)[prog, lane]
             differ = dup & (vals[1:] != vals[:-1])
             if not differ.any():
                 return  # every colliding pair stores the same value
             dup, definite = differ, True
-        elif uniform:
-            return
-        elif isinstance(copied, PtrV):  # loaded from one element by both lanes: one value
-            src = np.broadcast_to(copied.boff, shape).reshape(self.P, -1)[prog, lane]
-            dup = dup & (src[1:] != src[:-1])
+        elif known.keys is not None:  # lanes of one class store one value
+            keys = np.broadcast_to(known.keys, shape).reshape(self.P, -1)[prog, lane]
+            dup = dup & (keys[1:] != keys[:-1])
             if not dup.any():
                 return
         i = int(np.argmax(dup))
         a, b = i, i + 1
-        if isinstance(value, IntV):
-            values = (int(vals[a]), int(vals[b]))
+        if known.values is not None:
+            number = float if known.floating else int
+            values = (number(vals[a]), number(vals[b]))
         site.lane_race = {
             "pid": self.pid_tuple(int(prog[a])),
             "element": int(elem[a]),

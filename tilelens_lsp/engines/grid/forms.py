@@ -58,6 +58,26 @@ class Msk:
     atoms: tuple[Lin, ...]  # every true lane satisfies atom >= 0
     shape: tuple[int, ...]
     exact: bool = False  # the mask is exactly the conjunction of its atoms
+    # and every true lane satisfies all the atoms of at least one of these (a disjunction, from `|`)
+    anyof: tuple[tuple[Lin, ...], ...] = ()
+
+
+MAX_DISJUNCTS = 8  # cases a disjunction of atoms keeps; past that it is dropped (a weaker, sound mask)
+
+
+def disjuncts(m: Msk) -> tuple[tuple[Lin, ...], ...] | None:
+    """The conjunctions one of which every true lane of `m` satisfies; None when one is empty (no condition)."""
+    cases = tuple(m.atoms + d for d in m.anyof) if m.anyof else (m.atoms,)
+    return None if any(not c for c in cases) else cases
+
+
+def both(a: tuple[tuple[Lin, ...], ...], b: tuple[tuple[Lin, ...], ...]) -> tuple[tuple[Lin, ...], ...]:
+    """Two disjunctions that both hold, as one (every pair of cases), or the smaller one past MAX_DISJUNCTS."""
+    if not a or not b:
+        return a or b
+    if len(a) * len(b) > MAX_DISJUNCTS:
+        return a if len(a) <= len(b) else b
+    return tuple(x + y for x in a for y in b)
 
 
 @dataclass(frozen=True)
@@ -116,7 +136,14 @@ def map_lanes(v, fn, shape: tuple[int, ...]):
     if isinstance(v, Itv):
         return Itv(fn(v.lo), fn(v.hi), shape, v.bits)
     if isinstance(v, Msk):
-        return Msk(fn(v.must), fn(v.may), tuple(map_lanes(a, fn, shape) for a in v.atoms), shape, v.exact)
+        return Msk(
+            fn(v.must),
+            fn(v.may),
+            tuple(map_lanes(a, fn, shape) for a in v.atoms),
+            shape,
+            v.exact,
+            tuple(tuple(map_lanes(a, fn, shape) for a in case) for case in v.anyof),
+        )
     if isinstance(v, GPtr):
         return GPtr(v.arg, map_lanes(v.off, fn, shape), v.pointee)
     if isinstance(v, GChoice):

@@ -23,8 +23,8 @@ import numpy as np
 
 from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate.address_slice import address_slice
-from tilelens_lsp.engines.grid import handlers, witness
-from tilelens_lsp.engines.grid.forms import GChoice, GPtr, Itv, Lin, Msk, NotGrid, arr, coefs, const, limits, top
+from tilelens_lsp.engines.grid import forms, handlers, witness
+from tilelens_lsp.engines.grid.forms import Coefs, GChoice, GPtr, Itv, Lin, Msk, NotGrid, arr, coefs, const, limits, top
 from tilelens_lsp.engines.values import IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult, elem_bytes
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import cfg
@@ -32,12 +32,15 @@ from tilelens_lsp.ttir.reader import Block, Op, Region
 
 MAX_LANES = 1 << 22  # lanes one value may hold; the engine's memory is bounded by it, not by programs
 NARROW_ROUNDS = 2
+MAX_RESIDUE_CASES = 64  # cases an access's bound is split into by the values of small remainders
+RESIDUE_LANES = 1 << 20  # ... and lanes times those cases
 
 
 @dataclass
 class GCtx:
     atoms: tuple[Lin, ...]  # conditions every program running this code satisfies
     stack: tuple[str, ...]
+    anyof: tuple[tuple[Lin, ...], ...] = ()  # and the atoms of one of these cases (a disjunction)
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class GridGraph:
         self.vars: dict[str, tuple[int, int]] = {}  # variable -> inclusive range
         self.subst: dict[str, tuple[tuple[str, int], ...]] = {}  # a split variable -> q·m + r
         self.splits: dict[tuple[str, int], tuple[str, str]] = {}
+        self.parts: list[tuple[str, int, str, str]] = []  # (v, m, q, r) in the order the splits were made
         self.coords: set[str] = set()  # variables that identify the program (bijectively)
         self.derived: set[str] = set()  # variables standing for a program-uniform value
         self.obligations: dict[tuple, Obligation] = {}
@@ -234,16 +238,58 @@ class GridGraph:
             self.derived |= {q, r}
         self.subst[v] = coefs((((q, m),), 1), (((r, 1),), 1))
         self.splits[(v, m)] = (q, r)
+        self.parts.append((v, m, q, r))
         return q, r
+
+    def recombine(self, k: Coefs, rng: dict) -> tuple[dict[str, int], dict]:
+        """The terms of Σ k·x with a split variable's quotient and remainder put back together where
+        they appear as a multiple of it (a·m·q + a·r = a·v), v ranging over what q·m + r reaches inside
+        v's own range. The box of (q, r) alone also holds q's last value with every remainder, values
+        past v's end that no program has (`pid % 7` splits pid = 7q + r: at 500000 programs the box
+        reaches 7·71428 + 6 = 500002). Deepest splits first, so nested ones fold back in turn. `rng`
+        maps variables to (lo, hi), ints or per-lane arrays; a copy with v's range added is returned."""
+        terms = dict(k)
+        if not self.parts:
+            return terms, rng
+        rng = dict(rng)
+        for v, m, q, r in reversed(self.parts):
+            a, b = terms.get(r), terms.get(q)
+            if a is None or b is None or b != a * m or q not in rng or r not in rng:
+                continue
+            (qlo, qhi), (rlo, rhi) = rng[q], rng[r]
+            vlo, vhi = rng.get(v, self.vars[v])
+            rng[v] = (_maximum(qlo * m + rlo, vlo), _minimum(qhi * m + rhi, vhi))
+            del terms[q], terms[r]
+            terms[v] = terms.get(v, 0) + a
+            if not terms[v]:
+                del terms[v]
+        return terms, rng
+
+    def expand_point(self, point: dict[str, int]) -> dict[str, int]:
+        """An assignment of recombined variables (`recombine`) given back as their quotients and remainders."""
+        point = dict(point)
+        for v, m, q, r in self.parts:
+            if v in point and q not in point and r not in point:
+                point[q], point[r] = divmod(point[v], m)
+        return point
+
+    def domain_atoms(self, names: set[str]) -> tuple[Lin, ...]:
+        """q·m + r <= v's last value, for the splits of these variables (each atom >= 0)."""
+        out = []
+        for v, m, q, r in self.parts:
+            if q in names or r in names:
+                out.append(Lin(np.asarray(self.vars[v][1], np.int64), coefs((((q, -m), (r, -1)), 1)), (), 64))
+        return tuple(out)
 
     def span(self, v: Lin) -> tuple[int, int]:
         """Lowest and highest value of the variable part Σ k·v over the variables' ranges (exact ints)."""
+        terms, rng = self.recombine(v.k, {x: self.vars[x] for x, _ in v.k})
         lo = hi = 0
-        for x, a in v.k:
-            vlo, vhi = self.vars[x]
+        for x, a in terms.items():
+            vlo, vhi = rng[x]
             lo += min(a * vlo, a * vhi)
             hi += max(a * vlo, a * vhi)
-        return lo, hi
+        return int(lo), int(hi)
 
     def bounds(self, v) -> tuple[np.ndarray, np.ndarray]:
         """Per-lane lowest and highest value over every program (broadcastable arrays)."""
@@ -276,6 +322,10 @@ class GridGraph:
         atoms = tuple(self.norm(a) for a in atoms)
         for a in atoms:
             names = names | {x for x, _ in a.k}
+        extra = tuple(self.norm(a) for a in self.domain_atoms(names))
+        for a in extra:
+            names = names | {x for x, _ in a.k}
+        atoms = atoms + extra
         rng = {x: (arr(self.vars[x][0], ndim), arr(self.vars[x][1], ndim)) for x in names}
         live = np.ones((1,) * ndim, dtype=bool)
         for _ in range(NARROW_ROUNDS):
@@ -324,14 +374,33 @@ class GridGraph:
         return lo, hi
 
     def range_under(self, v: Lin, rng: dict) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi, _, _ = self.extremes(v, rng)
+        return lo, hi
+
+    def extremes(self, v: Lin, rng: dict) -> tuple[np.ndarray, np.ndarray, dict, dict]:
+        """Per-lane lowest and highest value of `v` over the variables' ranges `rng`, and an assignment
+        reaching each (variable -> per-lane value; split variables as `recombine` leaves them). A split's
+        quotient and remainder that appear apart (row·stride + col·BLOCK) are bounded together, inside
+        v's range (`pair_extremes`); every other variable by its own range."""
         ndim = len(v.shape)
         lo = arr(v.c, ndim)
         hi = lo
-        for x, k in v.k:
+        terms, rng = self.recombine(v.k, rng)
+        at_lo: dict = {}
+        at_hi: dict = {}
+        for x0, m, q, r in self.parts:
+            if q in terms and r in terms and q in rng and r in rng:
+                bq, br = terms.pop(q), terms.pop(r)
+                f_lo, f_hi, w_lo, w_hi = pair_extremes(bq, br, m, self.vars[x0][1], rng[q], rng[r])
+                lo, hi = lo + f_lo, hi + f_hi
+                at_lo[q], at_lo[r] = w_lo
+                at_hi[q], at_hi[r] = w_hi
+        for x, k in terms.items():
             a, b = k * rng[x][0], k * rng[x][1]
             lo = lo + np.minimum(a, b)
             hi = hi + np.maximum(a, b)
-        return lo, hi
+            at_lo[x], at_hi[x] = (rng[x][0], rng[x][1]) if k > 0 else (rng[x][1], rng[x][0])
+        return lo, hi, at_lo, at_hi
 
     # -- width obligations
 
@@ -436,26 +505,28 @@ class GridGraph:
         info = self.m.args[ptr.arg]
         shape = ptr.off.shape
         atoms = ctx.atoms
+        anyof = ctx.anyof
         may = np.ones((1,) * len(shape), dtype=bool)
         if isinstance(mask, Msk):
             shape = tuple(np.broadcast_shapes(shape, mask.shape))
             may = mask.may
             atoms = atoms + mask.atoms
+            anyof = forms.both(anyof, mask.anyof)
         elif isinstance(mask, Opaque) and mask.bound is not None and isinstance(mask.bound, Msk):
             may = mask.bound.may
         ndim = len(shape)
         off = ptr.off
         if isinstance(off, Lin):
             off = self.norm(off)
-            rng, live = self.narrow_vars({x for x, _ in off.k}, atoms, shape)
-            lo, hi = self.range_under(off, rng)
-            lo, hi = self.tighten(off, atoms, rng, lo, hi)
-        else:
-            rng, live = self.narrow_vars(set(), atoms, shape)
-            lo, hi = off.lo, off.hi
-        live = np.broadcast_to(live & arr(may, ndim), shape)
-        lo = np.broadcast_to(arr(lo, ndim), shape)
-        hi = np.broadcast_to(arr(hi, ndim), shape)
+        cases = self.under_cases(off, tuple(atoms + d for d in anyof) or (atoms,), shape)
+        live = np.zeros(shape, dtype=bool)
+        lo = np.full(shape, np.iinfo(np.int64).max, dtype=np.int64)
+        hi = np.full(shape, np.iinfo(np.int64).min, dtype=np.int64)
+        for c_live, c_lo, c_hi, _ in cases:  # the hull over the cases, each where it has a program
+            c_live = np.broadcast_to(c_live & arr(may, ndim), shape)
+            live = live | c_live
+            lo = np.where(c_live, np.minimum(lo, c_lo), lo)
+            hi = np.where(c_live, np.maximum(hi, c_hi), hi)
         if not live.any():
             self.per_program.setdefault((id(op), ctx.stack, ptr.arg), None)
             return
@@ -473,10 +544,61 @@ class GridGraph:
             element = int((full_lo if at_low else full_hi)[where])
             programs = []
             if isinstance(off, Lin):
-                point = {x: int(np.broadcast_to(rng[x][0 if (a > 0) == at_low else 1], shape)[where]) for x, a in off.k}
-                p = self.program_of(point)
+                # one assignment that reaches this end of the bound, in the case that reaches it (split
+                # variables recombined as there)
+                rng = next(
+                    c_rng
+                    for c_live, c_lo, c_hi, c_rng in cases
+                    if np.broadcast_to(c_live & arr(may, ndim), shape)[where]
+                    and (c_lo if at_low else c_hi)[where] == (lo if at_low else hi)[where]
+                )
+                reach = self.extremes(off, rng)[2 if at_low else 3]
+                point = {x: int(np.broadcast_to(arr(w, ndim), shape)[where]) for x, w in reach.items()}
+                p = self.program_of(self.expand_point(point))
                 programs = [] if p is None else [p]
             self.pending_sites[key] = {"lane": tuple(int(i) for i in where), "element": element, "programs": programs}
+
+    def under_cases(self, off, cases: tuple[tuple[Lin, ...], ...], shape: tuple[int, ...]) -> list[tuple]:
+        """Per case of the conditions (atoms that all hold, one such tuple per disjunct): the lanes some
+        program reaches, the offset's lowest and highest there (broadcast to `shape`), the variables'
+        ranges. Every running lane satisfies one case, so the hull over them bounds the access."""
+        ndim = len(shape)
+        out = []
+        for atoms in (sub for case in cases for sub in self.by_residue(off, case, lane_count(shape))):
+            if isinstance(off, Lin):
+                rng, live = self.narrow_vars({x for x, _ in off.k}, atoms, shape)
+                lo, hi = self.range_under(off, rng)
+                lo, hi = self.tighten(off, atoms, rng, lo, hi)
+            else:
+                rng, live = self.narrow_vars(set(), atoms, shape)
+                lo, hi = off.lo, off.hi
+            out.append((live, np.broadcast_to(arr(lo, ndim), shape), np.broadcast_to(arr(hi, ndim), shape), rng))
+        return out
+
+    def by_residue(self, off, atoms: tuple[Lin, ...], lanes: int) -> list[tuple[Lin, ...]]:
+        """`atoms` split by the value of a small remainder an atom ties to other variables (a loop over
+        `range(pid % 6)`: t < r): one case per value r0, with r == r0, so each case bounds t by r0 and q by
+        the programs with that remainder, which the box of (q, r, t) alone does not. The cases cover every
+        value of r: their hull is still a bound. At most MAX_RESIDUE_CASES in all, and RESIDUE_LANES
+        lanes times cases (each case narrows every lane)."""
+        if not isinstance(off, Lin) or not self.parts:
+            return [atoms]
+        tied = set()
+        for a in (self.norm(x) for x in atoms):
+            if len(a.k) > 1:
+                tied |= {x for x, _ in a.k}
+        cases = [atoms]
+        for _, m, _, r in self.parts:
+            lo, hi = self.vars[r]
+            n = len(cases) * (hi - lo + 1)
+            if r not in tied or n > MAX_RESIDUE_CASES or n * lanes > RESIDUE_LANES:
+                continue
+            cases = [
+                case + (Lin(np.asarray(-r0, np.int64), ((r, 1),), (), 64), Lin(np.asarray(r0, np.int64), ((r, -1),), (), 64))
+                for case in cases
+                for r0 in range(lo, hi + 1)
+            ]
+        return cases
 
     def _per_program(self, key: tuple, off, live: np.ndarray, size: int) -> None:
         """Collect the program part and the lanes' span of an offset affine in the program's coordinates
@@ -527,12 +649,54 @@ class GridGraph:
             site.per_program = PerProgram(k, tuple(sorted(leaves)), lo, hi, distinct)
 
 
+def pair_extremes(bq: int, br: int, m: int, last: int, q_rng: tuple, r_rng: tuple) -> tuple:
+    """Lowest and highest of bq·q + br·r over integers q in q_rng, r in r_rng with q·m + r <= last (a
+    split v = q·m + r of v in [0, last]), per lane, each with the (q, r) reaching it. For a fixed q the
+    best r is an end of [r_lo, min(r_hi, last - q·m)]; as q moves, that end is linear on each side of
+    the last q where r_hi still fits, so the ends of those two pieces hold the extremes. Lanes with no
+    such (q, r) keep the box's values (they have no program: any bound is sound there)."""
+    ql, qh = (np.asarray(x, dtype=np.int64) for x in q_rng)
+    rl, rh = (np.asarray(x, dtype=np.int64) for x in r_rng)
+    qe = np.minimum(qh, (last - rl) // m)  # the last q some r in range fits under
+    qa = (last - rh) // m  # the last q where r_hi fits
+    big = np.iinfo(np.int64)
+    lanes = np.broadcast_shapes(ql.shape, qh.shape, rl.shape, rh.shape)
+    f_lo, f_hi = np.full(lanes, big.max), np.full(lanes, big.min)
+    w_lo = [np.zeros_like(f_lo), np.zeros_like(f_lo)]
+    w_hi = [np.zeros_like(f_lo), np.zeros_like(f_lo)]
+    for q in (ql, qe, np.clip(qa, ql, qe), np.clip(qa + 1, ql, qe)):
+        r_top = np.minimum(rh, last - q * m)
+        for r in (rl, r_top):
+            ok = (ql <= q) & (q <= qe) & (rl <= r) & (r <= r_top)
+            f = bq * q + br * r
+            lower, higher = ok & (f < f_lo), ok & (f > f_hi)
+            f_lo, f_hi = np.where(lower, f, f_lo), np.where(higher, f, f_hi)
+            w_lo = [np.where(lower, q, w_lo[0]), np.where(lower, r, w_lo[1])]
+            w_hi = [np.where(higher, q, w_hi[0]), np.where(higher, r, w_hi[1])]
+    none = f_lo > f_hi  # no (q, r) at all: the box
+    if none.any():
+        box = [bq * ql, bq * qh]
+        rbox = [br * rl, br * rh]
+        f_lo = np.where(none, np.minimum(*box) + np.minimum(*rbox), f_lo)
+        f_hi = np.where(none, np.maximum(*box) + np.maximum(*rbox), f_hi)
+    return f_lo, f_hi, (w_lo[0], w_lo[1]), (w_hi[0], w_hi[1])
+
+
+def _maximum(a, b):
+    return np.maximum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else max(a, b)
+
+
+def _minimum(a, b):
+    return np.minimum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else min(a, b)
+
+
 def _and(a: "Msk | None", b: Any) -> Any:
     if a is None:
         return b
     if isinstance(b, Msk):
         shape = tuple(np.broadcast_shapes(a.shape, b.shape))
-        return Msk(a.must & b.must, a.may & b.may, a.atoms + b.atoms, shape, a.exact and b.exact)
+        exact = a.exact and b.exact
+        return Msk(a.must & b.must, a.may & b.may, a.atoms + b.atoms, shape, exact, forms.both(a.anyof, b.anyof))
     return a
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from tilelens_lsp.engines.grid.forms import (
+    MAX_DISJUNCTS,
     GChoice,
     GPtr,
     Itv,
@@ -23,8 +24,10 @@ from tilelens_lsp.engines.grid.forms import (
     Msk,
     NotGrid,
     arr,
+    both,
     coefs,
     const,
+    disjuncts,
     limits,
     map_lanes,
     top,
@@ -350,9 +353,12 @@ def _mask_logic(g: GridGraph, name: str, a, b, shape) -> Any:
             )
         return _opaque(a, b) if isinstance(other, Opaque) else Opaque("out-of-vocabulary", f"{name} of a mask")
     if name == "arith.andi":
-        return Msk(a.must & b.must, a.may & b.may, a.atoms + b.atoms, shape, a.exact and b.exact)
+        return Msk(a.must & b.must, a.may & b.may, a.atoms + b.atoms, shape, a.exact and b.exact, both(a.anyof, b.anyof))
     if name == "arith.ori":
-        return Msk(a.must | b.must, a.may | b.may, (), shape, False)
+        # a true lane satisfies one side's atoms: kept as cases (`pid % 7 == 3 | k < 2`), each narrowing apart
+        da, db = disjuncts(a), disjuncts(b)
+        cases = () if da is None or db is None or len(da) + len(db) > MAX_DISJUNCTS else da + db
+        return Msk(a.must | b.must, a.may | b.may, (), shape, False, cases)
     if name == "arith.xori":
         for x, y in ((a, b), (b, a)):
             if np.all(y.must) and np.all(y.may):
@@ -711,9 +717,9 @@ def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     else_b = op.regions[1].blocks[0] if len(op.regions) > 1 and op.regions[1].blocks else None
     if isinstance(cond, Msk):
         must, may = bool(np.all(cond.must)), bool(np.any(cond.may))
-        then_ctx = GCtx(ctx.atoms + cond.atoms, ctx.stack)
+        then_ctx = GCtx(ctx.atoms + cond.atoms, ctx.stack, both(ctx.anyof, cond.anyof))
         neg = _not(cond)
-        else_ctx = GCtx(ctx.atoms + neg.atoms, ctx.stack)
+        else_ctx = GCtx(ctx.atoms + neg.atoms, ctx.stack, ctx.anyof)
     elif isinstance(cond, Opaque):
         must, may = False, True
         then_ctx = else_ctx = ctx
@@ -779,7 +785,7 @@ def _for(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     inner[iv] = ivf
     for name, v, d in zip(carried, inits, steps):
         inner[name] = _advance(g, v, d, t, T, op)
-    yielded = g.eval_block(body, inner, GCtx(atoms, ctx.stack))
+    yielded = g.eval_block(body, inner, GCtx(atoms, ctx.stack, ctx.anyof))
     outs = []
     for v, d, y in zip(inits, steps, yielded):
         if d is None:
@@ -812,7 +818,7 @@ def _probe(g: GridGraph, op: Op, env, ctx, body, iv, ivf, carried, inits) -> lis
         inner[name] = pv
     g.probing += 1
     try:
-        yielded = g.eval_block(body, inner, GCtx(ctx.atoms, ctx.stack))
+        yielded = g.eval_block(body, inner, GCtx(ctx.atoms, ctx.stack, ctx.anyof))
     except NotGrid:
         yielded = [None] * len(inits)
     finally:
@@ -888,7 +894,7 @@ def _call(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     if func is None or len(ctx.stack) > 32:
         raise NotGrid("a call the grid engine does not follow")
     inner = {name: g.get(env, o) for (name, _), o in zip(func.args, op.operands)}
-    return g.eval_body(func.body, inner, GCtx(ctx.atoms, ctx.stack + (op.loc,)))
+    return g.eval_body(func.body, inner, GCtx(ctx.atoms, ctx.stack + (op.loc,), ctx.anyof))
 
 
 @handles("tt.reduce", "tt.scan")
