@@ -140,7 +140,7 @@ def _for_summed(
     k0 = FOLLOW_PREFIX
     active = trips.most > k0
     last = np.where(active, trips.most - 1, k0)
-    loop_args = [op.for_header.iv, *carried]
+    loop_args = [a for a in (op.for_header.iv, *carried) if a is not None]
     inside, env = _invariants(g, [body], loop_args, env, Ctx(active, ctx.iters, False, ctx.stack))
     guess: list[Value] = []
     after: list[Value] = []
@@ -161,7 +161,7 @@ def _for_summed(
             guess.append(now)
             after.append(now)
         elif not _feeds_address(g, body, y, now):
-            unknown = Opaque("data", "a value carried through a loop whose trip count is loaded data", op.loc)
+            unknown: Opaque = Opaque("data", "a value carried through a loop whose trip count is loaded data", op.loc)
             guess.append(unknown)
             after.append(unknown)
         else:

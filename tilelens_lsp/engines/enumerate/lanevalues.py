@@ -195,9 +195,10 @@ def _resolve(g: AccessGraph, defs: dict[str, Op], env: dict, name: str, depth: i
         return _loaded(g, defs, env, op, depth)
     if op.name.startswith(PURE_ELEMENTWISE) or op.name in PURE_TT:
         parts = [_keys(_resolve(g, defs, env, o, depth + 1)) for o in op.operands]
-        if any(p is None for p in parts):
+        known = [p for p in parts if p is not None]
+        if len(known) != len(parts):
             return UNKNOWN
-        return Stored(keys=_label(parts))
+        return Stored(keys=_label(known))
     return UNKNOWN
 
 

@@ -552,7 +552,8 @@ class GridGraph:
                     if np.broadcast_to(c_live & arr(may, ndim), shape)[where]
                     and (c_lo if at_low else c_hi)[where] == (lo if at_low else hi)[where]
                 )
-                reach = self.extremes(off, rng)[2 if at_low else 3]
+                _, _, reach_lo, reach_hi = self.extremes(off, rng)
+                reach = reach_lo if at_low else reach_hi
                 point = {x: int(np.broadcast_to(arr(w, ndim), shape)[where]) for x, w in reach.items()}
                 p = self.program_of(self.expand_point(point))
                 programs = [] if p is None else [p]
