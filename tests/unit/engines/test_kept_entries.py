@@ -73,9 +73,10 @@ def test_past_the_intervals_kept_the_launch_is_refused_by_name(monkeypatch):
     assert refusals and all("launch-too-large" in d.message and "declare a smaller launch" in d.message for d in refusals)
 
 
-def test_a_definite_out_of_bounds_found_before_the_refusal_is_kept(monkeypatch):
+@pytest.mark.parametrize("limit", [1, 8])  # 1: the store of iteration 0 itself crosses the limit
+def test_a_definite_out_of_bounds_found_before_the_refusal_is_kept(limit, monkeypatch):
     monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
-    monkeypatch.setattr(recording, "KEPT_INTERVALS", 8)
+    monkeypatch.setattr(recording, "KEPT_INTERVALS", limit)
     launch = _launch("# tilelens: stride_early_oob_kernel[")
     assert "TL001" in codes(launch)
 

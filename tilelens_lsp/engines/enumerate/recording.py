@@ -80,6 +80,7 @@ class SiteRecorder:
             return
         if isinstance(ptr, PtrSpan):
             self._record_span(op, kind, ptr, mask, ctx)
+            self.check_kept(op)
             return
         if isinstance(ptr, Opaque):
             site = self._site(op, kind, "?", ctx)
@@ -113,13 +114,14 @@ class SiteRecorder:
         info = self.m.args[ptr.arg]
         self._current_loc = op.loc
         if self._record_rows(site, ptr, lane_mask, pred, shape, info, ctx, exact):
+            self.check_kept(op)
             return
         m_small = pred & lane_mask
         boff = np.broadcast_to(ptr.boff, shape)
         m = np.broadcast_to(m_small, shape)
         elems = boff[m] // info.elem_size
         if elems.size:
-            self.keep_intervals(site, lambda: site.add_elements(elems), op)
+            self.keep_intervals(site, lambda: site.add_elements(elems))
             if site.tagged is not None and site.exact:
                 starts, ends, progs = _tagged_runs(elems, np.nonzero(m)[0] + self.pid_base)
                 self.keep_runs(site, starts, ends, progs)
@@ -127,6 +129,7 @@ class SiteRecorder:
                 self._witness(site, boff, m, info, ctx, exact)
             if info.view is not None and site.view_out is None:
                 self._check_view(site, site.starts[-1], site.ends[-1], boff, m, info, ctx, exact)
+        self.check_kept(op)
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
 
     def check_lanes(
@@ -239,7 +242,7 @@ class SiteRecorder:
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
         if not lo.size:
             return
-        self.keep_intervals(site, lambda: site.add_intervals(lo, hi + 1), op)
+        self.keep_intervals(site, lambda: site.add_intervals(lo, hi + 1))
         if ptr.segment:
             # segments between per-program offsets (cu_seqlens, expert offsets, row pointers): disjoint
             # when the offsets are sorted, which a range cannot say; races there are not checked
@@ -322,7 +325,7 @@ class SiteRecorder:
                 return False
             starts = starts // size
             ends = starts + counts[live]
-            self.keep_intervals(site, lambda: site.add_intervals(starts, ends), None)
+            self.keep_intervals(site, lambda: site.add_intervals(starts, ends))
             if site.tagged is not None and site.exact:
                 self.keep_runs(site, starts, ends, np.nonzero(live)[0] + self.pid_base)
             if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):
@@ -344,23 +347,26 @@ class SiteRecorder:
             return True
         return False
 
-    def keep_intervals(self, site: SiteResult, add: Callable[[], None], op: Op | None) -> None:
+    def keep_intervals(self, site: SiteResult, add: Callable[[], None]) -> None:
         """Add intervals to the site's footprint, counting those it keeps against `KEPT_INTERVALS`
-        (those a loop continues along its rows add nothing). Past it the launch is refused, after
-        the intervals are added: a witness found in them is kept."""
+        (those a loop continues along its rows add nothing)."""
         before = sum(int(a.size) for a in site.starts[-1:]), len(site.starts)
         add()
         if len(site.starts) > before[1]:
             self.kept_intervals += int(site.starts[-1].size)
         elif site.starts:
             self.kept_intervals += max(0, int(site.starts[-1].size) - before[0])
+
+    def check_kept(self, op: Op) -> None:
+        """Past `KEPT_INTERVALS` the launch is refused; called once an access is recorded and its
+        witnesses are taken, so a finding in its intervals is kept."""
         if self.kept_intervals > KEPT_INTERVALS:
             raise Refusal(
                 "launch-too-large",
                 f"the footprint of this launch needs more than {KEPT_INTERVALS:,} element intervals kept "
                 "(accesses that reach new, scattered elements at every loop iteration); declare a smaller "
                 "launch (smaller sizes, fewer programs or loop iterations) to check it",
-                op.loc if op else self._current_loc,
+                op.loc,
             )
 
     def keep_runs(self, site: SiteResult, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
