@@ -147,8 +147,7 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     for (s, pv), y, v in zip(probes, yielded, inits):
         steps.append(_induction(pv, y, s))
     # the real pass: iteration t sees init + t·step
-    running = ctx.pred & (trips > 0)
-    body_ctx = Ctx(running, ctx.cons + (Form(trips - 1, {t: -1}, (), 64),) if T > 1 else ctx.cons, ctx.stack)
+    body_ctx = _trip_ctx(ctx, trips, T, t)
     inner = dict(env)
     inner[iv] = ivf
     for name, v, d in zip(carried, inits, steps):
@@ -165,6 +164,12 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
                 Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64, v.off.side), op), v.pointee)
             )
     return outs
+
+
+def _trip_ctx(ctx: Ctx, trips: np.ndarray, T: int, t: str) -> Ctx:
+    """The body's context: programs with a trip to run, iteration t below their own trip count."""
+    running = ctx.pred & (trips > 0)
+    return Ctx(running, ctx.cons + (Form(trips - 1, {t: -1}, (), 64),) if T > 1 else ctx.cons, ctx.stack)
 
 
 _WHILE_ARG = re.compile(r"(%[\w$.\-]+)\s*=\s*%[\w$.\-#]+")
@@ -232,8 +237,7 @@ def _while(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
         g.mark_unreachable(after, ctx)  # no program enters the loop
         return inits
     g.extent[t] = T
-    running = ctx.pred & (trips > 0)
-    body_ctx = Ctx(running, ctx.cons + (Form(trips - 1, {t: -1}, (), 64),) if T > 1 else ctx.cons, ctx.stack)
+    body_ctx = _trip_ctx(ctx, trips, T, t)
     inner = dict(env)
     for name, v, d in zip(after.args, inits, steps):
         inner[name] = _advance(v, d, {t: d} if T > 1 and d is not None else {}, g, op)
