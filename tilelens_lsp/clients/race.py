@@ -26,6 +26,9 @@ class _Runs:
     sites: np.ndarray  # index of the site each run came from
 
 
+RACE_RUNS = 1 << 24  # per-program runs of one argument this check sorts; past it, a note (memory)
+
+
 class RaceClient(IRClient):
     name = "race"
 
@@ -51,6 +54,16 @@ class RaceClient(IRClient):
                 # each store its own element, else said, never left to read as "no race between lanes"
                 if not all(s.per_program.lanes_distinct for s in mine if s.op == "store"):
                     out.notes.append(f"races between lanes of one store to {arg} not checked at this grid size")
+                continue
+            dropped = next((s.races_unchecked for s in mine if s.races_unchecked), None)
+            runs = sum(int(a.size) for s in mine if s.tagged is not None for a, _, _ in s.tagged)
+            if dropped is None and runs > RACE_RUNS:
+                dropped = f"{runs:,} per-program runs, more than the {RACE_RUNS:,} this check sorts"
+            if dropped is not None:
+                out.notes.append(
+                    f"races on {arg} not checked: the footprints to compare are too large ({dropped}); "
+                    "a smaller launch checks them"
+                )
                 continue
             unknown = [s for s in mine if s.tagged is None or not s.exact]
             if unknown:

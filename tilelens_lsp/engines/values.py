@@ -178,6 +178,8 @@ class SiteResult:
     # (lo, hi, program, lane) flat arrays of element intervals [lo, hi); None past the race budget
     bounds: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
     per_program: Any = None  # the grid engine's symbolic per-program footprint (grid.PerProgram), for races
+    # why `tagged` or `bounds` was dropped to bound memory (too many of them kept), for the race note
+    races_unchecked: str | None = None
 
     def add_tagged(self, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
         if self.tagged is None:

@@ -519,6 +519,13 @@ MUTATIONS: list[Mutation] = [
         "every program runs the longest program's trip count",
     ),
     M(
+        "affine-while-inclusive-bound-ignored",
+        "engines/affine/control.py",
+        'return names.index(a), bound, 1 if cmp.predicate == "sle" else 0',
+        "return names.index(a), bound, 0",
+        "a grid-stride `while iv <= bound` is counted as `iv < bound`: its last trip is missed",
+    ),
+    M(
         "affine-hidden-variable-worst-value",
         "engines/affine/box.py",
         "best = ext[h] - 1 if (signs > 0).any() else 0",

@@ -7,6 +7,7 @@ branches narrow the running programs; everything else leaves the fragment (`NotA
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -146,14 +147,120 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     for (s, pv), y, v in zip(probes, yielded, inits):
         steps.append(_induction(pv, y, s))
     # the real pass: iteration t sees init + t·step
-    running = ctx.pred & (trips > 0)
-    body_ctx = Ctx(running, ctx.cons + (Form(trips - 1, {t: -1}, (), 64),) if T > 1 else ctx.cons, ctx.stack)
+    body_ctx = _trip_ctx(ctx, trips, T, t)
     inner = dict(env)
     inner[iv] = ivf
     for name, v, d in zip(carried, inits, steps):
         inner[name] = _advance(v, d, {t: d} if T > 1 and d is not None else {}, g, op)
     g.eval_block(body, inner, body_ctx)
     outs: list[Opaque | Form | Ptr] = []
+    for v, d in zip(inits, steps):
+        if d is None:
+            outs.append(Opaque("data", "a value carried by a loop", op.loc) if not isinstance(v, Opaque) else v)
+        elif isinstance(v, Form):
+            outs.append(g.fit(Form(v.c + trips * d, dict(v.k), v.shape, v.bits, v.side), op))
+        else:
+            outs.append(
+                Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64, v.off.side), op), v.pointee)
+            )
+    return outs
+
+
+def _trip_ctx(ctx: Ctx, trips: np.ndarray, T: int, t: str) -> Ctx:
+    """The body's context: programs with a trip to run, iteration t below their own trip count."""
+    running = ctx.pred & (trips > 0)
+    return Ctx(running, ctx.cons + (Form(trips - 1, {t: -1}, (), 64),) if T > 1 else ctx.cons, ctx.stack)
+
+
+_WHILE_ARG = re.compile(r"(%[\w$.\-]+)\s*=\s*%[\w$.\-#]+")
+
+
+def _counted_while(g: AffineGraph, op: Op, env) -> tuple[int, Form, int]:
+    """A while loop counted like a for loop: its before-region is one `iv < bound` (or `<=`) of a
+    carried value against a program-uniform value from outside the loop, forwarding the carried
+    values unchanged. Returns (the carried index of iv, the bound, 1 for `<=` else 0); NotAffine
+    for any other shape."""
+    before = op.regions[0].blocks[0]
+    names = _WHILE_ARG.findall(op.text.split(":")[0])
+    if len(before.ops) != 2 or len(names) != len(op.operands):
+        raise NotAffine("a while loop whose condition is not one comparison")
+    cmp, term = before.ops
+    if cmp.name != "arith.cmpi" or cmp.predicate not in ("slt", "sle") or term.name != "scf.condition":
+        raise NotAffine("a while loop whose condition is not a signed iv < bound")
+    if term.operands[:1] != cmp.results[:1] or list(term.operands[1:]) != names:
+        raise NotAffine("a while loop whose condition changes the carried values")
+    a, b = cmp.operands[:2]
+    if a not in names or b in names or b not in env:
+        raise NotAffine("a while loop whose bound is carried or not program-uniform")
+    bound = env[b]
+    if not isinstance(bound, Form) or bound.k or bound.shape:
+        raise NotAffine("a while loop whose bound is not program-uniform")
+    return names.index(a), bound, 1 if cmp.predicate == "sle" else 0
+
+
+@handles("scf.while")
+def _while(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
+    """A grid-stride while loop (`while iv < bound: ...; iv += step`), with a program-uniform bound
+    and every carried value an induction: summarized like a for loop, its trip count in closed form.
+    The step of iv must be positive; iv + step past its width leaves the fragment (`fit`), so the
+    enumeration decides a loop that may wrap. Any other while loop leaves the fragment."""
+    j, bound, inclusive = _counted_while(g, op, env)
+    after = op.regions[1].blocks[0]
+    inits = [g.get(env, o) for o in op.operands]
+    start = inits[j]
+    if not isinstance(start, Form) or start.k or start.shape:
+        raise NotAffine("a while loop whose induction does not start program-uniform")
+    if len(after.args) != len(inits):
+        raise NotAffine("a while loop whose do-region takes other values than it carries")
+    t = f"t{g.loops}"
+    g.loops += 1
+    probes = []
+    inner = dict(env)
+    for i, (name, v) in enumerate(zip(after.args, inits)):
+        pv = _probe_value(v, f"s{g.loops}_{i}")
+        probes.append((f"s{g.loops}_{i}", pv))
+        inner[name] = pv
+    live = ctx.pred & (start.c < bound.c + inclusive)
+    g.probing += 1
+    try:
+        yielded = g.eval_block(after, inner, Ctx(live, ctx.cons, ctx.stack))
+    finally:
+        g.probing -= 1
+    steps = [_induction(pv, y, s) for (s, pv), y in zip(probes, yielded)]
+    st = steps[j]
+    if st is None or st <= 0:
+        raise NotAffine("a while loop whose induction does not advance by a positive step")
+    span = bound.c.astype(np.int64) + inclusive - start.c.astype(np.int64)
+    trips = np.where(ctx.pred, np.maximum(0, -(-span // st)), 0)
+    T = int(trips.max()) if trips.size else 0
+    if T == 0:
+        g.mark_unreachable(after, ctx)  # no program enters the loop
+        return inits
+    g.extent[t] = T
+    body_ctx = _trip_ctx(ctx, trips, T, t)
+    inner = dict(env)
+    for name, v, d in zip(after.args, inits, steps):
+        inner[name] = _advance(v, d, {t: d} if T > 1 and d is not None else {}, g, op)
+    g.eval_block(after, inner, body_ctx)
+    return _exits(g, op, inits, steps, trips)
+
+
+def _probe_value(v: Any, s: str) -> Any:
+    """A carried value as init + s, s the probe's unknown step."""
+    if isinstance(v, Pieces) or (isinstance(v, Ptr) and isinstance(v.off, Pieces)):
+        raise NotAffine("a loop-carried piecewise value")
+    if isinstance(v, Form):
+        return Form(v.c, coeffs((v.k, 1), ({s: 1}, 1)), v.shape, v.bits, v.side)
+    if isinstance(v, Ptr):
+        return Ptr(v.arg, Form(v.off.c, coeffs((v.off.k, 1), ({s: 1}, 1)), v.off.shape, 64, v.off.side), v.pointee)
+    if isinstance(v, Opaque):
+        return v
+    raise NotAffine("a loop-carried mask")
+
+
+def _exits(g: AffineGraph, op: Op, inits: list[Any], steps: list[int | None], trips: np.ndarray) -> list[Any]:
+    """The carried values when each program leaves the loop: init + trips·step."""
+    outs: list[Any] = []
     for v, d in zip(inits, steps):
         if d is None:
             outs.append(Opaque("data", "a value carried by a loop", op.loc) if not isinstance(v, Opaque) else v)

@@ -28,6 +28,11 @@ def _tagged_runs(elems: np.ndarray, progs: np.ndarray) -> tuple[np.ndarray, np.n
     """Element indices with the program that touched each → runs of consecutive elements per program."""
     order = np.lexsort((elems, progs))
     e, p = elems[order], progs[order]
+    # lanes of one program touching one element (a broadcast row, `idx % n`) are one element: without
+    # this every repeat would break the run, and a loop would keep a run per lane per iteration
+    first_of = np.ones(e.size, dtype=bool)
+    first_of[1:] = (e[1:] != e[:-1]) | (p[1:] != p[:-1])
+    e, p = e[first_of], p[first_of]
     brk = np.ones(e.size, dtype=bool)
     brk[1:] = (np.diff(e) != 1) | (p[1:] != p[:-1])
     first = np.flatnonzero(brk)
@@ -36,12 +41,19 @@ def _tagged_runs(elems: np.ndarray, progs: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 BOUND_ENTRIES = 1 << 21  # per-lane bounds kept for the possible-race check, per launch
+# what a launch's sites may keep, counted in entries (one interval, or one per-program run), never in
+# seconds or bytes: a loop that touches new scattered elements every iteration keeps entries per
+# iteration, and past these the worker would run out of memory before the budget of evaluations ends
+KEPT_INTERVALS = 1 << 23  # footprint intervals: past this the launch is refused (launch-too-large)
+KEPT_RUNS = 1 << 23  # per-program runs for the race check: past this races are not checked (a note)
 
 
 class SiteRecorder:
     """The access-recording half of `AccessGraph`."""
 
     bound_entries = 0
+    kept_intervals = 0
+    kept_runs = 0
 
     m: "LaunchModel"
     P: int
@@ -69,6 +81,7 @@ class SiteRecorder:
             return
         if isinstance(ptr, PtrSpan):
             self._record_span(op, kind, ptr, mask, ctx)
+            self.check_kept(op)
             return
         if isinstance(ptr, Opaque):
             site = self._site(op, kind, "?", ctx)
@@ -102,20 +115,22 @@ class SiteRecorder:
         info = self.m.args[ptr.arg]
         self._current_loc = op.loc
         if self._record_rows(site, ptr, lane_mask, pred, shape, info, ctx, exact):
+            self.check_kept(op)
             return
         m_small = pred & lane_mask
         boff = np.broadcast_to(ptr.boff, shape)
         m = np.broadcast_to(m_small, shape)
         elems = boff[m] // info.elem_size
         if elems.size:
-            site.add_elements(elems)
+            self.keep_intervals(site, lambda: site.add_elements(elems))
             if site.tagged is not None and site.exact:
                 starts, ends, progs = _tagged_runs(elems, np.nonzero(m)[0] + self.pid_base)
-                site.add_tagged(starts, ends, progs)
+                self.keep_runs(site, starts, ends, progs)
             if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):
                 self._witness(site, boff, m, info, ctx, exact)
             if info.view is not None and site.view_out is None:
                 self._check_view(site, site.starts[-1], site.ends[-1], boff, m, info, ctx, exact)
+        self.check_kept(op)
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
 
     def check_lanes(self, op: Op, ptr: Value, mask: Value, ctx: Ctx, stored: Callable[[], Stored]) -> None:
@@ -228,7 +243,7 @@ class SiteRecorder:
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
         if not lo.size:
             return
-        site.add_intervals(lo, hi + 1)
+        self.keep_intervals(site, lambda: site.add_intervals(lo, hi + 1))
         if ptr.segment:
             # segments between per-program offsets (cu_seqlens, expert offsets, row pointers): disjoint
             # when the offsets are sorted, which a range cannot say; races there are not checked
@@ -237,6 +252,7 @@ class SiteRecorder:
             self.bound_entries += int(lo.size)
             if self.bound_entries > BOUND_ENTRIES:
                 site.bounds = None
+                site.races_unchecked = f"more than {BOUND_ENTRIES:,} per-lane bounds in this launch"
             else:
                 progs, lanes = np.nonzero(m.reshape(self.P, -1))
                 site.bounds.append((lo, hi + 1, progs + self.pid_base, lanes))
@@ -310,9 +326,9 @@ class SiteRecorder:
                 return False
             starts = starts // size
             ends = starts + counts[live]
-            site.add_intervals(starts, ends)
+            self.keep_intervals(site, lambda: site.add_intervals(starts, ends))
             if site.tagged is not None and site.exact:
-                site.add_tagged(starts, ends, np.nonzero(live)[0] + self.pid_base)
+                self.keep_runs(site, starts, ends, np.nonzero(live)[0] + self.pid_base)
             if site.oob is None and (starts.min() < info.lo or ends.max() > info.hi):
                 self._witness(
                     site, np.broadcast_to(ptr.boff, shape), np.broadcast_to(pred & lane_mask, shape), info, ctx, exact
@@ -331,6 +347,41 @@ class SiteRecorder:
             self._spend(int(np.prod(reduced, dtype=np.int64)), None)
             return True
         return False
+
+    def keep_intervals(self, site: SiteResult, add: Callable[[], None]) -> None:
+        """Add intervals to the site's footprint, counting those it keeps against `KEPT_INTERVALS`
+        (those a loop continues along its rows add nothing)."""
+        before = sum(int(a.size) for a in site.starts[-1:]), len(site.starts)
+        add()
+        if len(site.starts) > before[1]:
+            self.kept_intervals += int(site.starts[-1].size)
+        elif site.starts:
+            self.kept_intervals += max(0, int(site.starts[-1].size) - before[0])
+
+    def check_kept(self, op: Op) -> None:
+        """Past `KEPT_INTERVALS` the launch is refused; called once an access is recorded and its
+        witnesses are taken, so a finding in its intervals is kept."""
+        if self.kept_intervals > KEPT_INTERVALS:
+            raise Refusal(
+                "launch-too-large",
+                f"the footprint of this launch needs more than {KEPT_INTERVALS:,} element intervals kept "
+                "(accesses that reach new, scattered elements at every loop iteration); declare a smaller "
+                "launch (smaller sizes, fewer programs or loop iterations) to check it",
+                op.loc,
+            )
+
+    def keep_runs(self, site: SiteResult, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
+        """Per-program runs for the race check, counted against `KEPT_RUNS`: past it every site of the
+        launch drops them and says why (the race client then notes races as not checked)."""
+        before = len(site.tagged) if site.tagged is not None else 0
+        site.add_tagged(starts, ends, progs)
+        if site.tagged is not None and len(site.tagged) > before:
+            self.kept_runs += int(starts.size)
+        if self.kept_runs > KEPT_RUNS:
+            for other in self.sites.values():
+                if other.tagged is not None:
+                    other.tagged = None
+                    other.races_unchecked = f"more than {KEPT_RUNS:,} per-program runs in this launch"
 
     def _axis_step(self, term: np.ndarray, axis: int) -> int | None:
         """The uniform step of `term` along `axis` (0 when constant), None when it is not uniform."""
