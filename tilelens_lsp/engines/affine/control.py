@@ -251,7 +251,7 @@ def _probe_value(v: Any, s: str) -> Any:
         raise NotAffine("a loop-carried piecewise value")
     if isinstance(v, Form):
         return Form(v.c, coeffs((v.k, 1), ({s: 1}, 1)), v.shape, v.bits, v.side)
-    if isinstance(v, Ptr):
+    if isinstance(v, Ptr) and isinstance(v.off, Form):
         return Ptr(v.arg, Form(v.off.c, coeffs((v.off.k, 1), ({s: 1}, 1)), v.off.shape, 64, v.off.side), v.pointee)
     if isinstance(v, Opaque):
         return v
