@@ -155,3 +155,14 @@ def test_a_trip_count_of_pid_mod_6_is_bounded_per_remainder():
     assert launch.diagnostics == (), [d.message for d in launch.diagnostics]
     (store,) = launch.accesses
     assert store.elements[-1][1] - 1 == last
+
+
+def test_a_where_of_int32_lanes_zero_extended_keeps_its_width():
+    # `tl.where` on a tensor condition prints `: tensor<64xi1>, tensor<64xi32>`; its result was read as
+    # i1, so the zero extension of -1 became [0, 1] and this read of element 2^32 - 1 passed as clean
+    launch = _launch("where_unsigned_index.py")
+    assert launch.engine == "grid" and launch.status == "analyzed"
+    (d,) = _codes(launch)["TL001"]
+    assert d.line == 11 and d.witness.element == (1 << 32) - 1
+    offs = d.witness.pid[0] * 64 + d.witness.lane[0]
+    assert offs >= 63999990  # a masked-off lane of the tail: its index really is -1

@@ -184,6 +184,8 @@ def _result_types(name: str, text: str, count: int, parts: list[str] | None = No
     """The result types of op `name` from its header `text` (`parts`: `text` split at ` : ` already)."""
     if count == 0:
         return []
+    if name == "arith.constant" and text.strip() in ("true", "false"):
+        return [Type((), "i1")] * count  # MLIR prints a boolean constant without its type
     parts = split_top(text, " : ") if parts is None else parts
     if len(parts) < 2:
         return [Type((), "?")] * count
@@ -211,7 +213,11 @@ def _types_after_colon(name: str, tys: str, count: int) -> tuple[Type, ...]:
     to = split_top(tys, " to ")
     if len(to) >= 2:
         return (parse_type(to[-1]),) * count
-    first = parse_type(split_top(tys, ", ")[0])
+    listed = split_top(tys, ", ")
+    if name == "arith.select":
+        # `: tensor<8xi1>, tensor<8xf32>` with a tensor condition: the result has the last type
+        return (parse_type(listed[-1]),) * count
+    first = parse_type(listed[0])
     if name in ("arith.cmpi", "arith.cmpf"):
         first = Type(first.shape, "i1")
     if name == "tt.load" and first.elem.startswith("ptr<"):
@@ -342,7 +348,8 @@ class _Parser:
             types = _region_result_types(header, len(results))
         else:
             types = (
-                _result_types(name, tail, len(results))
+                # a region op's types follow its closing `})`: `}) : (tensor<8x32xf32>) -> tensor<8xf32>`
+                _result_types(name, tail.lstrip("}) "), len(results), ["", tail.lstrip("}) ").lstrip(": ")])
                 if generic and tail
                 else _result_types(name, header, len(results), colon)
             )

@@ -140,3 +140,18 @@ PER_LANE = {
 def test_lanes_storing_values_that_may_differ_stay_a_possible_race(tmp_path, monkeypatch, body):
     (d,) = _diagnostics(tmp_path, monkeypatch, body, "k[(4,)](fp32[32], fp32[32], BLOCK=8)")
     assert d.code == "TL006"
+
+
+def test_a_reduced_row_broadcast_over_colliding_lanes_is_a_possible_race(tmp_path, monkeypatch):
+    # Liger's mhc backward kernel with equal strides: lanes [0, 1] and [1, 0] of a 2-D store meet, and
+    # what they store comes through a row reduction, expand_dims and broadcast; that chain used to
+    # crash the lane check (the reduction's type was unread and taken for a scalar)
+    body = """def k(x, out, S, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)[:, None]
+    c = tl.arange(0, BLOCK)[None, :]
+    v = tl.load(x + r * S + c * S)
+    row_max = tl.max(v, axis=1)
+    tl.store(out + r * S + c * S, v - row_max[:, None])
+"""
+    (d,) = _diagnostics(tmp_path, monkeypatch, body, "k[(1,)](fp32[64], fp32[64], 4, BLOCK=4)")
+    assert d.code == "TL006" and "lanes [0, 1] and [1, 0]" in d.message

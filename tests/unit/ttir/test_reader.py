@@ -175,3 +175,35 @@ def test_parse_type_answers_alike_when_asked_again():
     first = [ttir.parse_type(t) for t in (" tensor<8x!tt.ptr<f16>> ", "i64", "tensor<4x4xi1>")]
     assert [ttir.parse_type(t.strip()) for t in (" tensor<8x!tt.ptr<f16>> ", "i64", "tensor<4x4xi1>")] == first
     assert first == [ttir.Type((8,), "ptr<f16>"), ttir.Type((), "i64"), ttir.Type((4, 4), "i1")]
+
+
+def test_every_result_type_agrees_with_the_bindings(compiled):
+    """The reader's result type of every op is the one the bindings give its results, also where
+    the printed form puts it elsewhere (a reduction's type after its region, a select's after its
+    condition's, a boolean constant's nowhere)."""
+    from tests.support import FIXTURES, compile_file
+    from tilelens_lsp.ttir.types import parse_type
+
+    extra = compile_file(FIXTURES / "typed_results.py", FIXTURES)
+    names = set()
+    for c in compiled + extra:
+        bound: list[tuple[str, list[str]]] = []
+
+        def visit(op, bound=bound) -> None:
+            name = op.get_name()
+            if name in ("builtin.module", "tt.func") or (name == "scf.yield" and op.get_num_operands() == 0):
+                return
+            bound.append((name, [str(op.get_result(i).get_type()) for i in range(op.get_num_results())]))
+
+        c.module.walk(visit)
+        parsed = [
+            op
+            for f in ttir.parse_module(c.text).funcs.values()
+            for op in ttir.walk_region(f.body)
+            if not (op.name == "scf.yield" and not op.operands)
+        ]
+        assert [name for name, _ in bound] == [op.name for op in parsed]
+        for (name, types), op in zip(bound, parsed):
+            assert list(op.result_types) == [parse_type(t) for t in types], (name, op.text)
+            names.add(name)
+    assert {"tt.reduce", "tt.scan", "arith.select", "arith.constant"} <= names

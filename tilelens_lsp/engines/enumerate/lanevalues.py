@@ -178,6 +178,8 @@ def _resolve(g: AccessGraph, defs: dict[str, Op], env: dict, name: str, depth: i
     if op is None or depth > MAX_DEPTH or len(op.results) != 1 or not op.result_types:
         return UNKNOWN
     ty = op.result_types[0]
+    if ty.elem == "?":
+        return UNKNOWN  # a type the reader did not read: neither a scalar nor a known shape
     if not ty.shape and not ty.is_ptr:
         return Stored(keys=np.zeros((1,), dtype=np.int64))  # a scalar: one value per program
     if op.name == "arith.constant":
