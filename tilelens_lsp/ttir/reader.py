@@ -199,7 +199,7 @@ def _types_after_colon(name: str, tys: str, count: int) -> tuple[Type, ...]:
     if (
         name.startswith(("scf.", "tt.call"))
         or "->" in tys
-        and name not in ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans")
+        and name not in ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.split")
     ):
         arrow = split_top(tys, " -> ")
         if len(arrow) >= 2:

@@ -206,4 +206,4 @@ def test_every_result_type_agrees_with_the_bindings(compiled):
         for (name, types), op in zip(bound, parsed):
             assert list(op.result_types) == [parse_type(t) for t in types], (name, op.text)
             names.add(name)
-    assert {"tt.reduce", "tt.scan", "arith.select", "arith.constant"} <= names
+    assert {"tt.reduce", "tt.scan", "tt.split", "arith.select", "arith.constant"} <= names
