@@ -273,7 +273,7 @@ class _Parser:
         if not m:
             raise self.fail(f"unreadable function header: {header[:120]}")
         args: list[tuple[str, Type]] = []
-        for part in split_top(m.group(2), ", "):
+        for part in split_top(_argument_list(m.group(2)), ", "):
             part = part.strip()
             if not part:
                 continue
@@ -367,6 +367,24 @@ class _Parser:
             if after.startswith(", {") or after == "{":
                 continue
             return regions, after
+
+
+def _argument_list(text: str) -> str:
+    """The arguments of a function header whose `(...)` the header pattern matched greedily: up to
+    the parenthesis that closes the first one (`(%a: i32 loc(...)) -> (i32, i32)` returns a tuple)."""
+    depth, quoted = 0, False
+    for i, ch in enumerate(text):
+        if ch == '"' and (i == 0 or text[i - 1] != "\\"):
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                return text[:i]
+            depth -= 1
+    return text
 
 
 def _block_label(line: str) -> tuple[str, list[str]]:

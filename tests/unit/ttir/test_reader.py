@@ -207,3 +207,20 @@ def test_every_result_type_agrees_with_the_bindings(compiled):
             assert list(op.result_types) == [parse_type(t) for t in types], (name, op.text)
             names.add(name)
     assert {"tt.reduce", "tt.scan", "tt.split", "arith.select", "arith.constant"} <= names
+
+
+def test_a_function_returning_a_tuple_reads_its_arguments_only():
+    text = (
+        "module {\n"
+        '  tt.func private @tile_of(%t: i32 loc("t"(#loc)), %n: i32 loc("a (b)"(#loc))) -> (i32, i32) '
+        "attributes {noinline = true} {\n"
+        "    tt.return %t, %n : i32, i32 loc(#loc)\n"
+        "  } loc(#loc)\n"
+        "  tt.func public @k(%x: !tt.ptr<f32>) attributes {noinline = false} {\n"
+        "    tt.return loc(#loc)\n"
+        "  } loc(#loc)\n"
+        "}\n"
+    )
+    funcs = ttir.parse_module(text).funcs
+    assert [name for name, _ in funcs["tile_of"].args] == ["%t", "%n"]
+    assert [ty for _, ty in funcs["tile_of"].args] == [ttir.Type((), "i32")] * 2
