@@ -117,6 +117,18 @@ for _name, (_fn, _checked) in BINARY_OPS.items():
     HANDLERS[_name] = _binary(_fn, _checked)
 
 
+@handles("math.absi")
+def _absi(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    """`tl.abs` of integers (reflection padding folds an index with it): exact, and like the
+    hardware's it wraps, so the smallest value stays itself."""
+    (a,) = (g.get(env, o) for o in op.operands[:1])
+    if isinstance(a, IntV) and a.bits > 1:
+        return [IntV(wrap(np.abs(a.a.astype(np.int64)), a.bits), a.bits)]
+    if isinstance(a, PtrV):
+        return [Opaque("out-of-vocabulary", f"{op.name} on pointers", op.loc)]
+    return [opaque_of(a)]
+
+
 @handles("arith.cmpi")
 def _cmpi(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     pred = op.predicate
