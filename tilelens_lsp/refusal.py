@@ -9,13 +9,16 @@ from __future__ import annotations
 
 class Refusal(Exception):
     """Refusal(kind, message, loc): raised within a launch's analysis, caught at its edge. The kinds are
-    the stable names docs/diagnostics.md lists under TL030 (`indirect-address`, `unvisited`, ...)."""
+    the stable names docs/diagnostics.md lists under TL030 (`indirect-address`, `unvisited`, ...).
+    `keeps_findings`: what the analysis found before it stopped here was evaluated concretely and
+    stays reported beside the refusal (a budget spent, a while loop that never ends)."""
 
-    def __init__(self, kind: str, message: str, loc: str = "") -> None:
+    def __init__(self, kind: str, message: str, loc: str = "", keeps_findings: bool = False) -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
         self.loc = loc
+        self.keeps_findings = keeps_findings or kind == "launch-too-large"
 
 
 def fix_for(kind: str, message: str, unranged: list[tuple[str, str, tuple[int, ...]]]) -> str:
