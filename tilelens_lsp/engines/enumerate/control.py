@@ -255,40 +255,44 @@ def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     a state they were in prove it never ends, and an int32 wrap on its condition's path leaves it
     `WRAP_GRACE` more iterations to end. Either refusal, and the one at `WHILE_LIMIT`, keeps what was
     found before it (each access was evaluated concretely, before the loop went wrong)."""
-    before = op.regions[0].blocks[0]
-    after = op.regions[1].blocks[0]
     names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)", op.text.split(":")[0])]
-    carried = [g.get(env, o) for o in op.operands]
-    active = ctx.pred.copy()
-    final: list[Value] | None = None
     watch = _Watch(g, op, names) if WHILE_CHECKS else None
     try:
-        for t in range(WHILE_LIMIT):
-            inner = dict(env)
-            inner.update(zip(names, carried))
-            out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))
-            cond, forwarded = out[0], out[1:]
-            if not isinstance(cond, IntV):
-                if t == 0 and not op.operands:
-                    return _while_opaque(g, op, env, ctx)
-                return _while_settled(g, op, env, ctx, names, inner, out, active, final, t)
-            c = np.broadcast_to(cond.a.reshape(cond.a.shape[:1]), (g.P,)).astype(bool) & active
-            leaving = active & ~c
-            final = forwarded if final is None else [blend(leaving, f, old, op) for f, old in zip(forwarded, final)]
-            if not c.any():
-                if t == 0:
-                    g.mark_unreachable(after, ctx)  # the do-region never runs
-                return final
-            if watch is not None:
-                watch.check(t, active, carried)
-            inner = dict(env)
-            inner.update(zip(after.args, forwarded))
-            yielded = g.eval_block(after, inner, Ctx(c, ctx.iters + (t,), ctx.exact, ctx.stack))
-            carried = [blend(c, new, old, op) for new, old in zip(yielded, carried)]
-            active = c
+        return _while_followed(g, op, env, ctx, names, watch)
     finally:
         if watch is not None:
             watch.close()
+
+
+def _while_followed(g: AccessGraph, op: Op, env, ctx, names: list[str], watch: _Watch | None) -> list[Value]:
+    before = op.regions[0].blocks[0]
+    after = op.regions[1].blocks[0]
+    carried = [g.get(env, o) for o in op.operands]
+    active = ctx.pred.copy()
+    final: list[Value] | None = None
+    for t in range(WHILE_LIMIT):
+        inner = dict(env)
+        inner.update(zip(names, carried))
+        out = g.eval_block(before, inner, Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))
+        cond, forwarded = out[0], out[1:]
+        if not isinstance(cond, IntV):
+            if t == 0 and not op.operands:
+                return _while_opaque(g, op, env, ctx)
+            return _while_settled(g, op, env, ctx, names, inner, out, active, final, t)
+        c = np.broadcast_to(cond.a.reshape(cond.a.shape[:1]), (g.P,)).astype(bool) & active
+        leaving = active & ~c
+        final = forwarded if final is None else [blend(leaving, f, old, op) for f, old in zip(forwarded, final)]
+        if not c.any():
+            if t == 0:
+                g.mark_unreachable(after, ctx)  # the do-region never runs
+            return final
+        if watch is not None:
+            watch.check(t, active, carried)
+        inner = dict(env)
+        inner.update(zip(after.args, forwarded))
+        yielded = g.eval_block(after, inner, Ctx(c, ctx.iters + (t,), ctx.exact, ctx.stack))
+        carried = [blend(c, new, old, op) for new, old in zip(yielded, carried)]
+        active = c
     wrapped = f"; {watch.wrapped_note()}" if watch is not None and watch.wrapped is not None else ""
     raise Refusal(
         "control-flow", f"a while loop still running after {WHILE_LIMIT} iterations{wrapped}", op.loc, keeps_findings=True
