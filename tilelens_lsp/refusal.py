@@ -50,6 +50,16 @@ def fix_for(kind: str, message: str, unranged: list[tuple[str, str, tuple[int, .
             "No declaration decides this: the model does not follow it; the rest of the launch was "
             "examined as far as it could be (`# tilelens: ignore[TL030]` on this line accepts it)"
         )
+    if kind == "non-terminating":
+        return (
+            "This is a bug of the kernel for this launch: on a GPU the loop never ends; check its step "
+            "(a step of 0) and its bound (a counter that wraps int32 and cycles below it)"
+        )
+    if kind == "wrapped-loop":
+        return (
+            "This is a bug of the kernel for this launch: on a GPU the loop runs on with wrapped int32 "
+            "values; compute its counter in 64 bits (`.to(tl.int64)`) or check its step and bound"
+        )
     if kind == "reader-misalignment":
         return "No declaration decides this: it is a tilelens bug on this Triton version; please report it"
     return ""
