@@ -163,3 +163,36 @@ def test_the_cycle_detector_never_reports_a_sequence_that_does_not_repeat():
     for t in range(5000):
         # the same counter with another set of running programs is another state
         assert cycle.seen((np.array([t % 2 == 0, True]), np.array([t // 2])), t) is None
+
+
+NESTED = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    for r in range(0, 2):
+        k = 1
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        while k < n:
+            acc += tl.load(x_ptr + r * BLOCK + tl.arange(0, BLOCK))
+            k *= 2
+        tl.store(out_ptr + r * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+# tilelens: rows_kernel[(1,)](fp32[16], fp32[32], {n}, BLOCK=16)
+"""
+
+
+def test_a_while_loop_inside_a_for_loop_names_its_own_iteration_and_ends_when_it_should(tmp_path):
+    path = tmp_path / "rows.py"
+    path.write_text(NESTED.format(n=2**31 - 1))
+    launch = _launch(path)
+    # row 0's loop never ends: refused there, its own iteration named (not the outer row's)
+    assert _refusal(launch).kind == "non-terminating" and "wraps at iteration 30" in _refusal(launch).message
+    assert launch.status == "refused"
+    # below the wrap the same loop ends (k: 1 .. 2**20, 20 trips); row 1 reads past x: TL001, analyzed
+    path.write_text(NESTED.format(n=2**20))
+    launch = _launch(path)
+    assert (launch.status, codes(launch)) == ("analyzed", ["TL001"])

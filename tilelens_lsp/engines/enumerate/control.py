@@ -256,7 +256,7 @@ def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     `WRAP_GRACE` more iterations to end. Either refusal, and the one at `WHILE_LIMIT`, keeps what was
     found before it (each access was evaluated concretely, before the loop went wrong)."""
     names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)", op.text.split(":")[0])]
-    watch = _Watch(g, op, names) if WHILE_CHECKS else None
+    watch = _Watch(g, op, names, len(ctx.iters)) if WHILE_CHECKS else None
     try:
         return _while_followed(g, op, env, ctx, names, watch)
     finally:
@@ -305,8 +305,8 @@ class _Watch:
     records them), and the state that slice decides (the carried values on it, the programs still
     running) is fed to a cycle detector when the slice is pure integer arithmetic."""
 
-    def __init__(self, g: AccessGraph, op: Op, names: list[str]) -> None:
-        self.g, self.op = g, op
+    def __init__(self, g: AccessGraph, op: Op, names: list[str], depth: int) -> None:
+        self.g, self.op, self.depth = g, op, depth  # depth: this loop's index among a witness's iterations
         self.slice = loopstate.condition_slice(op, names)
         self.ops = self.slice.ops if self.slice.signed else frozenset()
         self.saved = g.watch
@@ -329,7 +329,8 @@ class _Watch:
             if hit is not None:
                 op = next(o for r in self.op.regions for o in accounting.region_ops(r) if id(o) == hit)
                 w = self.g.wraps[hit]
-                self.wrapped = (w["iteration"][-1] if w["iteration"] else t, w, op.loc)
+                its = w["iteration"] or ()
+                self.wrapped = (its[self.depth] if len(its) > self.depth else t, w, op.loc)
                 self.deadline = t + WRAP_GRACE
         if self.cycle is not None:
             values = [carried[k] for k in self.slice.carried]
