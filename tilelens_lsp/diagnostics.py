@@ -188,7 +188,10 @@ _TABLE = (
         "`control-flow`, `call`, `inline-asm`, `out-of-vocabulary` (an op the model does not know feeds an "
         "address), `pointer-provenance`, `reader-misalignment`, `launch-too-large` (a launch outside the "
         "affine summary whose enumeration would exceed the budget; definite findings made before are still "
-        "reported), `unvisited` (a memory op the evaluation never examined and could not prove "
+        "reported), `non-terminating` (a while loop whose condition's values come back to an earlier state, so it "
+        "never ends on the device; findings made before are still reported), `wrapped-loop` (a while loop whose "
+        "condition's int32 arithmetic wrapped and which was still running 256 trips later; findings made "
+        "before are still reported), `unvisited` (a memory op the evaluation never examined and could not prove "
         "unreachable), `tensor-descriptor` (a descriptor gather or scatter, on a target whose TTIR keeps "
         "descriptors), `ranged-tensor-written` (the kernel stores to a tensor whose declared value range "
         "its loads would rely on).",

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 class Refusal(Exception):
     """Refusal(kind, message, loc): raised within a launch's analysis, caught at its edge. The kinds are
-    the stable names docs/diagnostics.md lists under TL030 (`indirect-address`, `unvisited`, ...)."""
+    the stable names docs/diagnostics.md lists under TL030 (`indirect-address`, `unvisited`, ...).
+    `keeps_findings`: what the analysis found before it stopped here was evaluated concretely and
+    stays reported beside the refusal (a budget spent, a while loop that never ends)."""
 
-    def __init__(self, kind: str, message: str, loc: str = "") -> None:
+    def __init__(self, kind: str, message: str, loc: str = "", keeps_findings: bool = False) -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
         self.loc = loc
+        self.keeps_findings = keeps_findings or kind == "launch-too-large"
 
 
 def fix_for(kind: str, message: str, unranged: list[tuple[str, str, tuple[int, ...]]]) -> str:
@@ -46,6 +49,16 @@ def fix_for(kind: str, message: str, unranged: list[tuple[str, str, tuple[int, .
         return (
             "No declaration decides this: the model does not follow it; the rest of the launch was "
             "examined as far as it could be (`# tilelens: ignore[TL030]` on this line accepts it)"
+        )
+    if kind == "non-terminating":
+        return (
+            "This is a bug of the kernel for this launch: on a GPU the loop never ends; check its step "
+            "(a step of 0) and its bound (a counter that wraps int32 and cycles below it)"
+        )
+    if kind == "wrapped-loop":
+        return (
+            "This is a bug of the kernel for this launch: on a GPU the loop runs on with wrapped int32 "
+            "values; compute its counter in 64 bits (`.to(tl.int64)`) or check its step and bound"
         )
     if kind == "reader-misalignment":
         return "No declaration decides this: it is a tilelens bug on this Triton version; please report it"

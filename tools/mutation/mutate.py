@@ -140,8 +140,8 @@ MUTATIONS: list[Mutation] = [
     M(
         "width-check-disabled",
         "engines/enumerate/graph.py",
-        "if bits > 32 or bits == 1 or id(op) not in self.slice:",
-        "if True:",
+        "        if id(op) not in self.slice:\n            return wrap(exact, bits)",
+        "        if True:\n            return wrap(exact, bits)",
         "no width obligation is ever recorded (int32 overflow detection off)",
     ),
     M(
@@ -154,8 +154,8 @@ MUTATIONS: list[Mutation] = [
     M(
         "width-check-ignores-pred",
         "engines/enumerate/graph.py",
-        "            bad = ((full < lo) | (full > hi)) & self.pred_like(ctx, full.ndim - 1)\n",
-        "            bad = (full < lo) | (full > hi)\n",
+        "        bad = ((full < lo) | (full > hi)) & self.pred_like(ctx, full.ndim - 1)\n",
+        "        bad = (full < lo) | (full > hi)\n",
         "width obligations also fail on programs that do not run this code (inactive loop/branch lanes)",
         gap=(
             "unit test: `if pid < 2: store(x_ptr + pid * STRIDE + arange)` with grid (4,), STRIDE=2**30 must give no TL003"
@@ -388,6 +388,27 @@ MUTATIONS: list[Mutation] = [
         gap=(
             "conformance kernel: if tl.load(flag_ptr + pid) > 0: copy the block (the oracle skips about half the programs)"
         ),
+    ),
+    M(
+        "while-wrap-unwatched",
+        "engines/enumerate/graph.py",
+        "if id(op) in self.watch and id(op) not in self.wraps:",
+        "if False:",
+        "an int32 wrap on a while loop's condition path goes unnoticed: the loop runs to WHILE_LIMIT",
+    ),
+    M(
+        "while-wrap-grace-forever",
+        "engines/enumerate/control.py",
+        "                self.deadline = t + WRAP_GRACE",
+        "                self.deadline = WHILE_LIMIT",
+        "a wrapped while loop is followed to WHILE_LIMIT instead of WRAP_GRACE trips after the wrap",
+    ),
+    M(
+        "while-state-without-counter",
+        "engines/enumerate/control.py",
+        "state = (np.asarray(active), *(np.asarray(v.a) for v in values))",
+        "state = (np.asarray(active),)",
+        "a while loop's repeated state ignores its counter: every loop that runs twice looks non-terminating",
     ),
     M(
         "while-stops-when-one-program-leaves",

@@ -218,8 +218,11 @@ def test_witnesses_from_one_program_agree_with_the_enumeration(path, tmp_path, m
         assert a.accesses == b.accesses
         for d in a.diagnostics:
             if d.code == "TL001":
-                access = next(x for x in a.accesses if x.line == d.line and not x.in_bounds)
-                assert not -access.view_offset <= d.witness.element < access.storage - access.view_offset
+                access = next((x for x in a.accesses if x.line == d.line and not x.in_bounds), None)
+                if access is None:  # a launch cut short keeps its findings but has no footprint
+                    assert a.status == "refused" and not a.accesses
+                else:
+                    assert not -access.view_offset <= d.witness.element < access.storage - access.view_offset
                 assert all(0 <= p < g for p, g in zip(d.witness.pid, a.grid))
 
 

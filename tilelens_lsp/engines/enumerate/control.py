@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from tilelens_lsp.engines import accounting, ranges
-from tilelens_lsp.engines.enumerate import guards, inductions
+from tilelens_lsp.engines.enumerate import guards, inductions, loopstate
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, blend_may, either, handles, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, same_values, wrap
@@ -239,6 +239,8 @@ def _if(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
 
 
 WHILE_LIMIT = 1 << 16  # iterations of one while loop before it is refused as non-terminating
+WRAP_GRACE = 256  # iterations a while loop is still followed after its condition's counter wrapped
+WHILE_CHECKS = True  # wrap and repeated-state checks of followed while loops (a benchmark turns them off)
 SETTLE_LIMIT = 512  # iterations of a data-dependent while loop before it is refused as unsettled
 WIDEN_INDUCTIONS = True  # start a data-dependent while loop's inductions from their hull (tests turn it off)
 
@@ -247,10 +249,24 @@ WIDEN_INDUCTIONS = True  # start a data-dependent while loop's inductions from t
 def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     """Iterate a while loop per program while its condition is computable (grid-stride loops); once
     it depends on loaded data (a binary search over `cu_seqlens`), run it over every trip count
-    (`_while_settled`); a loop that carries no value (a spin lock) runs once (`_while_opaque`)."""
+    (`_while_settled`); a loop that carries no value (a spin lock) runs once (`_while_opaque`).
+
+    A loop followed iteration by iteration is watched (`_Watch`): its carried values coming back to
+    a state they were in prove it never ends, and an int32 wrap on its condition's path leaves it
+    `WRAP_GRACE` more iterations to end. Either refusal, and the one at `WHILE_LIMIT`, keeps what was
+    found before it (each access was evaluated concretely, before the loop went wrong)."""
+    names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)", op.text.split(":")[0])]
+    watch = _Watch(g, op, names, len(ctx.iters)) if WHILE_CHECKS else None
+    try:
+        return _while_followed(g, op, env, ctx, names, watch)
+    finally:
+        if watch is not None:
+            watch.close()
+
+
+def _while_followed(g: AccessGraph, op: Op, env, ctx, names: list[str], watch: _Watch | None) -> list[Value]:
     before = op.regions[0].blocks[0]
     after = op.regions[1].blocks[0]
-    names = [a.split("=")[0].strip() for a in re.findall(r"(%[\w$.\-]+\s*=\s*%[\w$.\-#]+)", op.text.split(":")[0])]
     carried = [g.get(env, o) for o in op.operands]
     active = ctx.pred.copy()
     final: list[Value] | None = None
@@ -270,12 +286,84 @@ def _while(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
             if t == 0:
                 g.mark_unreachable(after, ctx)  # the do-region never runs
             return final
+        if watch is not None:
+            watch.check(t, active, carried)
         inner = dict(env)
         inner.update(zip(after.args, forwarded))
         yielded = g.eval_block(after, inner, Ctx(c, ctx.iters + (t,), ctx.exact, ctx.stack))
         carried = [blend(c, new, old, op) for new, old in zip(yielded, carried)]
         active = c
-    raise Refusal("control-flow", f"a while loop still running after {WHILE_LIMIT} iterations", op.loc)
+    wrapped = f"; {watch.wrapped_note()}" if watch is not None and watch.wrapped is not None else ""
+    raise Refusal(
+        "control-flow", f"a while loop still running after {WHILE_LIMIT} iterations{wrapped}", op.loc, keeps_findings=True
+    )
+
+
+class _Watch:
+    """The checks on one while loop followed iteration by iteration: its condition's slice
+    (`loopstate.condition_slice`) is watched for int32 wraps while it runs (`AccessGraph.check_width`
+    records them), and the state that slice decides (the carried values on it, the programs still
+    running) is fed to a cycle detector when the slice is pure integer arithmetic."""
+
+    def __init__(self, g: AccessGraph, op: Op, names: list[str], depth: int) -> None:
+        self.g, self.op, self.depth = g, op, depth  # depth: this loop's index among a witness's iterations
+        self.slice = loopstate.condition_slice(op, names)
+        self.ops = self.slice.ops if self.slice.signed else frozenset()
+        self.saved = g.watch
+        g.watch = g.watch | self.ops
+        for i in self.ops:  # a wrap of an earlier run of this loop (another chunk, an outer iteration)
+            g.wraps.pop(i, None)
+        self.cycle = loopstate.Cycle() if self.slice.pure else None
+        self.wrapped: tuple[int, dict, str] | None = None  # iteration, witness, the op's loc
+        self.deadline = WHILE_LIMIT
+
+    def close(self) -> None:
+        self.g.watch = self.saved
+
+    def check(self, t: int, active: np.ndarray, carried: list[Value]) -> None:
+        """Before the do-region of iteration `t` runs (`active`: programs whose condition held up to
+        here, `carried`: the values its before-region saw): refuse the loop if this state was seen
+        before, or if its counter wrapped `WRAP_GRACE` iterations ago."""
+        if self.wrapped is None:
+            hit = next((i for i in self.ops if i in self.g.wraps), None)
+            if hit is not None:
+                op = next(o for r in self.op.regions for o in accounting.region_ops(r) if id(o) == hit)
+                w = self.g.wraps[hit]
+                its = w["iteration"] or ()
+                self.wrapped = (its[self.depth] if len(its) > self.depth else t, w, op.loc)
+                self.deadline = t + WRAP_GRACE
+        if self.cycle is not None:
+            values = [carried[k] for k in self.slice.carried]
+            if all(isinstance(v, IntV) for v in values):
+                state = (np.asarray(active), *(np.asarray(v.a) for v in values))  # type: ignore[union-attr]
+                earlier = self.cycle.seen(state, t)
+                if earlier is not None:
+                    raise Refusal(
+                        "non-terminating",
+                        f"a while loop that never ends: at iteration {t} the values its condition depends on "
+                        f"repeat those of iteration {earlier}, in the programs still running"
+                        + (f"; {self.wrapped_note()}" if self.wrapped is not None else ""),
+                        self.op.loc,
+                        keeps_findings=True,
+                    )
+            else:
+                self.cycle = None  # not every value on the path is concrete: no proof from here on
+        if t >= self.deadline and self.wrapped is not None:
+            raise Refusal(
+                "wrapped-loop",
+                f"{self.wrapped_note()}, and the loop is still running {WRAP_GRACE} iterations later; "
+                "the iterations after those are not followed",
+                self.wrapped[2],
+                keeps_findings=True,
+            )
+
+    def wrapped_note(self) -> str:
+        assert self.wrapped is not None
+        t, w, _ = self.wrapped
+        return (
+            f"the integer arithmetic a while loop's condition depends on wraps at iteration {t} "
+            f"(exact value {w['value']:,} in program {list(w['pid'])})"
+        )
 
 
 def _while_settled(

@@ -74,6 +74,8 @@ class AccessGraph(SiteRecorder):
         self._current_loc = ""
         self.unreachable: set[accounting.Context] = set()  # memory ops proven not to run
         self.index = guards.FuncIndex(model.module.funcs)  # defs and uses, for guards
+        self.watch: frozenset[int] = frozenset()  # ops a while loop's condition depends on (control.py)
+        self.wraps: dict[int, dict] = {}  # the first wrap of each watched op: where, and its exact value
 
     def width_obligations(self) -> list[Obligation]:
         return list(self.obligations.values())
@@ -124,7 +126,7 @@ class AccessGraph(SiteRecorder):
                     )
                 self._run_chunk(entry, start, count)
         except Refusal as refusal:
-            if refusal.kind != "launch-too-large":
+            if not refusal.keeps_findings:
                 raise
             self.truncated = refusal
 
@@ -278,27 +280,41 @@ class AccessGraph(SiteRecorder):
         return self._pids[axis]
 
     def check_width(self, op: Op, ctx: Ctx, exact: np.ndarray, bits: int) -> np.ndarray:
-        """Record the width obligation of `op` and return the wrapped result."""
-        if bits > 32 or bits == 1 or id(op) not in self.slice:
+        """Record the width obligation of `op` and return the wrapped result; an op a while loop's
+        condition depends on (`watch`) also records its first wrap in `wraps`."""
+        if bits > 32 or bits == 1:
+            return wrap(exact, bits)
+        if id(op) in self.watch and id(op) not in self.wraps:
+            found = self._outside_width(ctx, exact, bits)
+            if found is not None:
+                self.wraps[id(op)] = found
+        if id(op) not in self.slice:
             return wrap(exact, bits)
         key = (id(op), ctx.stack)
         ob = self.obligations.get(key)
         if ob is None:
             ob = self.obligations[key] = Obligation(op.name, op.loc, ctx.stack, bits)
-        if ob.violation is None and exact.size and (exact.min() < -(1 << (bits - 1)) or exact.max() > (1 << (bits - 1)) - 1):
-            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-            full = np.broadcast_to(exact, (self.P,) + exact.shape[1:])
-            bad = ((full < lo) | (full > hi)) & self.pred_like(ctx, full.ndim - 1)
-            if bad.any():
-                flat = int(np.argmax(bad.reshape(-1)))
-                where = np.unravel_index(flat, bad.shape)
-                ob.violation = {
-                    "pid": self.pid_tuple(int(where[0])),
-                    "lane": tuple(int(i) for i in where[1:]),
-                    "iteration": ctx.iters or None,
-                    "value": int(full[where]),
-                }
+        if ob.violation is None:
+            ob.violation = self._outside_width(ctx, exact, bits)
         return wrap(exact, bits)
+
+    def _outside_width(self, ctx: Ctx, exact: np.ndarray, bits: int) -> dict | None:
+        """The first lane of a running program whose exact value leaves the signed range of `bits`:
+        its program, lane, loop iterations and value; None when every one fits."""
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        if not exact.size or (exact.min() >= lo and exact.max() <= hi):
+            return None
+        full = np.broadcast_to(exact, (self.P,) + exact.shape[1:])
+        bad = ((full < lo) | (full > hi)) & self.pred_like(ctx, full.ndim - 1)
+        if not bad.any():
+            return None
+        where = np.unravel_index(int(np.argmax(bad.reshape(-1))), bad.shape)
+        return {
+            "pid": self.pid_tuple(int(where[0])),
+            "lane": tuple(int(i) for i in where[1:]),
+            "iteration": ctx.iters or None,
+            "value": int(full[where]),
+        }
 
     def pid_tuple(self, p: int) -> tuple[int, int, int]:
         return (int(self._pids[0][p]), int(self._pids[1][p]), int(self._pids[2][p]))
