@@ -153,17 +153,7 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     for name, v, d in zip(carried, inits, steps):
         inner[name] = _advance(v, d, {t: d} if T > 1 and d is not None else {}, g, op)
     g.eval_block(body, inner, body_ctx)
-    outs: list[Opaque | Form | Ptr] = []
-    for v, d in zip(inits, steps):
-        if d is None:
-            outs.append(Opaque("data", "a value carried by a loop", op.loc) if not isinstance(v, Opaque) else v)
-        elif isinstance(v, Form):
-            outs.append(g.fit(Form(v.c + trips * d, dict(v.k), v.shape, v.bits, v.side), op))
-        else:
-            outs.append(
-                Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64, v.off.side), op), v.pointee)
-            )
-    return outs
+    return _exits(g, op, inits, steps, trips)
 
 
 def _trip_ctx(ctx: Ctx, trips: np.ndarray, T: int, t: str) -> Ctx:
