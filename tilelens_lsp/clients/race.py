@@ -26,6 +26,12 @@ class _Runs:
     sites: np.ndarray  # index of the site each run came from
 
 
+# what is known of the values two lanes store when they are not known exactly (the race record's origin)
+_LANE_VALUES = {
+    "loaded": "that depend on loaded data",
+    "computed": "computed per lane that are not known exactly",
+    "unfollowed": "the analysis does not follow",
+}
 RACE_RUNS = 1 << 24  # per-program runs of one argument this check sorts; past it, a note (memory)
 
 
@@ -149,8 +155,8 @@ class RaceClient(IRClient):
             code="TL006",
             message=(
                 f"possible race between lanes: lanes {a} and {b} of program {pid}{when} store to element "
-                f"{race['element']} of {site.arg} in one store, with values from loaded data; which one "
-                "lands is not defined where they differ"
+                f"{race['element']} of {site.arg} in one store, with values {_LANE_VALUES[race['origin']]}; "
+                "which one lands is not defined where they differ"
             ),
             line=where["line"],
             column=where["column"],

@@ -171,8 +171,8 @@ class SiteResult:
     view_out: dict[str, Any] | None = None  # first lane inside the storage but outside the view
     # (starts, ends, program index) per program, for races; None when the engine cannot give them
     tagged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
-    # two lanes of one program storing one element: pid, lanes, element, their values (None when
-    # loaded data), definite (the values differ); the first found
+    # two lanes of one program storing one element: pid, lanes, element, their values (None when not
+    # known exactly; origin then says what they derive from), definite (the values differ); the first found
     lane_race: dict[str, Any] | None = None
     # per-lane bounds of a store or load built from a declared-range index, for possible races:
     # (lo, hi, program, lane) flat arrays of element intervals [lo, hi); None past the race budget

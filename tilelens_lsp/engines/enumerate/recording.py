@@ -190,6 +190,7 @@ class SiteRecorder:
                 tuple(int(x) for x in np.unravel_index(int(lane[b]), lanes)),
             ),
             "values": values,
+            "origin": known.origin,  # of values not known exactly: "loaded", "computed" or "unfollowed"
             "iteration": ctx.iters or None,
         }
 
