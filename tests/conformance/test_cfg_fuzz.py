@@ -8,19 +8,13 @@ The kernels are generated from a fixed seed and run through the oracle in one ba
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from test_conformance import FALSE_ALARMS
 
 from tests.support.cfg_kernels import EXAMPLES, SEED, kernel_source
-from tests.support.fuzz import fuzzed, write_kernels
+from tests.support.fuzz import fuzzed, kernel_files
 from tilelens_lsp.engines import select
 
-
-@pytest.fixture(scope="module")
-def fuzz_files(tmp_path_factory) -> list[Path]:
-    return write_kernels(tmp_path_factory.mktemp("cfg-fuzz"), "cfg_fuzz", EXAMPLES, SEED, kernel_source)
+fuzz_files = kernel_files("cfg_fuzz", EXAMPLES, SEED, kernel_source)
 
 
 def test_control_flow_footprints_match_the_interpreter(fuzz_files, monkeypatch):

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import random
 import textwrap
-from pathlib import Path
 
-import pytest
-
-from tests.support.fuzz import bounds_fuzz, examples, write_kernels
+from tests.support.fuzz import bounds_fuzz, examples, kernel_files
 
 EXAMPLES = examples(40)
 SEED = 20261202
@@ -65,9 +62,7 @@ def kernel_source(rng: random.Random) -> str:
     )
 
 
-@pytest.fixture(scope="module")
-def fuzz_files(tmp_path_factory) -> list[Path]:
-    return write_kernels(tmp_path_factory.mktemp("relational-fuzz"), "relational_fuzz", EXAMPLES, SEED, kernel_source)
+fuzz_files = kernel_files("relational_fuzz", EXAMPLES, SEED, kernel_source)
 
 
 def test_relational_footprints_cover_the_interpreter(fuzz_files, monkeypatch):

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from tests.support.footprints import compare, config_matches, oracle_accesses
 from tests.support.oracle_runner import run_oracle_files
 from tilelens_lsp.model import FileResult, LaunchResult
@@ -37,6 +39,16 @@ def write_kernels(folder: Path, stem: str, count: int, seed: int, source: Callab
         path = folder / f"{stem}_{i}.py"
         path.write_text(source(rng))
         files.append(path)
+    return files
+
+
+def kernel_files(stem: str, count: int, seed: int, source: Callable[[random.Random], str]):
+    """A module-scoped fixture of the `write_kernels` files, in a temporary folder named after `stem`."""
+
+    @pytest.fixture(scope="module")
+    def files(tmp_path_factory) -> list[Path]:
+        return write_kernels(tmp_path_factory.mktemp(stem.replace("_", "-")), stem, count, seed, source)
+
     return files
 
 
