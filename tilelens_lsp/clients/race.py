@@ -138,26 +138,22 @@ class RaceClient(IRClient):
         when = f", loop iteration {', '.join(map(str, it))}" if it else ""
         if race["definite"]:
             va, vb = race["values"]
-            return Diagnostic(
-                code="TL005",
-                message=(
-                    f"race between lanes: lanes {a} and {b} of program {pid}{when} store the values {va} "
-                    f"and {vb} to element {race['element']} of {site.arg} in one store; which one lands "
-                    "is not defined"
-                ),
-                line=where["line"],
-                column=where["column"],
-                stack=stack,
-                witness=Witness(tuple(pid), tuple(race["lanes"][0]), tuple(it) if it else None, race["element"], None),
-                kind=self.name,
+            code = "TL005"
+            message = (
+                f"race between lanes: lanes {a} and {b} of program {pid}{when} store the values {va} "
+                f"and {vb} to element {race['element']} of {site.arg} in one store; which one lands "
+                "is not defined"
             )
-        return Diagnostic(
-            code="TL006",
-            message=(
+        else:
+            code = "TL006"
+            message = (
                 f"possible race between lanes: lanes {a} and {b} of program {pid}{when} store to element "
                 f"{race['element']} of {site.arg} in one store, with values {_LANE_VALUES[race['origin']]}; "
                 "which one lands is not defined where they differ"
-            ),
+            )
+        return Diagnostic(
+            code=code,
+            message=message,
             line=where["line"],
             column=where["column"],
             stack=stack,
