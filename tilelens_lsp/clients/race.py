@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilelens_lsp.clients.base import ClientOutput, IRClient, LaunchAnalysis, frame_fields
-from tilelens_lsp.engines.values import merge_intervals
+from tilelens_lsp.engines.values import merge_intervals, radix_apart
 from tilelens_lsp.model import Diagnostic, Witness
 
 
@@ -284,12 +284,7 @@ def _programs_disjoint(sites: list) -> bool:
     if any(leaf not in present for leaf in first.leaves):
         return False  # a coordinate the address ignores: programs that share their footprint
     width = max(s.per_program.hi for s in sites) - min(s.per_program.lo for s in sites) + 1
-    reach = 0
-    for coef, ext in sorted((abs(c), n) for _, c, n in first.k if n > 1):
-        if coef < reach + width:
-            return False
-        reach += coef * (ext - 1)
-    return True
+    return radix_apart([(abs(c), n) for _, c, n in first.k if n > 1], width)
 
 
 def _union(sites: list, op: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

@@ -120,6 +120,18 @@ def same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(x, y))
 
 
+def radix_apart(steps: list[tuple[int, int]], width: int = 1) -> bool:
+    """Offsets Σ step·i over axes of (step > 0, extent) with each i in [0, extent), each plus a span of
+    `width` elements, never meet for two different index tuples: the steps form a mixed radix, each at
+    least `width` past everything the smaller ones reach."""
+    reach = 0
+    for step, extent in sorted(steps):
+        if step < reach + width:
+            return False
+        reach += step * (extent - 1)
+    return True
+
+
 def sorted_unique(a: np.ndarray) -> np.ndarray:
     """np.unique for int64 element indices, by one sort (numpy's hash-based unique is far slower here)."""
     if a.size == 0:
