@@ -12,9 +12,8 @@ table must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default
 from __future__ import annotations
 
 import random
-import textwrap
 
-from tests.support.fuzz import bounds_fuzz, examples, kernel_files
+from tests.support.fuzz import bounds_fuzz, examples, kernel_files, kernel_text
 
 EXAMPLES = examples(60)
 SEED = 20261201
@@ -62,11 +61,10 @@ def kernel_source(rng: random.Random) -> str:
             "tl.store(out_ptr + offs, v + idx.to(tl.float32), mask=m)",
         ]
     )
-    return (
-        f"import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-        f"def k(idx_ptr, t_ptr, out_ptr, n_idx, BLOCK: tl.constexpr):\n{textwrap.indent(body, '    ')}\n\n\n"
-        f"# tilelens: k[({grid},)](i32[{n_idx}].values({values}), fp32[{T}], fp32[{grid * block}], {n_idx}, "
-        f"BLOCK={block})\n"
+    return kernel_text(
+        "k(idx_ptr, t_ptr, out_ptr, n_idx, BLOCK: tl.constexpr)",
+        body,
+        f"k[({grid},)](i32[{n_idx}].values({values}), fp32[{T}], fp32[{grid * block}], {n_idx}, BLOCK={block})",
     )
 
 

@@ -11,9 +11,8 @@ reads past x must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (
 from __future__ import annotations
 
 import random
-import textwrap
 
-from tests.support.fuzz import bounds_fuzz, examples, kernel_files
+from tests.support.fuzz import bounds_fuzz, examples, kernel_files, kernel_text
 
 EXAMPLES = examples(40)
 SEED = 20261202
@@ -53,12 +52,11 @@ def kernel_source(rng: random.Random) -> str:
     ]
     bt, n_seq = rng.choice([4, 8, 16]), len(points) - 1
     gt = -(-N // bt) + rng.randint(0, 1)
-    return (
-        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-        "def k(cu_ptr, x_ptr, y_ptr, GT: tl.constexpr, D: tl.constexpr, BT: tl.constexpr):\n"
-        f"{textwrap.indent(chr(10).join(body), '    ')}\n\n\n"
-        f"# tilelens: k[({gt}, {n_seq})](i32[{n_seq + 1}].values({points}), fp32[{N}, {D}], "
-        f"fp32[{gt * bt * n_seq}, {D}], GT={gt}, D={D}, BT={bt})\n"
+    return kernel_text(
+        "k(cu_ptr, x_ptr, y_ptr, GT: tl.constexpr, D: tl.constexpr, BT: tl.constexpr)",
+        "\n".join(body),
+        f"k[({gt}, {n_seq})](i32[{n_seq + 1}].values({points}), fp32[{N}, {D}], "
+        f"fp32[{gt * bt * n_seq}, {D}], GT={gt}, D={D}, BT={bt})",
     )
 
 

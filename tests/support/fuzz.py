@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,15 @@ EXAMPLES_ENV = "TILELENS_FUZZ_EXAMPLES"
 def examples(default: int) -> int:
     """How many kernels a fuzz test generates: `TILELENS_FUZZ_EXAMPLES`, else the test's default."""
     return int(os.environ.get(EXAMPLES_ENV, str(default)))
+
+
+def kernel_text(signature: str, body: str, launch: str) -> str:
+    """A kernel file: Triton's imports, `@triton.jit def SIGNATURE:` over `body` (indented here) and the
+    `# tilelens:` directive that declares `launch`."""
+    return (
+        f"import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        f"def {signature}:\n{textwrap.indent(body, '    ')}\n\n\n# tilelens: {launch}\n"
+    )
 
 
 def write_kernels(folder: Path, stem: str, count: int, seed: int, source: Callable[[random.Random], str]) -> list[Path]:
