@@ -107,14 +107,14 @@ def bounds_fuzz(
 ) -> BoundsTally:
     """Each file's one launch against the interpreter: its footprints must cover what the interpreter
     touched, and a run that reads `pointer` outside [0, elements) must be met by a TL001 or TL002
-    (`array` names it in the failure). A launch not analysed is a failure, unless `refusable` is given
-    and holds every refusal kind of its TL030s (it is then counted as refused)."""
+    (`array` names it in the failure). A launch not analysed is a failure, unless it carries TL030s
+    whose refusal kinds are all in `refusable` (it is then counted as refused)."""
     tally = BoundsTally()
     for kernel in fuzzed(files):
         (launch,) = kernel.result.launches
         if launch.status != "analyzed":
             kinds = {d.message.split(":")[1].strip() for d in launch.diagnostics if d.code == "TL030"}
-            if refusable and kinds <= refusable:
+            if kinds and kinds <= refusable:  # a launch not analysed without a TL030 is a failure
                 tally.refused += 1
                 continue
             tally.problems.append(kernel.problem(f"{launch.status} {[d.message for d in launch.diagnostics][:2]}"))
