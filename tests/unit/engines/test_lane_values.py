@@ -170,7 +170,12 @@ PER_LANE_VALUES = {
 
 
 @pytest.mark.parametrize("name", list(PER_LANE))
-def test_lanes_storing_values_that_may_differ_stay_a_possible_race(tmp_path, monkeypatch, name):
+def test_a_possible_race_between_lanes_says_what_their_values_derive_from(tmp_path, monkeypatch, name):
     (d,) = _diagnostics(tmp_path, monkeypatch, PER_LANE[name], "k[(4,)](fp32[32], fp32[32], BLOCK=8)")
+    assert d.code == "TL006" and PER_LANE_VALUES[name] in d.message, d.message
+
+
+@pytest.mark.parametrize("body", list(PER_LANE.values()), ids=list(PER_LANE))
+def test_lanes_storing_values_that_may_differ_stay_a_possible_race(tmp_path, monkeypatch, body):
+    (d,) = _diagnostics(tmp_path, monkeypatch, body, "k[(4,)](fp32[32], fp32[32], BLOCK=8)")
     assert d.code == "TL006"
-    assert PER_LANE_VALUES[name] in d.message, d.message
