@@ -146,7 +146,8 @@ _TABLE = (
         "The footprints of a plain store of one program and a plain access of another are known only as "
         "bounds (they depend on loaded data), and those bounds overlap for some data in the declared value "
         "ranges: the programs may race. Also two lanes of one store that may write one element with values "
-        "from loaded data.",
+        "not known exactly: the message says whether they depend on loaded data, are computed per lane (float "
+        "arithmetic, a conversion that rounds) or are values the analysis does not follow (carried by a loop).",
         "Check that the data really gives each program its own elements (a histogram needs `tl.atomic_add`), "
         "narrow the declared value ranges, or suppress the line with `# tilelens: ignore[TL006]` once you "
         "have checked it.",

@@ -8,42 +8,22 @@ The kernels are generated from a fixed seed and run through the oracle in one ba
 
 from __future__ import annotations
 
-import random
-from pathlib import Path
-
-import pytest
-from test_conformance import FALSE_ALARMS, _config_matches, compare
+from test_conformance import FALSE_ALARMS
 
 from tests.support.cfg_kernels import EXAMPLES, SEED, kernel_source
-from tests.support.oracle_runner import run_oracle_files
+from tests.support.fuzz import fuzzed, kernel_files
 from tilelens_lsp.engines import select
-from tilelens_lsp.pipeline import analyze_path
 
-
-@pytest.fixture(scope="module")
-def fuzz_files(tmp_path_factory) -> list[Path]:
-    folder = tmp_path_factory.mktemp("cfg-fuzz")
-    rng = random.Random(SEED)
-    files = []
-    for i in range(EXAMPLES):
-        path = folder / f"cfg_fuzz_{i}.py"
-        path.write_text(kernel_source(rng))
-        files.append(path)
-    return files
+fuzz_files = kernel_files("cfg_fuzz", EXAMPLES, SEED, kernel_source)
 
 
 def test_control_flow_footprints_match_the_interpreter(fuzz_files, monkeypatch):
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
     monkeypatch.setenv(select.ENGINE_ENV, "compare")
-    oracle = run_oracle_files(fuzz_files, jobs=2, use_cache=False)
     problems: list[str] = []
     compared = refused = 0
-    for path in fuzz_files:
-        record = oracle[str(path)]
-        runs = [r for r in record["runs"] if "error" not in r]
-        assert runs and not record["errors"], f"the oracle could not run {path.name}: {record}\n{path.read_text()}"
-        result = analyze_path(path, workspace_root=path.parent)
-        for launch in result.launches:
+    for kernel in fuzzed(fuzz_files):
+        for launch in kernel.result.launches:
             # an address picked among values by loaded data (a return value, a shift) is refused by name:
             # honest, and counted; anything else that is not a compared footprint is a failure
             kinds = {d.kind for d in launch.diagnostics if d.code == "TL030"}
@@ -53,13 +33,12 @@ def test_control_flow_footprints_match_the_interpreter(fuzz_files, monkeypatch):
             # the kernels stay in bounds but may well race (programs shifted onto each other's blocks)
             bad = [d.message for d in launch.diagnostics if d.code in FALSE_ALARMS - {"TL005"} | {"TL050", "TL030"}]
             if bad or launch.status != "analyzed":
-                problems.append(f"{path.name}: {launch.status} {bad[:2]}\n{path.read_text()}")
+                problems.append(kernel.problem(f"{launch.status} {bad[:2]}"))
                 continue
-            run = next(r for r in runs if _config_matches(r["config"], launch.config))
-            found = compare(run, launch)
+            _, found = kernel.compare(launch)
             compared += 1
             if found:
-                problems.append(f"{path.name}: {found[:3]}\n{path.read_text()}")
+                problems.append(kernel.problem(found[:3]))
     print(
         f"cfg fuzz: {len(fuzz_files)} kernels, {compared} launches compared with the interpreter, "
         f"{refused} refused (indirect-address)"

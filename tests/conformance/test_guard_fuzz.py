@@ -11,18 +11,11 @@ table must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default
 
 from __future__ import annotations
 
-import os
 import random
-import textwrap
-from pathlib import Path
 
-import pytest
-from test_conformance import _config_matches, _oracle_accesses, compare
+from tests.support.fuzz import bounds_fuzz, examples, kernel_files, kernel_text
 
-from tests.support.oracle_runner import run_oracle_files
-from tilelens_lsp.pipeline import analyze_path
-
-EXAMPLES = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "60"))
+EXAMPLES = examples(60)
 SEED = 20261201
 T = 24  # table rows
 
@@ -68,66 +61,25 @@ def kernel_source(rng: random.Random) -> str:
             "tl.store(out_ptr + offs, v + idx.to(tl.float32), mask=m)",
         ]
     )
-    return (
-        f"import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-        f"def k(idx_ptr, t_ptr, out_ptr, n_idx, BLOCK: tl.constexpr):\n{textwrap.indent(body, '    ')}\n\n\n"
-        f"# tilelens: k[({grid},)](i32[{n_idx}].values({values}), fp32[{T}], fp32[{grid * block}], {n_idx}, "
-        f"BLOCK={block})\n"
+    return kernel_text(
+        "k(idx_ptr, t_ptr, out_ptr, n_idx, BLOCK: tl.constexpr)",
+        body,
+        f"k[({grid},)](i32[{n_idx}].values({values}), fp32[{T}], fp32[{grid * block}], {n_idx}, BLOCK={block})",
     )
 
 
-@pytest.fixture(scope="module")
-def fuzz_files(tmp_path_factory) -> list[Path]:
-    folder = tmp_path_factory.mktemp("guard-fuzz")
-    rng = random.Random(SEED)
-    files = []
-    for i in range(EXAMPLES):
-        path = folder / f"guard_fuzz_{i}.py"
-        path.write_text(kernel_source(rng))
-        files.append(path)
-    return files
-
-
-def _reads_past_table(run: dict) -> bool:
-    return any(key[3] == "t_ptr" and any(a < 0 or b > T for a, b in ivs) for key, ivs in _oracle_accesses(run).items())
+fuzz_files = kernel_files("guard_fuzz", EXAMPLES, SEED, kernel_source)
 
 
 def test_guarded_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    oracle = run_oracle_files(fuzz_files, jobs=2, use_cache=False)
-    problems: list[str] = []
-    compared = clean = past = flagged = refused = 0
-    for path in fuzz_files:
-        record = oracle[str(path)]
-        runs = [r for r in record["runs"] if "error" not in r]
-        assert runs and not record["errors"], f"the oracle could not run {path.name}: {record}\n{path.read_text()}"
-        (launch,) = analyze_path(path, workspace_root=path.parent).launches
-        if launch.status != "analyzed":
-            kinds = {d.message.split(":")[1].strip() for d in launch.diagnostics if d.code == "TL030"}
-            if kinds <= {"indirect-address"}:  # an undefined lane's index: refused by name
-                refused += 1
-                continue
-            problems.append(
-                f"{path.name}: {launch.status} {[d.message for d in launch.diagnostics][:2]}\n{path.read_text()}"
-            )
-            continue
-        run = next(r for r in runs if _config_matches(r["config"], launch.config))
-        found = compare(run, launch)
-        compared += 1
-        codes = {d.code for d in launch.diagnostics}
-        if _reads_past_table(run):
-            past += 1
-            if not codes & {"TL001", "TL002"}:
-                found.append("the interpreter reads past the table and the product says nothing")
-            flagged += 1
-        elif not codes & {"TL001", "TL002"}:
-            clean += 1
-        if found:
-            problems.append(f"{path.name}: {found[:3]}\n{path.read_text()}")
+    # an undefined lane's index is refused by name
+    tally = bounds_fuzz(fuzz_files, "t_ptr", T, "the table", refusable=frozenset({"indirect-address"}))
+    compared, past, refused = tally.compared, tally.past, tally.refused
     print(
         f"guard fuzz: {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read past "
-        f"the table (all flagged: {flagged}), {clean} clean of the {compared - past} in bounds, "
+        f"the table (all flagged: {past}), {tally.clean} clean of the {compared - past} in bounds, "
         f"{refused} refused (indirect-address)"
     )
-    assert not problems, problems[0]
+    assert not tally.problems, tally.problems[0]
     assert compared + refused == len(fuzz_files) and compared >= len(fuzz_files) * 2 // 3

@@ -10,18 +10,11 @@ reads past x must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (
 
 from __future__ import annotations
 
-import os
 import random
-import textwrap
-from pathlib import Path
 
-import pytest
-from test_conformance import _config_matches, _oracle_accesses, compare
+from tests.support.fuzz import bounds_fuzz, examples, kernel_files, kernel_text
 
-from tests.support.oracle_runner import run_oracle_files
-from tilelens_lsp.pipeline import analyze_path
-
-EXAMPLES = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "40"))
+EXAMPLES = examples(40)
 SEED = 20261202
 N = 40  # rows of x
 D = 4  # elements per row
@@ -59,61 +52,25 @@ def kernel_source(rng: random.Random) -> str:
     ]
     bt, n_seq = rng.choice([4, 8, 16]), len(points) - 1
     gt = -(-N // bt) + rng.randint(0, 1)
-    return (
-        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-        "def k(cu_ptr, x_ptr, y_ptr, GT: tl.constexpr, D: tl.constexpr, BT: tl.constexpr):\n"
-        f"{textwrap.indent(chr(10).join(body), '    ')}\n\n\n"
-        f"# tilelens: k[({gt}, {n_seq})](i32[{n_seq + 1}].values({points}), fp32[{N}, {D}], "
-        f"fp32[{gt * bt * n_seq}, {D}], GT={gt}, D={D}, BT={bt})\n"
+    return kernel_text(
+        "k(cu_ptr, x_ptr, y_ptr, GT: tl.constexpr, D: tl.constexpr, BT: tl.constexpr)",
+        "\n".join(body),
+        f"k[({gt}, {n_seq})](i32[{n_seq + 1}].values({points}), fp32[{N}, {D}], "
+        f"fp32[{gt * bt * n_seq}, {D}], GT={gt}, D={D}, BT={bt})",
     )
 
 
-@pytest.fixture(scope="module")
-def fuzz_files(tmp_path_factory) -> list[Path]:
-    folder = tmp_path_factory.mktemp("relational-fuzz")
-    rng = random.Random(SEED)
-    files = []
-    for i in range(EXAMPLES):
-        path = folder / f"relational_fuzz_{i}.py"
-        path.write_text(kernel_source(rng))
-        files.append(path)
-    return files
-
-
-def _reads_past_x(run: dict) -> bool:
-    return any(key[3] == "x_ptr" and any(a < 0 or b > N * D for a, b in ivs) for key, ivs in _oracle_accesses(run).items())
+fuzz_files = kernel_files("relational_fuzz", EXAMPLES, SEED, kernel_source)
 
 
 def test_relational_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    oracle = run_oracle_files(fuzz_files, jobs=2, use_cache=False)
-    problems: list[str] = []
-    compared = clean = past = 0
-    for path in fuzz_files:
-        record = oracle[str(path)]
-        runs = [r for r in record["runs"] if "error" not in r]
-        assert runs and not record["errors"], f"the oracle could not run {path.name}: {record}\n{path.read_text()}"
-        (launch,) = analyze_path(path, workspace_root=path.parent).launches
-        if launch.status != "analyzed":
-            messages = [d.message for d in launch.diagnostics][:2]
-            problems.append(f"{path.name}: {launch.status} {messages}\n{path.read_text()}")
-            continue
-        run = next(r for r in runs if _config_matches(r["config"], launch.config))
-        found = compare(run, launch)
-        compared += 1
-        codes = {d.code for d in launch.diagnostics}
-        if _reads_past_x(run):
-            past += 1
-            if not codes & {"TL001", "TL002"}:
-                found.append("the interpreter reads past x and the product says nothing")
-        elif not codes & {"TL001", "TL002"}:
-            clean += 1
-        if found:
-            problems.append(f"{path.name}: {found[:3]}\n{path.read_text()}")
+    tally = bounds_fuzz(fuzz_files, "x_ptr", N * D, "x")
+    compared, past, clean = tally.compared, tally.past, tally.clean
     print(
         f"relational fuzz: {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read "
         f"past x (all flagged), {clean} clean of the {compared - past} in bounds"
     )
-    assert not problems, problems[0]
+    assert not tally.problems, tally.problems[0]
     assert compared == len(fuzz_files)
     assert clean >= len(fuzz_files) // 5, "the relation proves no kernel clean: the fuzz tests nothing"

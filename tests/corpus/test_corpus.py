@@ -6,25 +6,20 @@ corpus venv, as a user would run it. Skips when `.venv-corpus` is absent (`bash 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-VENV = Path(os.environ.get("TILELENS_CORPUS_VENV", REPO / ".venv-corpus"))
+from tests.support.corpus_cli import CORPUS_VENV, REPO, check_json, needs_corpus_venv, run_check
+
 LINE = re.compile(
     r"^corpus: (\d+) packages, (\d+) kernels, (\d+) launches, (\d+) analyzed, (\d+) refused, "
     r"(\d+) compile-errors, (\d+) crashed, (\d+) unvisited$"
 )
 
-pytestmark = pytest.mark.skipif(
-    not (VENV / "bin" / "python").exists(),
-    reason=f"the corpus venv {VENV} is absent: create it with `bash tools/corpus_env.sh`",
-)
+pytestmark = needs_corpus_venv
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +89,7 @@ def test_hand_written_launches_conform_to_the_interpreter_where_it_runs():
     # FlagGems cannot be imported under TRITON_INTERPRET=1, and some Liger kernels use float-scalar
     # .to(): those are not compared; every launch the interpreter runs must have our footprints
     proc = subprocess.run(
-        [str(VENV / "bin" / "python"), str(REPO / "tools" / "corpus.py"), "conform"],
+        [str(CORPUS_VENV / "bin" / "python"), str(REPO / "tools" / "corpus.py"), "conform"],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -111,28 +106,7 @@ def test_launches_captured_on_a_gpu_are_all_analysed_or_honestly_refused(tmp_pat
     """Launches `tilelens-lsp capture` recorded from Liger-Kernel's ops running on a real GPU
     (tests/corpus/captured_gpu.toml): every one compiles on this host and is examined, nothing crashes
     and no memory op is left unvisited."""
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tilelens_lsp",
-            "check",
-            "--config",
-            str(REPO / "tests" / "corpus" / "captured_gpu.toml"),
-            "--python",
-            str(VENV / "bin" / "python"),
-            "--format",
-            "json",
-            "--timeout",
-            "300",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=900,
-    )
-    assert out.returncode in (0, 1), out.stderr[-3000:]
-    doc = json.loads(out.stdout)
+    doc = check_json(REPO / "tests" / "corpus" / "captured_gpu.toml", tmp_path, python=CORPUS_VENV / "bin" / "python")
     launches = [launch for f in doc["files"] for launch in f["launches"]]
     statuses = [launch["status"] for launch in launches]
     print("captured on a GPU:", {s: statuses.count(s) for s in set(statuses)})
@@ -157,14 +131,7 @@ def test_fla_varlen_hand_launches_are_clean_by_the_relation_of_their_offsets(tmp
     assert len(varlen) >= 2
     config = tmp_path / "varlen.toml"
     config.write_text("".join("[[launch]]" + b for b in varlen))
-    out = subprocess.run(
-        [sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--python", str(VENV / "bin" / "python")]
-        + ["--format", "json", "--timeout", "300"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=900,
-    )
+    out = run_check(config, tmp_path, python=CORPUS_VENV / "bin" / "python")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     launches = [launch for f in json.loads(out.stdout)["files"] for launch in f["launches"]]
     assert len(launches) >= 3  # the vector kernel's autotune configs count one each

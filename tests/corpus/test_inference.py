@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.corpus_cli import check_json
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("TILELENS_INFER_VENV", REPO / ".venv-infer"))
@@ -37,29 +38,7 @@ def _importable(module: str) -> str | None:
 def _check(tmp_path: Path, module: str, launch: str) -> dict:
     config = tmp_path / "tilelens.toml"
     config.write_text(f'[[launch]]\nmodule = "{module}"\nlaunch = {json.dumps(launch)}\n')
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tilelens_lsp",
-            "check",
-            "--config",
-            str(config),
-            "--python",
-            str(PYTHON),
-            "--format",
-            "json",
-            "--timeout",
-            "600",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=900,
-        env={**os.environ, "TILELENS_CACHE_DIR": "off"},
-    )
-    assert proc.returncode in (0, 1), proc.stderr[-3000:]
-    [file] = json.loads(proc.stdout)["files"]
+    [file] = check_json(config, tmp_path, python=PYTHON, timeout=600, cache=False)["files"]
     return file
 
 
@@ -135,16 +114,7 @@ def _fused_moe(tmp_path: Path, kernel_file: Path, m: int, row_stride: int) -> di
     config.write_text(
         f'[[launch]]\nfile = "{kernel_file}"\nlet = "M = {m}; S = {row_stride}; {LET}"\nlaunch = """{FUSED_MOE}"""\n'
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--format", "json", "--timeout", "600"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=900,
-        env={**os.environ, "TILELENS_CACHE_DIR": "off"},
-    )
-    assert proc.returncode in (0, 1), proc.stderr[-3000:]
-    [file] = json.loads(proc.stdout)["files"]
+    [file] = check_json(config, tmp_path, timeout=600, cache=False)["files"]
     [launch] = file["launches"]
     return launch
 

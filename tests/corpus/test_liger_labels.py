@@ -5,21 +5,9 @@ TL002 with the label value V as the witness. Skips when `.venv-corpus` is absent
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from tests.support.corpus_cli import CORPUS_VENV, check_json, needs_corpus_venv
 
-import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-VENV = Path(os.environ.get("TILELENS_CORPUS_VENV", REPO / ".venv-corpus"))
-
-pytestmark = pytest.mark.skipif(
-    not (VENV / "bin" / "python").exists(),
-    reason=f"the corpus venv {VENV} is absent: create it with `bash tools/corpus_env.sh`",
-)
+pytestmark = needs_corpus_venv
 
 LAUNCH = (
     "liger_cross_entropy_kernel[(222,)](X_ptr=fp32[222, 1000], X_stride=1000, Y_ptr=i64[222].values({labels}), "
@@ -42,29 +30,8 @@ def test_liger_cross_entropy_with_an_ignore_index_in_a_union_is_clean_and_its_wi
     )
     config = tmp_path / "tilelens.toml"
     config.write_text(toml)
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tilelens_lsp",
-            "check",
-            "--config",
-            str(config),
-            "--python",
-            str(VENV / "bin" / "python"),
-            "--format",
-            "json",
-            "--timeout",
-            "300",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=900,
-        env={**os.environ, "TILELENS_CACHE_DIR": "off"},
-    )
-    assert out.returncode in (0, 1), out.stderr[-3000:]
-    launches = [launch for f in json.loads(out.stdout)["files"] for launch in f["launches"]]
+    doc = check_json(config, tmp_path, python=CORPUS_VENV / "bin" / "python", timeout=300, cache=False)
+    launches = [launch for f in doc["files"] for launch in f["launches"]]
     assert [launch["status"] for launch in launches] == ["analyzed"] * 3
     clean, weighted, wide = launches
     assert clean["diagnostics"] == [] and weighted["diagnostics"] == [], (clean["diagnostics"], weighted["diagnostics"])

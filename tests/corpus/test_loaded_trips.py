@@ -8,23 +8,15 @@ the CLI and a worker in the corpus venv, as a user runs it; skips when `.venv-co
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-VENV = Path(os.environ.get("TILELENS_CORPUS_VENV", REPO / ".venv-corpus"))
+from tests.support.corpus_cli import CORPUS_VENV, check_json, needs_corpus_venv
 
 pytestmark = [
     pytest.mark.corpus,
     pytest.mark.slow,  # imports fla (and torch) in a worker
-    pytest.mark.skipif(
-        not (VENV / "bin" / "python").exists(),
-        reason=f"the corpus venv {VENV} is absent: create it with `bash tools/corpus_env.sh`",
-    ),
+    needs_corpus_venv,
 ]
 
 TOKENS = 100_000
@@ -44,17 +36,7 @@ def test_fla_varlen_recurrence_over_100000_tokens_is_analysed(tmp_path):
         f'let = "TT = {TOKENS}; H = 2; K = 16; V = 16"\n'
         f"launch = {json.dumps(LAUNCH)}\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--python", str(VENV / "bin" / "python")]
-        + ["--format", "json", "--timeout", "120"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=900,
-        env={**os.environ, "TILELENS_CACHE_DIR": "off"},
-    )
-    assert proc.returncode in (0, 1), proc.stderr[-3000:]
-    [file] = json.loads(proc.stdout)["files"]
+    [file] = check_json(config, tmp_path, python=CORPUS_VENV / "bin" / "python", timeout=120, cache=False)["files"]
     launches = file["launches"]
     assert launches, file
     for launch in launches:

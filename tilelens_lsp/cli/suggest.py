@@ -3,15 +3,18 @@
 The command-line face of the editor's quick fix "Declare an example launch": the worker imports the file,
 synthesizes a launch from each kernel's signature and TTIR and compiles it as written (suggest.py). By
 default the directive lines are printed to paste; `--write` inserts them above each kernel, and touches
-the file only when every block was found against the text it read.
+the file only when every block was found against the text it read, replacing it atomically.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
+import stat
 import sys
+import tempfile
 from pathlib import Path
 
 from tilelens_lsp import releases
@@ -105,15 +108,49 @@ def _insert(path: Path, text: str, found: list[Suggestion]) -> None:
         lines[first - 1 : first - 1] = [f"{indent}{x}{newline}" for x in s.lines]
     if not path.stat().st_mode & 0o222:
         raise ValueError("it is read-only")
-    data = "".join(lines).encode("utf-8")
-    # In place (the same inode: hard links and the file's owner, mode and ACLs stay), under a lock,
-    # and only if the file is still the text the suggestions were made for.
+    replace_if_unchanged(path, text, "".join(lines).encode("utf-8"))
+
+
+def replace_if_unchanged(path: Path, expected: str, data: bytes) -> None:
+    """Make `data` the content of `path`, if it still reads `expected` (checked under a lock on it).
+
+    Atomically: `data` goes to a temporary file in the same folder, which then replaces `path`
+    (`os.replace`) with the file's permission bits (and its owner, where this process may set it),
+    so a failure part-way (a full disk, an interruption) leaves the original bytes as they were. A
+    file with other hard links is written in place instead, so that every name of it sees the
+    launches: there a failure part-way can leave it half written."""
     with open(path, "r+b") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        if f.read().decode("utf-8") != text:
+        if f.read().decode("utf-8") != expected:
             raise ValueError("it changed while the launches were being found")
-        f.seek(0)
-        f.write(data)
-        f.truncate()
-        f.flush()
-        os.fsync(f.fileno())
+        st = os.fstat(f.fileno())
+        if st.st_nlink > 1:
+            f.seek(0)
+            f.write(data)
+            f.truncate()
+            f.flush()
+            os.fsync(f.fileno())
+            return
+        _replace(path, data, st)
+
+
+def _replace(path: Path, data: bytes, st: os.stat_result) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tilelens-tmp")
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+            with contextlib.suppress(OSError):  # another user's file stays theirs, where we may say so
+                os.fchown(fd, st.st_uid, st.st_gid)
+        os.fchmod(fd, stat.S_IMODE(st.st_mode))  # after the owner: a chown may clear set-id bits
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

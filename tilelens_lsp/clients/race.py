@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilelens_lsp.clients.base import ClientOutput, IRClient, LaunchAnalysis, frame_fields
-from tilelens_lsp.engines.values import merge_intervals
+from tilelens_lsp.engines.values import merge_intervals, radix_apart
 from tilelens_lsp.model import Diagnostic, Witness
 
 
@@ -26,6 +26,12 @@ class _Runs:
     sites: np.ndarray  # index of the site each run came from
 
 
+# what is known of the values two lanes store when they are not known exactly (the race record's origin)
+_LANE_VALUES = {
+    "loaded": "that depend on loaded data",
+    "computed": "computed per lane that are not known exactly",
+    "unfollowed": "the analysis does not follow",
+}
 RACE_RUNS = 1 << 24  # per-program runs of one argument this check sorts; past it, a note (memory)
 
 
@@ -132,26 +138,22 @@ class RaceClient(IRClient):
         when = f", loop iteration {', '.join(map(str, it))}" if it else ""
         if race["definite"]:
             va, vb = race["values"]
-            return Diagnostic(
-                code="TL005",
-                message=(
-                    f"race between lanes: lanes {a} and {b} of program {pid}{when} store the values {va} "
-                    f"and {vb} to element {race['element']} of {site.arg} in one store; which one lands "
-                    "is not defined"
-                ),
-                line=where["line"],
-                column=where["column"],
-                stack=stack,
-                witness=Witness(tuple(pid), tuple(race["lanes"][0]), tuple(it) if it else None, race["element"], None),
-                kind=self.name,
+            code = "TL005"
+            message = (
+                f"race between lanes: lanes {a} and {b} of program {pid}{when} store the values {va} "
+                f"and {vb} to element {race['element']} of {site.arg} in one store; which one lands "
+                "is not defined"
+            )
+        else:
+            code = "TL006"
+            message = (
+                f"possible race between lanes: lanes {a} and {b} of program {pid}{when} store to element "
+                f"{race['element']} of {site.arg} in one store, with values {_LANE_VALUES[race['origin']]}; "
+                "which one lands is not defined where they differ"
             )
         return Diagnostic(
-            code="TL006",
-            message=(
-                f"possible race between lanes: lanes {a} and {b} of program {pid}{when} store to element "
-                f"{race['element']} of {site.arg} in one store, with values from loaded data; which one "
-                "lands is not defined where they differ"
-            ),
+            code=code,
+            message=message,
             line=where["line"],
             column=where["column"],
             stack=stack,
@@ -282,12 +284,7 @@ def _programs_disjoint(sites: list) -> bool:
     if any(leaf not in present for leaf in first.leaves):
         return False  # a coordinate the address ignores: programs that share their footprint
     width = max(s.per_program.hi for s in sites) - min(s.per_program.lo for s in sites) + 1
-    reach = 0
-    for coef, ext in sorted((abs(c), n) for _, c, n in first.k if n > 1):
-        if coef < reach + width:
-            return False
-        reach += coef * (ext - 1)
-    return True
+    return radix_apart([(abs(c), n) for _, c, n in first.k if n > 1], width)
 
 
 def _union(sites: list, op: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

@@ -120,6 +120,18 @@ def same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(x, y))
 
 
+def radix_apart(steps: list[tuple[int, int]], width: int = 1) -> bool:
+    """Offsets Σ step·i over axes of (step > 0, extent) with each i in [0, extent), each plus a span of
+    `width` elements, never meet for two different index tuples: the steps form a mixed radix, each at
+    least `width` past everything the smaller ones reach."""
+    reach = 0
+    for step, extent in sorted(steps):
+        if step < reach + width:
+            return False
+        reach += step * (extent - 1)
+    return True
+
+
 def sorted_unique(a: np.ndarray) -> np.ndarray:
     """np.unique for int64 element indices, by one sort (numpy's hash-based unique is far slower here)."""
     if a.size == 0:
@@ -171,8 +183,8 @@ class SiteResult:
     view_out: dict[str, Any] | None = None  # first lane inside the storage but outside the view
     # (starts, ends, program index) per program, for races; None when the engine cannot give them
     tagged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = field(default_factory=list)
-    # two lanes of one program storing one element: pid, lanes, element, their values (None when
-    # loaded data), definite (the values differ); the first found
+    # two lanes of one program storing one element: pid, lanes, element, their values (None when not
+    # known exactly; origin then says what they derive from), definite (the values differ); the first found
     lane_race: dict[str, Any] | None = None
     # per-lane bounds of a store or load built from a declared-range index, for possible races:
     # (lo, hi, program, lane) flat arrays of element intervals [lo, hi); None past the race budget

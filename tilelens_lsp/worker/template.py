@@ -106,10 +106,7 @@ def _branch(ctl: socket.socket, fd: int, msg: bytes, child_main: Callable[[dict]
     if pid == 0:
         code = 1
         try:
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            ctl.close()
-            os.setsid()
-            _die_with_parent()
+            _detach(ctl)
             code = _serve_branch(socket.socket(fileno=fd), names, child_main, hello)
         except BaseException:  # noqa: BLE001 - never return into the server's loop
             pass
@@ -170,10 +167,7 @@ def _child(ctl: socket.socket, fds: list[int], child_main: Callable[[dict], int]
     """In the forked child: take the pipes as fds 0, 1, 2, lead a session, serve; never returns."""
     code = 1
     try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        ctl.close()
-        os.setsid()
-        _die_with_parent()
+        _detach(ctl)
         for target, fd in zip((0, 1, 2), fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -187,6 +181,15 @@ def _child(ctl: socket.socket, fds: list[int], child_main: Callable[[dict], int]
         except (OSError, ValueError):
             pass
         os._exit(code)
+
+
+def _detach(ctl: socket.socket) -> None:
+    """The first steps of a process forked from the server (a worker or a branch): the default
+    SIGCHLD back, the server's control socket closed, a session of its own, killed with the server."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    ctl.close()
+    os.setsid()
+    _die_with_parent()
 
 
 def _die_with_parent() -> None:

@@ -51,6 +51,28 @@ def test_integers_a_float_cannot_hold_exactly_stay_a_possible_race(tmp_path, mon
     body = FLOAT_RACE.replace("offs.to(tl.{dtype})", "(offs + 2048).to(tl.float16)")
     (d,) = _diagnostics(tmp_path, monkeypatch, body, "k[(1,)](fp16[8], BLOCK=16)")
     assert d.code == "TL006"
+    # nothing here is loaded: the message says the values are computed, not that they are data
+    assert "with values computed per lane that are not known exactly" in d.message
+    assert "loaded" not in d.message
+
+
+@pytest.mark.parametrize(
+    ("body", "launch"),
+    [
+        # a loop index is what its bounds are (constants here)
+        (
+            "    for i in range(2):\n        tl.store(out + offs // 2, (offs + i + 2048).to(tl.float16))",
+            "k[(1,)](fp16[8], 0, BLOCK=16)",
+        ),
+        # a declared scalar argument is no loaded data
+        ("    tl.store(out + offs // 2, (offs + n).to(tl.float16))", "k[(1,)](fp16[8], 2048, BLOCK=16)"),
+    ],
+    ids=["loop-index", "scalar-argument"],
+)
+def test_values_from_loop_indices_and_arguments_count_as_computed(tmp_path, monkeypatch, body, launch):
+    source = "def k(out, n, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n" + body + "\n"
+    (d,) = _diagnostics(tmp_path, monkeypatch, source, launch)
+    assert d.code == "TL006" and "with values computed per lane that are not known exactly" in d.message, d.message
 
 
 ONE_VALUE = {
@@ -134,6 +156,23 @@ PER_LANE = {
     tl.store(out + pid + 0 * offs, a)
 """,
 }
+
+
+# what each message says of the values: loaded data feeds the first three; a loop carries the last two,
+# which the lanes' values are not followed through
+PER_LANE_VALUES = {
+    "per-lane-loads": "with values that depend on loaded data",
+    "masked-off-lanes-undefined": "with values that depend on loaded data",
+    "loaded-value-plus-lane": "with values that depend on loaded data",
+    "loop-accumulating-per-lane-loads": "with values the analysis does not follow",
+    "loop-swapping-a-splat-with-per-lane-loads": "with values the analysis does not follow",
+}
+
+
+@pytest.mark.parametrize("name", list(PER_LANE))
+def test_a_possible_race_between_lanes_says_what_their_values_derive_from(tmp_path, monkeypatch, name):
+    (d,) = _diagnostics(tmp_path, monkeypatch, PER_LANE[name], "k[(4,)](fp32[32], fp32[32], BLOCK=8)")
+    assert d.code == "TL006" and PER_LANE_VALUES[name] in d.message, d.message
 
 
 @pytest.mark.parametrize("body", list(PER_LANE.values()), ids=list(PER_LANE))

@@ -4,6 +4,8 @@ TL100, no TL010/TL020 and no race the placeholder grid made; `--write` keeps eve
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tilelens_lsp import suggest
+from tilelens_lsp.cli import suggest as suggest_cli
 from tilelens_lsp.compile import synth
 from tilelens_lsp.launches.kernels import kernel_head
 from tilelens_lsp.launches.scanner import parse_directives
@@ -174,6 +177,50 @@ def test_cli_write_inserts_above_the_decorators_and_keeps_every_other_byte(tmp_p
     assert after.replace(inserted, original.split(b"@triton.jit\r\ndef scale_kernel")[0], 1) == original
     result = analyze_path(path, tmp_path)
     assert [d.code for d in result.all_diagnostics() if "scale_kernel" in d.message] == []
+
+
+def _failing_write(real):
+    """os.write that writes a few bytes, then finds the disk full."""
+    calls = []
+
+    def write(fd, data):
+        calls.append(fd)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, bytes(data[:5]))
+
+    return write
+
+
+def _failing_replace(src, dst):
+    raise OSError(errno.EIO, "Input/output error")
+
+
+@pytest.mark.parametrize("where", ["write", "replace"])
+def test_a_write_that_fails_part_way_leaves_the_file_as_it_was(tmp_path, monkeypatch, where):
+    path = tmp_path / "k.py"
+    path.write_bytes(KERNELS.encode())
+    path.chmod(0o640)
+    fail = _failing_write(os.write) if where == "write" else _failing_replace
+    monkeypatch.setattr(os, where, fail)
+    with pytest.raises(OSError):
+        suggest_cli.replace_if_unchanged(path, KERNELS, b"# tilelens: launches\n" + KERNELS.encode() * 2)
+    monkeypatch.undo()
+    assert path.read_bytes() == KERNELS.encode() and path.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["k.py"]  # no temporary file left behind
+
+
+def test_the_rewritten_file_keeps_its_mode_and_is_whole(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_bytes(KERNELS.encode())
+    path.chmod(0o640)
+    data = b"# tilelens: launches\n" + KERNELS.encode()
+    suggest_cli.replace_if_unchanged(path, KERNELS, data)
+    assert path.read_bytes() == data and path.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["k.py"]
+    with pytest.raises(ValueError, match="changed"):  # the text it was made for, or nothing
+        suggest_cli.replace_if_unchanged(path, KERNELS, b"")
+    assert path.read_bytes() == data
 
 
 def test_lines_are_verified_as_the_scanner_reads_them(kernels_file):

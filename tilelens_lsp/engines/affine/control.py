@@ -118,34 +118,7 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     g.extent[t] = T
     ivf = g.fit(Form(lb.c, {t: st} if T > 1 else {}, (), lb.bits), op)
     body = op.regions[0].blocks[0]
-    # probe: carried values as init + s; an induction variable yields s + (a uniform step)
-    steps: list[int | None] = []
-    inner = dict(env)
-    inner[iv] = ivf
-    probes = []
-    for i, (name, v) in enumerate(zip(carried, inits)):
-        s = f"s{g.loops}_{i}"
-        if isinstance(v, Pieces):
-            raise NotAffine("a loop-carried piecewise value")
-        if isinstance(v, Form):
-            pv: Any = Form(v.c, coeffs((v.k, 1), ({s: 1}, 1)), v.shape, v.bits, v.side)
-        elif isinstance(v, Ptr):
-            if isinstance(v.off, Pieces):
-                raise NotAffine("a loop-carried piecewise value")
-            pv = Ptr(v.arg, Form(v.off.c, coeffs((v.off.k, 1), ({s: 1}, 1)), v.off.shape, 64, v.off.side), v.pointee)
-        elif isinstance(v, Opaque):
-            pv = v
-        else:
-            raise NotAffine("a loop-carried mask")
-        probes.append((s, pv))
-        inner[name] = pv
-    g.probing += 1
-    try:
-        yielded = g.eval_block(body, inner, Ctx(ctx.pred & (trips > 0), ctx.cons, ctx.stack))
-    finally:
-        g.probing -= 1
-    for (s, pv), y, v in zip(probes, yielded, inits):
-        steps.append(_induction(pv, y, s))
+    steps = _probe_steps(g, body, {**env, iv: ivf}, carried, inits, Ctx(ctx.pred & (trips > 0), ctx.cons, ctx.stack))
     # the real pass: iteration t sees init + t·step
     body_ctx = _trip_ctx(ctx, trips, T, t)
     inner = dict(env)
@@ -153,17 +126,7 @@ def _for(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     for name, v, d in zip(carried, inits, steps):
         inner[name] = _advance(v, d, {t: d} if T > 1 and d is not None else {}, g, op)
     g.eval_block(body, inner, body_ctx)
-    outs: list[Opaque | Form | Ptr] = []
-    for v, d in zip(inits, steps):
-        if d is None:
-            outs.append(Opaque("data", "a value carried by a loop", op.loc) if not isinstance(v, Opaque) else v)
-        elif isinstance(v, Form):
-            outs.append(g.fit(Form(v.c + trips * d, dict(v.k), v.shape, v.bits, v.side), op))
-        else:
-            outs.append(
-                Ptr(v.arg, g.fit(Form(v.off.c + trips * d, dict(v.off.k), v.off.shape, 64, v.off.side), op), v.pointee)
-            )
-    return outs
+    return _exits(g, op, inits, steps, trips)
 
 
 def _trip_ctx(ctx: Ctx, trips: np.ndarray, T: int, t: str) -> Ctx:
@@ -214,19 +177,8 @@ def _while(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
         raise NotAffine("a while loop whose do-region takes other values than it carries")
     t = f"t{g.loops}"
     g.loops += 1
-    probes = []
-    inner = dict(env)
-    for i, (name, v) in enumerate(zip(after.args, inits)):
-        pv = _probe_value(v, f"s{g.loops}_{i}")
-        probes.append((f"s{g.loops}_{i}", pv))
-        inner[name] = pv
     live = ctx.pred & (start.c < bound.c + inclusive)
-    g.probing += 1
-    try:
-        yielded = g.eval_block(after, inner, Ctx(live, ctx.cons, ctx.stack))
-    finally:
-        g.probing -= 1
-    steps = [_induction(pv, y, s) for (s, pv), y in zip(probes, yielded)]
+    steps = _probe_steps(g, after, dict(env), after.args, inits, Ctx(live, ctx.cons, ctx.stack))
     st = steps[j]
     if st is None or st <= 0:
         raise NotAffine("a while loop whose induction does not advance by a positive step")
@@ -243,6 +195,24 @@ def _while(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
         inner[name] = _advance(v, d, {t: d} if T > 1 and d is not None else {}, g, op)
     g.eval_block(after, inner, body_ctx)
     return _exits(g, op, inits, steps, trips)
+
+
+def _probe_steps(g: AffineGraph, body, inner: dict, names, inits: list[Any], ctx: Ctx) -> list[int | None]:
+    """The probe pass: the body evaluated once with each carried value as init + s (s an unknown);
+    an induction variable yields s + (a uniform step). Returns each carried value's step (None for
+    data). Nothing is recorded while `g.probing` is set."""
+    probes = []
+    for i, (name, v) in enumerate(zip(names, inits)):
+        s = f"s{g.loops}_{i}"
+        pv = _probe_value(v, s)
+        probes.append((s, pv))
+        inner[name] = pv
+    g.probing += 1
+    try:
+        yielded = g.eval_block(body, inner, ctx)
+    finally:
+        g.probing -= 1
+    return [_induction(pv, y, s) for (s, pv), y in zip(probes, yielded)]
 
 
 def _probe_value(v: Any, s: str) -> Any:

@@ -15,7 +15,7 @@ from tilelens_lsp.engines import views
 from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
 from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Pieces, Ptr, parts_of
 from tilelens_lsp.engines.enumerate import AccessGraph
-from tilelens_lsp.engines.values import ArgInfo, SiteResult, same_values
+from tilelens_lsp.engines.values import ArgInfo, SiteResult, radix_apart, same_values
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Op
 
@@ -41,12 +41,7 @@ def lanes_injective(off: "Form | Pieces") -> bool:
             if a == 0:
                 return False
             steps.append((a, n))
-    reach = 0
-    for a, n in sorted(steps):
-        if a <= reach:
-            return False
-        reach += a * (n - 1)
-    return True
+    return radix_apart(steps)
 
 
 def same_lanes(ptr: Ptr, copied: Any) -> bool:

@@ -6,7 +6,9 @@ converted exactly from integers: `sitofp`, `uitofp`, `extf`, `truncf` where ever
 the float type holds exactly), else classes of lanes that provably store one value (`keys`: lanes
 that loaded one element in one load, a pure elementwise op of such values). `Uniformity` proves,
 from the definitions alone, values that are one value on every lane whatever the data: one scalar
-splat over the lanes, and what loops and branches carry of such values.
+splat over the lanes, and what loops and branches carry of such values. Of values it does not know
+exactly, `origin` says what they derive from (loaded data, a computation, or neither followed), for
+the possible race's message.
 
 What this deliberately does not do: float arithmetic (a float is known only as an exact conversion of
 an integer), calls, while loops, or reductions: a value it cannot follow leaves the lanes' collision
@@ -16,14 +18,14 @@ a possible race (TL006).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tilelens_lsp.engines.enumerate.arith import SHAPE_FNS
 from tilelens_lsp.engines.values import IntV, PtrV, unsigned
-from tilelens_lsp.ttir.reader import Op
+from tilelens_lsp.ttir.reader import Func, Op
 
 if TYPE_CHECKING:
     from tilelens_lsp.engines.enumerate.graph import AccessGraph
@@ -54,6 +56,7 @@ class Stored:
     values: np.ndarray | None = None
     floating: bool = False
     keys: np.ndarray | None = None
+    origin: str = "unfollowed"  # what the stored value derives from (`origin`), said where lanes may race
 
 
 UNKNOWN = Stored()
@@ -68,7 +71,53 @@ def stored(g: AccessGraph, op: Op, env: dict) -> Stored:
     value = op.operands[1]
     if not isinstance(env.get(value), IntV) and Uniformity(defs).uniform(value, frozenset()):
         return Stored(keys=np.zeros((1,), dtype=np.int64))  # one value on every lane of a program
-    return _resolve(g, defs, env, value, 0)
+    known = _resolve(g, defs, env, value, 0)
+    if known.values is not None:
+        return known
+    return replace(known, origin=origin(defs, value, _block_args(g.m.module.funcs[func], func == g.m.module.entry)))
+
+
+def _block_args(func: Func, entry: bool) -> dict[str, list[str]]:
+    """The block arguments whose values `origin` follows: each loop index, to its loop's bounds and
+    step, and (in the kernel itself, not a called function) each declared argument, to nothing."""
+    args: dict[str, list[str]] = {n: [] for n, _ in func.args} if entry else {}
+    stack = list(func.body.blocks)
+    while stack:
+        for op in stack.pop().ops:
+            if op.name == "scf.for" and op.for_header.iv:
+                args[op.for_header.iv] = list(op.operands[:3])
+            stack.extend(b for r in op.regions for b in r.blocks)
+    return args
+
+
+def origin(defs: dict[str, Op], name: str, args: dict[str, list[str]]) -> str:
+    """What a value derives from, read off its definitions: "loaded" where some load feeds it (loaded
+    data decides some of it), else "computed" where it is computed from constants, program and lane
+    indices, loop indices and the kernel's declared arguments alone (`args`: block arguments, to what
+    each derives from), else "unfollowed" (a value a loop, branch or call produced, an argument of a
+    called function, or a chain too deep)."""
+    seen: set[str] = set()
+    stack = [(name, 0)]
+    followed = True
+    while stack:
+        n, depth = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n in args:
+            stack.extend((o, depth + 1) for o in args[n])
+            continue
+        op = defs.get(n)
+        if op is None:
+            followed = False
+            continue
+        if op.name == "tt.load":
+            return "loaded"
+        if op.regions or op.name == "tt.call" or depth > MAX_DEPTH:
+            followed = False
+            continue
+        stack.extend((o, depth + 1) for o in op.operands)
+    return "computed" if followed else "unfollowed"
 
 
 class Uniformity:

@@ -16,7 +16,7 @@ from tilelens_lsp.engines import views
 from tilelens_lsp.engines.enumerate.lanevalues import Stored
 from tilelens_lsp.engines.enumerate.table import Ctx, mask_and
 from tilelens_lsp.engines.ranges import PtrSpan
-from tilelens_lsp.engines.values import ArgInfo, IntV, Opaque, PtrChoice, PtrV, SiteResult, Value
+from tilelens_lsp.engines.values import ArgInfo, IntV, Opaque, PtrChoice, PtrV, SiteResult, Value, radix_apart
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Op
 
@@ -190,6 +190,7 @@ class SiteRecorder:
                 tuple(int(x) for x in np.unravel_index(int(lane[b]), lanes)),
             ),
             "values": values,
+            "origin": known.origin,  # of values not known exactly: "loaded", "computed" or "unfollowed"
             "iteration": ctx.iters or None,
         }
 
@@ -206,12 +207,7 @@ class SiteRecorder:
             if a == 0:
                 return False
             steps.append((a, n))
-        reach = 0
-        for a, n in sorted(steps):
-            if a <= reach:
-                return False
-            reach += a * (n - 1)
-        return True
+        return radix_apart(steps)
 
     def _record_span(self, op: Op, kind: str, ptr: PtrSpan, mask: Value, ctx: Ctx) -> None:
         """An address from a declared-range index: per lane the hull [lo, hi] of the elements it may
