@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from tilelens_lsp.paths import stdlib_end
+from tilelens_lsp.paths import resolved_prefixes, stdlib_end
 from tilelens_lsp.pipeline.reuse import Kept, RecordingFinder, Watch, keepable
 
 _INSTALLED = ("site-packages", "dist-packages")
@@ -143,7 +143,7 @@ def is_user_module(module: object, roots: Sequence[Path] = ()) -> bool:
             return not any(part in _INSTALLED for part in Path(real[len(base) + 1 :]).parts)
     if any(part in _INSTALLED for part in Path(real).parts):
         return False
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    prefixes = resolved_prefixes((sys.prefix, sys.base_prefix, sys.exec_prefix))
     return not any(real == p or real.startswith(p + os.sep) for p in prefixes)
 
 
