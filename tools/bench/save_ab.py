@@ -8,8 +8,7 @@ other, the order alternating, each after a bare host compile measured in this pr
 machine the load drifts from minute to minute; saves taken in turns see the same load, so the two
 medians compare where two runs a minute apart (`bench.py --profile save` in each checkout) do not.
 Printed: per kernel, the bare compile and each server's save → publishDiagnostics (medians), their
-ratios to the compile, the same ratios of the fastest of each (what a quiet moment gives: the least
-disturbed run), and whether the two published the same diagnostics on every save.
+ratios to the compile, and whether the two published the same diagnostics on every save.
 A script, not a test; every process runs with TILELENS_CACHE_DIR=off.
 """
 
@@ -86,11 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             (roots[s] / f"{k}.py").write_text(texts[k])
     servers = {s: Server(checkout, roots[s]) for s, checkout in sides.items()}
     print(f"this: {HERE_REPO}; other: {sides['other']}; {args.saves} saves per kernel and server, in turns")
-    print(
-        "| kernel | bare compile | other: save | this: save | other / compile | this / compile "
-        "| best of each: other / compile, this / compile | same diagnostics |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
+    print("| kernel | bare compile | other: save | this: save | other / compile | this / compile | same diagnostics |")
+    print("|---|---|---|---|---|---|---|")
     try:
         uris = {}
         for s, server in servers.items():
@@ -117,10 +113,9 @@ def main(argv: list[str] | None = None) -> int:
                 same = same and published["other"] == published["this"]
             c = statistics.median(compiles)
             a, b = statistics.median(latency["other"]), statistics.median(latency["this"])
-            best = min(compiles)
             print(
                 f"| {k} | {c * 1000:.0f} ms | {a * 1000:.0f} ms | {b * 1000:.0f} ms | {a / c:.2f} | {b / c:.2f} | "
-                f"{min(latency['other']) / best:.2f}, {min(latency['this']) / best:.2f} | {'yes' if same else 'NO'} |",
+                f"{'yes' if same else 'NO'} |",
                 flush=True,
             )
         # the bench kernels are clean: the published diagnostics of files with findings, compared too
