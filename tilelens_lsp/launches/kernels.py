@@ -126,10 +126,53 @@ def _outline(tree: ast.Module) -> _Outline:
     return _Outline(walked, jit, frozenset(launched), frozenset(called), frozenset(strings))
 
 
+def _outline_recursive(tree: ast.Module) -> _Outline:
+    """`_outline` by recursion, about twice as fast; a tree nested deeper than the interpreter's
+    recursion limit raises RecursionError (the caller then walks it with `_outline`)."""
+    functions: list[tuple[int, int, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    launched: set[str] = set()
+    called: set[str] = set()
+    strings: set[int] = set()
+    order = [0]
+    children = ast.iter_child_nodes
+
+    def visit(node: ast.AST, depth: int, inside: tuple[str, ...]) -> None:
+        order[0] += 1
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append((depth, order[0], node))
+            if is_jit(node):
+                inside = inside + (node.name,)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
+                launched.add(func.value.id)
+            elif inside and isinstance(func, ast.Name) and any(name != func.id for name in inside):
+                called.add(func.id)
+        elif isinstance(node, (ast.Constant, ast.JoinedStr)):
+            end = node.end_lineno
+            text_like = isinstance(node, ast.JoinedStr) or isinstance(node.value, (str, bytes))
+            if text_like and end is not None and end > node.lineno:
+                strings.update(range(node.lineno + 1, end + 1))
+        for child in children(node):
+            visit(child, depth + 1, inside)
+
+    visit(tree, 0, ())
+    walked = tuple(fn for _, _, fn in sorted(functions, key=lambda f: (f[0], f[1])))
+    jit = tuple(fn for fn in walked if is_jit(fn))
+    return _Outline(walked, jit, frozenset(launched), frozenset(called), frozenset(strings))
+
+
+def _outline_of(tree: ast.Module) -> _Outline:
+    try:
+        return _outline_recursive(tree)
+    except RecursionError:
+        return _outline(tree)
+
+
 @functools.lru_cache(maxsize=2)
 def _outlines(text: str) -> tuple[tuple[ast.Module, _Outline], ...]:
     """Each module `_modules` gives, with its outline (read-only, shared by every caller of this text)."""
-    return tuple((m, _outline(m)) for m in _modules(text))
+    return tuple((m, _outline_of(m)) for m in _modules(text))
 
 
 def multiline_string_lines(text: str) -> frozenset[int] | None:

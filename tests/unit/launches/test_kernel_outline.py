@@ -185,3 +185,22 @@ def test_an_edit_is_seen_the_outline_is_per_text():
     assert find_kernels(after)[0].params == ("a", "b")
     assert find_kernels(before)[0].params == ("a",)
 
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_walked_without_recursion():
+    import inspect
+    import sys
+
+    text = "import triton\n@triton.jit\ndef k(a):\n    x = h(" + "+".join(["a"] * 600) + ")\nk[(1,)](0)\n"
+    tree = parse_file(text)
+    assert tree is not None
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(len(inspect.stack()) + 300)  # the 600-deep sum cannot be recursed into now
+        with pytest.raises(RecursionError):
+            kernels._outline_recursive(tree)  # noqa: SLF001
+        outline = kernels._outline_of(tree)  # noqa: SLF001
+    finally:
+        sys.setrecursionlimit(limit)
+    assert outline == kernels._outline(tree)  # noqa: SLF001
+    assert find_kernels(text) == _walked_kernels(text)
