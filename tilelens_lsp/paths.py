@@ -7,6 +7,7 @@ the pipeline never imports the worker for a sys.path position. Pure stdlib; noth
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -37,10 +38,17 @@ def relative_posix(path: str | os.PathLike, root: str | os.PathLike, *, resolved
     return real[len(base) + 1 :].replace(os.sep, "/")
 
 
+@functools.lru_cache(maxsize=8)
+def resolved_prefixes(prefixes: tuple[str, ...]) -> frozenset[str]:
+    """The interpreter's install folders named (`sys.prefix` and the like), resolved: once per
+    process, since they are the running interpreter's own, rather than on every save."""
+    return frozenset(os.path.realpath(p) for p in prefixes)
+
+
 def stdlib_end(entries: list[str]) -> int:
     """The index just past the standard library's folders in `entries`: the user's folders go there,
     so a file of theirs named like a stdlib module (`traceback.py`) never shadows it."""
-    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)}
+    prefixes = resolved_prefixes((sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix))
     end = 0
     for i, entry in enumerate(entries):
         real = os.path.realpath(entry or os.curdir)

@@ -19,6 +19,8 @@ from tilelens_lsp.textlines import split_lines
 UNUSED = "TL060"
 _IGNORE = re.compile(r"#[ \t]*tilelens:[ \t]*ignore\b(?P<bracket>[ \t]*\[(?P<codes>[^\]]*)\])?(?P<rest>.*)$")
 _CODE = re.compile(r"^TL\d{3}$")
+# what every suppression's text holds: a file without it has none, and is not tokenized to find that out
+_ANY_IGNORE = re.compile(r"#[ \t]*tilelens:[ \t]*ignore\b")
 # Analyses that did not run to the end cannot tell a suppression is unused.
 _INCOMPLETE = frozenset({"TL010", "TL040", "TL050"})
 
@@ -48,6 +50,8 @@ def _match(comment: str) -> re.Match | None:
 
 def find(text: str) -> list[Suppression]:
     """Every suppression comment of `text`, with the lines it silences."""
+    if _ANY_IGNORE.search(text) is None:
+        return []
     lines = split_lines(text)
     comments, logical = _comments(text, lines)
     out = []

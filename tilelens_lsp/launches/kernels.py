@@ -80,28 +80,123 @@ def kernel_head(text: str, name: str) -> tuple[int, str] | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Outline:
+    """What one walk of a module's syntax tree shows the kernel finder and the comment scanner: the
+    tree is walked once per text, not once per question asked of it."""
+
+    functions: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...]  # every function, in `ast.walk`'s order
+    jit: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...]  # the @jit ones, in the same order
+    launched: frozenset[str]  # names called as `NAME[grid](...)`
+    called: frozenset[str]  # names a @jit function (or one nested in it) calls, other than its own
+    string_lines: frozenset[int]  # lines inside a multi-line string literal, after its first line
+
+
+def _outline(tree: ast.Module) -> _Outline:
+    """One depth-first walk of `tree`. A function's place in `ast.walk`'s breadth-first order is its
+    (depth, preorder index): where two functions share a name, the later in that order wins."""
+    functions: list[tuple[int, int, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    launched: set[str] = set()
+    called: set[str] = set()
+    strings: set[int] = set()
+    stack: list[tuple[ast.AST, int, tuple[str, ...]]] = [(tree, 0, ())]
+    order = 0
+    while stack:
+        node, depth, inside = stack.pop()
+        order += 1
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append((depth, order, node))
+            if is_jit(node):
+                inside = inside + (node.name,)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
+                launched.add(func.value.id)
+            elif isinstance(func, ast.Name) and any(name != func.id for name in inside):
+                called.add(func.id)
+        elif isinstance(node, (ast.Constant, ast.JoinedStr)):
+            end = node.end_lineno
+            text_like = isinstance(node, ast.JoinedStr) or isinstance(node.value, (str, bytes))
+            if text_like and end is not None and end > node.lineno:
+                strings.update(range(node.lineno + 1, end + 1))
+        children = list(ast.iter_child_nodes(node))
+        stack.extend((child, depth + 1, inside) for child in reversed(children))
+    walked = tuple(fn for _, _, fn in sorted(functions, key=lambda f: (f[0], f[1])))
+    jit = tuple(fn for fn in walked if is_jit(fn))
+    return _Outline(walked, jit, frozenset(launched), frozenset(called), frozenset(strings))
+
+
+def _outline_recursive(tree: ast.Module) -> _Outline:
+    """`_outline` by recursion, about twice as fast; a tree nested deeper than the interpreter's
+    recursion limit raises RecursionError (the caller then walks it with `_outline`)."""
+    functions: list[tuple[int, int, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    launched: set[str] = set()
+    called: set[str] = set()
+    strings: set[int] = set()
+    order = [0]
+    children = ast.iter_child_nodes
+
+    def visit(node: ast.AST, depth: int, inside: tuple[str, ...]) -> None:
+        order[0] += 1
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append((depth, order[0], node))
+            if is_jit(node):
+                inside = inside + (node.name,)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
+                launched.add(func.value.id)
+            elif inside and isinstance(func, ast.Name) and any(name != func.id for name in inside):
+                called.add(func.id)
+        elif isinstance(node, (ast.Constant, ast.JoinedStr)):
+            end = node.end_lineno
+            text_like = isinstance(node, ast.JoinedStr) or isinstance(node.value, (str, bytes))
+            if text_like and end is not None and end > node.lineno:
+                strings.update(range(node.lineno + 1, end + 1))
+        for child in children(node):
+            visit(child, depth + 1, inside)
+
+    visit(tree, 0, ())
+    walked = tuple(fn for _, _, fn in sorted(functions, key=lambda f: (f[0], f[1])))
+    jit = tuple(fn for fn in walked if is_jit(fn))
+    return _Outline(walked, jit, frozenset(launched), frozenset(called), frozenset(strings))
+
+
+def _outline_of(tree: ast.Module) -> _Outline:
+    try:
+        return _outline_recursive(tree)
+    except RecursionError:
+        return _outline(tree)
+
+
+@functools.lru_cache(maxsize=2)
+def _outlines(text: str) -> tuple[tuple[ast.Module, _Outline], ...]:
+    """Each module `_modules` gives, with its outline (read-only, shared by every caller of this text)."""
+    return tuple((m, _outline_of(m)) for m in _modules(text))
+
+
+def multiline_string_lines(text: str) -> frozenset[int] | None:
+    """The lines inside a multi-line string literal of the file (after the literal's first line), or
+    None when the file does not parse as a whole."""
+    if parse_file(text) is None:
+        return None
+    return _outlines(text)[0][1].string_lines
+
+
 def find_kernels(text: str) -> list[KernelDef]:
     """The @jit functions of a file, in source order; never raises on broken source."""
-    fns, launched = [], set()
-    for m in _modules(text):
-        for n in ast.walk(m):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_jit(n):
-                fns.append(n)
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.value, ast.Name):
-                launched.add(n.func.value.id)
+    outlines = _outlines(text)
+    fns = [fn for _, o in outlines for fn in o.jit]
+    launched = set().union(*(o.launched for _, o in outlines))
+    called = set().union(*(o.called for _, o in outlines))
     names = {fn.name for fn in fns}
-    called: set[str] = set()
-    for fn in fns:
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id != fn.name:
-                called.add(n.func.id)
     out = []
     for fn in sorted(fns, key=lambda f: (f.lineno, f.col_offset)):
         a = fn.args
         params = tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs)
         helper = fn.name in called and fn.name in names and fn.name not in launched
         out.append(KernelDef(fn.name, fn.lineno, fn.col_offset + 1, params, helper))
-    return out + _assigned_kernels(text, out, called, launched)
+    return out + _assigned_kernels(outlines, out, called, launched)
 
 
 def _module_level(body: list[ast.stmt]):
@@ -118,13 +213,15 @@ def _module_level(body: list[ast.stmt]):
                 yield from _module_level(block)
 
 
-def _assigned_kernels(text: str, defs: list[KernelDef], called: set[str], launched: set[str]) -> list[KernelDef]:
+def _assigned_kernels(
+    outlines: tuple[tuple[ast.Module, _Outline], ...], defs: list[KernelDef], called: set[str], launched: set[str]
+) -> list[KernelDef]:
     """Kernels bound by assignment: an alias (`k = k_fast`), a wrapper around one
     (`k = libentry()(k_impl)`), or `k = triton.jit(fn)`; the line is the assignment's."""
     by_name = {k.name: k for k in defs}
     out: list[KernelDef] = []
-    for m in _modules(text):
-        plain = {n.name: n for n in ast.walk(m) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for m, outline in outlines:
+        plain = {n.name: n for n in outline.functions}
         for stmt in _module_level(m.body):
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
                 continue

@@ -7,7 +7,6 @@ continuation lines an open bracket pulls in, skips suppression comments (`# tile
 
 from __future__ import annotations
 
-import ast
 import io
 import math
 import re
@@ -15,7 +14,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Any
 
-from tilelens_lsp.launches.kernels import parse_file
+from tilelens_lsp.launches.kernels import multiline_string_lines
 from tilelens_lsp.launches.specs import MAX_DIRECTIVE_CHARS
 from tilelens_lsp.launches.statements import Brackets, run_statements
 from tilelens_lsp.model import DirectiveError, LaunchSpec
@@ -54,13 +53,8 @@ def _comment_lines(text: str) -> tuple[set[int], float]:
 
     A file that parses needs no tokenizing: a line that starts with `#` is a comment unless a string
     literal spans it, and the syntax tree (parsed once for `find_kernels` too) shows those."""
-    tree = parse_file(text)
-    if tree is not None:
-        inside: set[int] = set()
-        for n in ast.walk(tree):
-            if isinstance(n, (ast.Constant, ast.JoinedStr)) and n.end_lineno is not None and n.end_lineno > n.lineno:
-                if isinstance(n, ast.JoinedStr) or isinstance(n.value, (str, bytes)):
-                    inside.update(range(n.lineno + 1, n.end_lineno + 1))
+    inside = multiline_string_lines(text)
+    if inside is not None:
         lines = split_lines(text)
         return {i for i, line in enumerate(lines, 1) if "#" in line and i not in inside}, math.inf
     found: set[int] = set()

@@ -207,12 +207,14 @@ class DocumentContext:
 
 def to_lsp_diagnostics(result: FileResult, ctx: DocumentContext) -> list[types.Diagnostic]:
     """Every verdict of `result` as LSP diagnostics on the document, identical ones merged."""
-    index = expression_index(ctx.text)
     labels = launch_labels(result)
     several = len(result.launches) > 1
     entries: list[tuple[Diagnostic, str | None, str | None]] = [(d, None, None) for d in result.diagnostics]
     for launch, launch_label in zip(result.launches, labels):
         entries.extend((d, launch_label, launch.kernel) for d in launch.diagnostics)
+    if not entries:
+        return []  # nothing to place: the text's expressions are indexed when a diagnostic needs them
+    index = expression_index(ctx.text)
 
     # (diagnostic, anchor frame, related frames, message, launch label, kernel)
     placed: list[tuple[Diagnostic, Frame, list[tuple[Frame, str]], str, str | None, str | None]] = []

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from tilelens_lsp.paths import stdlib_end
+from tilelens_lsp.paths import resolved_prefixes, stdlib_end
 from tilelens_lsp.pipeline.reuse import Kept, RecordingFinder, Watch, keepable
 
 _INSTALLED = ("site-packages", "dist-packages")
@@ -143,8 +143,13 @@ def is_user_module(module: object, roots: Sequence[Path] = ()) -> bool:
             return not any(part in _INSTALLED for part in Path(real[len(base) + 1 :]).parts)
     if any(part in _INSTALLED for part in Path(real).parts):
         return False
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    prefixes = resolved_prefixes((sys.prefix, sys.base_prefix, sys.exec_prefix))
     return not any(real == p or real.startswith(p + os.sep) for p in prefixes)
+
+
+# sys.path and the roots as `file_scope` left them (None outside one): `load_module` inside it then
+# finds its roots already where it would put them, and does not resolve every entry again
+_placed: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
 
 def _user_names(names: set[str], roots: Sequence[Path]) -> set[str]:
@@ -156,15 +161,21 @@ def file_scope(roots: list[Path]) -> Iterator[None]:
     """Import roots for one file; afterwards `sys.path`, `os.environ`, the working directory and
     `sys.modules` (every module of the user's own tree that came in) are as they were, so nothing
     one file's import does reaches the next file's verdict."""
+    global _placed
     saved_path = list(sys.path)
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     before = set(sys.modules)
     at = stdlib_end(sys.path)
-    sys.path[at:at] = [str(r) for r in roots if str(r) not in sys.path]
+    names = [str(r) for r in roots]
+    added = [n for n in names if n not in sys.path]
+    sys.path[at:at] = added
+    # every root went in at the stdlib's end: `load_module` would put them exactly there again
+    _placed = (tuple(sys.path), tuple(names)) if len(added) == len(names) else None
     try:
         yield
     finally:
+        _placed = None
         sys.path[:] = saved_path
         for name in _user_names(set(sys.modules) - before, roots):
             sys.modules.pop(name, None)
@@ -188,9 +199,10 @@ def load_module(path: Path, roots: list[Path], imports: Imports) -> types.Module
     The worker calls it inside `file_scope`, which takes the roots off again; a tool that calls it
     directly keeps them."""
     names = [str(r) for r in roots]
-    sys.path[:] = [p for p in sys.path if p not in names]
-    at = stdlib_end(sys.path)
-    sys.path[at:at] = names
+    if _placed != (tuple(sys.path), tuple(names)):  # else `file_scope` just placed them, as here
+        sys.path[:] = [p for p in sys.path if p not in names]
+        at = stdlib_end(sys.path)
+        sys.path[at:at] = names
     linecache.checkcache()
     carried = imports.restore(path, roots)
     before = set(sys.modules)

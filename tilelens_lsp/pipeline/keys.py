@@ -15,7 +15,7 @@ import hashlib
 import os
 import re
 import types
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from tilelens_lsp.cache import CODE_HASH
@@ -46,8 +46,9 @@ class ResultKey:
     code: str = CODE_HASH  # this analysis' own sources
 
     def digest(self) -> str:
-        """The key as the cache stores it: a hash of every field."""
-        return hashlib.sha256(repr(astuple(self)).encode()).hexdigest()
+        """The key as the cache stores it: a hash of every field (each by its repr, a tensor's naming
+        every field of its own: `dataclasses.astuple` would copy them all first, for the same text)."""
+        return hashlib.sha256(repr(tuple(getattr(self, f.name) for f in fields(self))).encode()).hexdigest()
 
 
 def scalar_values(arguments: dict[str, Any], tensor_type: type) -> str:

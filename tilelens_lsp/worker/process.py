@@ -110,6 +110,10 @@ def spawn_process(settings: Settings, args: list[str], stdin, cwd: str | None = 
     )
 
 
+_DEAD_BEFORE = object()  # `Worker._exchange`: the process ended before it answered the probe
+PROBE_TIMEOUT = 5.0  # seconds an idle worker has to answer the ping ahead of a request
+
+
 class WorkerUnavailable(RuntimeError):
     """The worker could not start (e.g. the interpreter lacks Triton)."""
 
@@ -269,40 +273,72 @@ class Worker:
                 continue
 
     def request(
-        self, method: str, params: dict[str, Any], timeout: float, on_event: Callable[[dict], None] | None = None
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float,
+        on_event: Callable[[dict], None] | None = None,
+        probe: bool = False,
     ) -> dict:
         """Send one request; raise TimeoutError, or return None-free reply / {'crashed': ...}.
 
         A progress line of this request (`event`) goes to `on_event` and starts a new `timeout`:
-        an analysis is timed launch by launch, not as a whole."""
+        an analysis is timed launch by launch, not as a whole. With `probe`, a ping goes in the same
+        write, ahead of the request: a process that ends before it answers the ping had died before
+        this request (killed while idle), so a fresh one gets the request and no crash is reported
+        (one round trip, where asking the ping first cost two)."""
         with self._lock:
             self._cancelled = False
-            if not self.alive() or self.hello is None:
-                self.start()
-            self._next_id += 1
-            rid = self._next_id
-            stdin = self.proc.stdin if self.proc is not None else None
-            if stdin is None:
-                return self._crashed()
-            try:
-                stdin.write((json.dumps({"id": rid, "method": method, "params": params}) + "\n").encode("utf-8"))
-                stdin.flush()
-            except (OSError, ValueError, AttributeError):
-                return self._crashed()
-            while True:
-                try:
-                    reply = self._read(timeout)
-                except TimeoutError:
-                    self.stop()
-                    raise
-                if reply is None:
-                    return self._crashed()
-                if reply.get("id") == rid and "event" in reply:
-                    if on_event is not None:
-                        on_event(reply)
-                    continue
-                if reply.get("id") == rid:
+            for attempt in (0, 1):
+                if not self.alive() or self.hello is None:
+                    self.start()
+                reply = self._exchange(method, params, timeout, on_event, probe and attempt == 0)
+                if reply is not _DEAD_BEFORE:
                     return reply
+                self._crashed()  # reaped quietly: the next attempt starts a fresh process
+            return self._crashed()
+
+    def _exchange(
+        self, method: str, params: dict[str, Any], timeout: float, on_event: Callable[[dict], None] | None, probe: bool
+    ) -> Any:
+        """One write of the request (after a ping, with `probe`) and its reply, as `request` returns it;
+        `_DEAD_BEFORE` when the process ended before answering the ping."""
+        lines = []
+        if probe:
+            self._next_id += 1
+            ping = self._next_id
+            lines.append(json.dumps({"id": ping, "method": "ping", "params": {}}))
+        self._next_id += 1
+        rid = self._next_id
+        lines.append(json.dumps({"id": rid, "method": method, "params": params}))
+        answered = not probe
+        stdin = self.proc.stdin if self.proc is not None else None
+        if stdin is None:
+            return self._crashed()
+        try:
+            stdin.write(("\n".join(lines) + "\n").encode("utf-8"))
+            stdin.flush()
+        except (OSError, ValueError, AttributeError):
+            return _DEAD_BEFORE if not answered else self._crashed()
+        while True:
+            try:
+                reply = self._read(timeout if answered else min(timeout, PROBE_TIMEOUT))
+            except TimeoutError:
+                self.stop()
+                if not answered:
+                    return _DEAD_BEFORE  # no answer to a ping: a stuck process, not this request's doing
+                raise
+            if reply is None:
+                return _DEAD_BEFORE if not answered and not self._cancelled else self._crashed()
+            if not answered and reply.get("id") == ping:
+                answered = True
+                continue
+            if reply.get("id") == rid and "event" in reply:
+                if on_event is not None:
+                    on_event(reply)
+                continue
+            if reply.get("id") == rid:
+                return reply
 
     def _crashed(self) -> dict:
         code = self.proc.poll() if self.proc else None
@@ -331,13 +367,17 @@ class Worker:
         settings: Settings | None = None,
         select: list[int] | None = None,
         file_level: bool = True,
+        *,
+        probe: bool = False,
     ) -> FileResult:
         """FileResult for one file (or the launches `select` names, in that order; `file_level=False`
         leaves the file's own diagnostics to another part). The worker streams each launch's results,
         and the timeout applies to each launch (and to the import) separately: a file of many fast
         launches never times out as a whole. A launch that times out, crashes the worker or runs it out
-        of memory gets a TL050 of its own; the launches after it are analysed by a fresh worker."""
-        return self.analyze_parts(path, workspace_root, config_file, settings, select, file_level)[0]
+        of memory gets a TL050 of its own; the launches after it are analysed by a fresh worker.
+        `probe`: a worker found dead before it answered (killed while idle) is replaced quietly
+        (`request`), not reported as this file's crash."""
+        return self.analyze_parts(path, workspace_root, config_file, settings, select, file_level, probe=probe)[0]
 
     def analyze_parts(
         self,
@@ -347,13 +387,18 @@ class Worker:
         settings: Settings | None = None,
         select: list[int] | None = None,
         file_level: bool = True,
+        *,
+        probe: bool = False,
     ) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
         """`analyze`, and the results of each launch by its index (to reassemble a file analysed in parts)."""
         settings = settings or self.settings
         stream = _Stream()
         while True:
             extra = {"stream": True, "select": select, "file_level": file_level and stream.ready is None}
-            reply, failure = self._file_request("analyze", path, workspace_root, config_file, settings, extra, stream.feed)
+            reply, failure = self._file_request(
+                "analyze", path, workspace_root, config_file, settings, extra, stream.feed, probe=probe
+            )
+            probe = False  # a later part goes to the worker that just answered, or to a fresh one
             if failure is None:
                 if isinstance(reply.get("stats"), dict):
                     self.last_stats = reply["stats"]
@@ -409,6 +454,7 @@ class Worker:
         settings: Settings,
         extra: dict[str, Any] | None = None,
         on_event: Callable[[dict], None] | None = None,
+        probe: bool = False,
     ) -> tuple[dict, str | None]:
         """One request about one file: (the reply, None), or (whatever came, why it failed). A timeout,
         crash or memory blow-up costs this worker its process (the next request starts a fresh one), and
@@ -422,7 +468,7 @@ class Worker:
             **(extra or {}),
         }
         try:
-            reply = self.request(method, params, settings.timeout, on_event)
+            reply = self.request(method, params, settings.timeout, on_event, probe)
         except TimeoutError:
             return {}, (
                 f"analysis timed out after {settings.timeout:g} s (a hung import or compile?); the worker was restarted"

@@ -1120,8 +1120,9 @@ def breakdown_lines(kernels: list[str], tmp: Path) -> list[str]:
 # (label, module, attribute): each phase's function, timed by wall clock wherever the package refers to it
 _WALL_PHASES = (
     ("declarations", "tilelens_lsp.pipeline", "declared_launches"),
-    ("import module", "tilelens_lsp.pipeline", "import_module"),
+    ("import module", "tilelens_lsp.pipeline", "load_module"),
     ("dependencies", "tilelens_lsp.pipeline", "dependency_values"),
+    ("result key", "tilelens_lsp.pipeline.launch", "result_key"),
     ("bind", "tilelens_lsp.compile.binding", "bind"),
     ("TTIR compile", "tilelens_lsp.compile.compiler", "HostCompiler.compile_ttir"),
     ("TTIR print", "triton._C.libtriton.ir", "module.str"),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
+from pathlib import Path
 
 from tilelens_lsp import suppress
 from tilelens_lsp.launches.scanner import parse_directives
@@ -115,3 +117,33 @@ def test_the_most_specific_selector_wins_and_ignore_wins_ties():
     assert [c for c in ("TL001", "TL002", "TL100") if suppress.selected(c, sel, ign)] == ["TL001"]
     assert not suppress.selected("TL001", suppress.parse_codes(["TL001"]), suppress.parse_codes(["tl001"]))
     assert [c for c in ("TL001", "TL100") if suppress.selected(c, None, suppress.parse_codes(["TL1"]))] == ["TL001"]
+
+
+# ---------------------------------------------------------------- the text search before the tokenizer
+
+
+def _tokenized(text: str, monkeypatch) -> list[suppress.Suppression]:
+    """`find` with its pre-check switched off: every text is tokenized."""
+    with monkeypatch.context() as m:
+        m.setattr(suppress, "_ANY_IGNORE", re.compile(""))
+        return suppress.find(text)
+
+
+def test_a_file_without_suppression_text_finds_what_tokenizing_it_finds(monkeypatch):
+    repo = Path(__file__).resolve().parents[3]
+    texts = [p.read_text("utf-8") for p in sorted((repo / "tests" / "conformance" / "kernels").glob("*.py"))]
+    texts += [p.read_text("utf-8") for p in sorted((repo / "samples").glob("*.py"))]
+    spellings = [
+        "x = 1  # tilelens: ignore\n",
+        "x = 1  #tilelens:ignore[TL002]\n",
+        "x = 1  #\ttilelens:\tignore\n",
+        "# tilelens: ignore\r\nx = 1\r\n",
+        "x = 1  # tilelens: k[(1,)](1)  # tilelens: ignore[TL020]\n",
+        "x = 1  # tilelens: ignored\n",  # not a suppression: `ignored` is another word
+        "x = 1  # tilelens: ignore = 3\n",  # a binding
+        's = """\n# tilelens: ignore\n"""\n',  # inside a string
+        "def f(:\n    x = 1  # tilelens: ignore\n",  # does not tokenize: the plain search past the failure
+    ]
+    for text in texts + spellings + [t + s for t in texts[:5] for s in spellings]:
+        assert suppress.find(text) == _tokenized(text, monkeypatch), text[:200]
+    assert suppress.find(spellings[0]) and not suppress.find(spellings[5])

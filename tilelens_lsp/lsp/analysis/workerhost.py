@@ -230,7 +230,8 @@ class WorkerHost:
 
     def analyze(self, worker: Worker, run: Run) -> FileResult | None:  # in the lane
         """`run`'s file analysed by `worker` (None: cancelled meanwhile); TL040 alone on an untested Triton."""
-        if worker.proc is not None:
+        helpers = self._ready_helpers()
+        if worker.proc is not None and helpers:
             # A worker that died while idle (killed, OOM) answers the ping with a crash and is
             # replaced quietly by the analysis below: this file is not to blame.
             try:
@@ -242,7 +243,9 @@ class WorkerHost:
         gate = self.check_gate(worker)
         if gate is not None:
             return FileResult(run.rel, (), (gate,))
-        helpers = self._ready_helpers()
+        if not helpers and worker.proc is not None:
+            # the same ping, in the analysis' own write (`probe`): one round trip where two were
+            return worker.analyze(run.path, run.root, settings=run.settings, probe=True)
         if not helpers:
             return worker.analyze(run.path, run.root, settings=run.settings)
         shares = [RunShare(w, run) for w in (worker, *helpers)]
