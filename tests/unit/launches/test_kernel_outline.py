@@ -186,7 +186,6 @@ def test_an_edit_is_seen_the_outline_is_per_text():
     assert find_kernels(before)[0].params == ("a",)
 
 
-
 def test_a_tree_deeper_than_the_recursion_limit_is_walked_without_recursion():
     import inspect
     import sys
