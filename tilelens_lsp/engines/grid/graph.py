@@ -23,7 +23,7 @@ import numpy as np
 
 from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate.address_slice import address_slice
-from tilelens_lsp.engines.grid import forms, handlers, witness
+from tilelens_lsp.engines.grid import forms, handlers, relational, witness
 from tilelens_lsp.engines.grid.forms import Coefs, GChoice, GPtr, Itv, Lin, Msk, NotGrid, arr, coefs, const, limits, top
 from tilelens_lsp.engines.values import IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult, elem_bytes
 from tilelens_lsp.refusal import Refusal
@@ -518,7 +518,8 @@ class GridGraph:
         off = ptr.off
         if isinstance(off, Lin):
             off = self.norm(off)
-        cases = self.under_cases(off, tuple(atoms + d for d in anyof) or (atoms,), shape)
+        storage = (info.lo * info.elem_size, info.hi * info.elem_size)
+        cases = self.under_cases(off, tuple(atoms + d for d in anyof) or (atoms,), shape, storage)
         live = np.zeros(shape, dtype=bool)
         lo = np.full(shape, np.iinfo(np.int64).max, dtype=np.int64)
         hi = np.full(shape, np.iinfo(np.int64).min, dtype=np.int64)
@@ -559,10 +560,13 @@ class GridGraph:
                 programs = [] if p is None else [p]
             self.pending_sites[key] = {"lane": tuple(int(i) for i in where), "element": element, "programs": programs}
 
-    def under_cases(self, off, cases: tuple[tuple[Lin, ...], ...], shape: tuple[int, ...]) -> list[tuple]:
+    def under_cases(
+        self, off, cases: tuple[tuple[Lin, ...], ...], shape: tuple[int, ...], storage: tuple[int, int] | None = None
+    ) -> list[tuple]:
         """Per case of the conditions (atoms that all hold, one such tuple per disjunct): the lanes some
         program reaches, the offset's lowest and highest there (broadcast to `shape`), the variables'
-        ranges. Every running lane satisfies one case, so the hull over them bounds the access."""
+        ranges. Every running lane satisfies one case, so the hull over them bounds the access. Where
+        a bound leaves `storage` (bytes [lo, hi)), the case's atoms are read relationally too."""
         ndim = len(shape)
         out = []
         for atoms in (sub for case in cases for sub in self.by_residue(off, case, lane_count(shape))):
@@ -573,7 +577,15 @@ class GridGraph:
             else:
                 rng, live = self.narrow_vars(set(), atoms, shape)
                 lo, hi = off.lo, off.hi
-            out.append((live, np.broadcast_to(arr(lo, ndim), shape), np.broadcast_to(arr(hi, ndim), shape), rng))
+            lo, hi = np.broadcast_to(arr(lo, ndim), shape), np.broadcast_to(arr(hi, ndim), shape)
+            if isinstance(off, Lin) and storage is not None:
+                alive = np.broadcast_to(live, shape)
+                need = (bool((alive & (lo < storage[0])).any()), bool((alive & (hi >= storage[1])).any()))
+                if any(need):
+                    lo, hi, dead = relational.bound(off, tuple(self.norm(a) for a in atoms), rng, lo, hi, need)
+                    if dead is not None:
+                        live = live & ~dead
+            out.append((live, lo, hi, rng))
         return out
 
     def by_residue(self, off, atoms: tuple[Lin, ...], lanes: int) -> list[tuple[Lin, ...]]:
