@@ -6,7 +6,8 @@ declared set of points, shuffled, whose largest is drawn on both sides of the ro
 backwards (empty) and some kernels really read past x.
 
 Every footprint the product reports must cover what `TRITON_INTERPRET=1` touched; a kernel that really
-reads past x must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default 40)."""
+reads past x must not be clean. Each kernel is analysed twice: by the engine its size gets (the
+enumeration) and by the grid engine, forced. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default 40)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 from test_conformance import _config_matches, _oracle_accesses, compare
 
 from tests.support.oracle_runner import run_oracle_files
+from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
 
 EXAMPLES = int(os.environ.get("TILELENS_FUZZ_EXAMPLES", "40"))
@@ -84,9 +86,20 @@ def _reads_past_x(run: dict) -> bool:
     return any(key[3] == "x_ptr" and any(a < 0 or b > N * D for a, b in ivs) for key, ivs in _oracle_accesses(run).items())
 
 
-def test_relational_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
+@pytest.fixture(scope="module")
+def oracle(fuzz_files) -> dict:
+    return run_oracle_files(fuzz_files, jobs=2, use_cache=False)
+
+
+@pytest.mark.parametrize("engine", ["auto", "grid"])
+def test_relational_footprints_cover_the_interpreter(fuzz_files, oracle, engine, monkeypatch):
+    """`auto`: the engine a launch of this size gets (the enumeration); `grid`: the grid engine forced,
+    whose relational bound (`engines/grid/relational.py`) answers the same kernels at production size."""
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    oracle = run_oracle_files(fuzz_files, jobs=2, use_cache=False)
+    if engine == "auto":
+        monkeypatch.delenv(select.ENGINE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(select.ENGINE_ENV, engine)
     problems: list[str] = []
     compared = clean = past = 0
     for path in fuzz_files:
@@ -94,6 +107,8 @@ def test_relational_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
         runs = [r for r in record["runs"] if "error" not in r]
         assert runs and not record["errors"], f"the oracle could not run {path.name}: {record}\n{path.read_text()}"
         (launch,) = analyze_path(path, workspace_root=path.parent).launches
+        if engine == "grid" and launch.engine != "grid":
+            problems.append(f"{path.name}: answered by {launch.engine}, not the grid engine")
         if launch.status != "analyzed":
             messages = [d.message for d in launch.diagnostics][:2]
             problems.append(f"{path.name}: {launch.status} {messages}\n{path.read_text()}")
@@ -111,7 +126,7 @@ def test_relational_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
         if found:
             problems.append(f"{path.name}: {found[:3]}\n{path.read_text()}")
     print(
-        f"relational fuzz: {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read "
+        f"relational fuzz ({engine}): {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read "
         f"past x (all flagged), {clean} clean of the {compared - past} in bounds"
     )
     assert not problems, problems[0]
