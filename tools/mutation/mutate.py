@@ -965,6 +965,13 @@ MUTATIONS: list[Mutation] = [
         "                        live = live & dead\n",
         "the lanes where the grid engine's relational ends cross are the only ones kept",
     ),
+    M(
+        "grid-residue-width-last-only",
+        "clients/race.py",
+        "    return _spread(tuple(e for e in k if e[0] != name), ivs[-1][1] - min(lo for lo, _ in ivs) + 1)",
+        "    return _spread(tuple(e for e in k if e[0] != name), ivs[-1][1] - ivs[-1][0] + 1)",
+        "programs told apart per remainder are spread by the last remainder's span, not the hull of all of them",
+    ),
 ]
 
 
