@@ -6,13 +6,17 @@ declared set of points, shuffled, whose largest is drawn on both sides of the ro
 backwards (empty) and some kernels really read past x.
 
 Every footprint the product reports must cover what `TRITON_INTERPRET=1` touched; a kernel that really
-reads past x must not be clean. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default 40)."""
+reads past x must not be clean. Each kernel is analysed twice: by the engine its size gets (the
+enumeration) and by the grid engine, forced. `TILELENS_FUZZ_EXAMPLES` sets how many kernels (default 40)."""
 
 from __future__ import annotations
 
 import random
 
-from tests.support.fuzz import bounds_fuzz, examples, kernel_files, kernel_text
+import pytest
+
+from tests.support.fuzz import bounds_fuzz, examples, kernel_files, kernel_text, oracle_runs
+from tilelens_lsp.engines import select
 
 EXAMPLES = examples(40)
 SEED = 20261202
@@ -63,12 +67,24 @@ def kernel_source(rng: random.Random) -> str:
 fuzz_files = kernel_files("relational_fuzz", EXAMPLES, SEED, kernel_source)
 
 
-def test_relational_footprints_cover_the_interpreter(fuzz_files, monkeypatch):
+@pytest.fixture(scope="module")
+def oracle(fuzz_files) -> dict:
+    return oracle_runs(fuzz_files)
+
+
+@pytest.mark.parametrize("engine", ["auto", "grid"])
+def test_relational_footprints_cover_the_interpreter(fuzz_files, oracle, engine, monkeypatch):
+    """`auto`: the engine a launch of this size gets (the enumeration); `grid`: the grid engine forced,
+    whose relational bound (`engines/grid/relational.py`) answers the same kernels at production size."""
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    tally = bounds_fuzz(fuzz_files, "x_ptr", N * D, "x")
+    if engine == "auto":
+        monkeypatch.delenv(select.ENGINE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(select.ENGINE_ENV, engine)
+    tally = bounds_fuzz(fuzz_files, "x_ptr", N * D, "x", oracle=oracle, engine=None if engine == "auto" else engine)
     compared, past, clean = tally.compared, tally.past, tally.clean
     print(
-        f"relational fuzz: {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read "
+        f"relational fuzz ({engine}): {len(fuzz_files)} kernels, {compared} compared with the interpreter, {past} read "
         f"past x (all flagged), {clean} clean of the {compared - past} in bounds"
     )
     assert not tally.problems, tally.problems[0]

@@ -137,3 +137,50 @@ def test_fla_varlen_hand_launches_are_clean_by_the_relation_of_their_offsets(tmp
     assert len(launches) >= 3  # the vector kernel's autotune configs count one each
     assert all(x["status"] == "analyzed" and not x["diagnostics"] for x in launches), launches
     assert all(any(not a["exact"] for a in x["accesses"]) for x in launches), "the bounds rest on the ranges"
+
+
+FLA_LET = "N = 64; T = 1048576; H = 32; S = 64; BT = 64; NT = 16384"
+FLA_SCALAR = (
+    "chunk_local_cumsum_scalar_kernel[(NT * 1 * H,)](s=fp32[1, T, H], o=fp32[1, T, H], scale=None, "
+    "cu_seqlens=i32[N + 1].values(0, T + {top}), chunk_indices=i64[NT, 2].values(0, N), T=T, B=1, H=H, BT=BT, "
+    "REVERSE={reverse})"
+)
+FLA_VECTOR = (
+    'chunk_local_cumsum_vector_kernel[lambda meta: (cdiv(S, meta["BS"]) * NT, 1 * 4)](s=fp32[1, T, 4, S], '
+    "o=fp32[1, T, 4, S], scale=None, cu_seqlens=i32[N + 1].values(0, T + 1), chunk_indices=i64[NT, 2].values(0, N), "
+    "T=T, B=1, H=4, S=S, BT=BT, REVERSE=False)"
+)
+
+
+def _fla_launch(launch: str) -> str:
+    return f"""[[launch]]\nmodule = "fla.ops.utils.cumsum"\nlet = "{FLA_LET}"\nlaunch = '{launch}'\n\n"""
+
+
+def test_fla_varlen_launches_at_production_size_are_clean_by_the_relation_in_the_grid_engine(tmp_path):
+    """The same kernels over 2^20 tokens (131,072 to 524,288 programs: the grid engine answers) are
+    clean by the relation too (docs/performance-scale.md, "Relational atoms"); offsets declared up to
+    T + 1 (rows past the tokens) still get their TL002 at row T. Before, every one was a TL002."""
+    config = tmp_path / "varlen_scale.toml"
+    config.write_text(
+        _fla_launch(FLA_SCALAR.format(top=1, reverse=False))
+        + _fla_launch(FLA_SCALAR.format(top=1, reverse=True))
+        + _fla_launch(FLA_VECTOR)
+        + _fla_launch(FLA_SCALAR.format(top=2, reverse=False))
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--python", str(VENV / "bin" / "python")]
+        + ["--format", "json", "--timeout", "300"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
+    )
+    launches = [launch for f in json.loads(out.stdout)["files"] for launch in f["launches"]]
+    assert len(launches) == 5, out.stdout[-3000:]  # the vector kernel's two autotune configs count one each
+    assert all(x["engine"] == "grid" and x["status"] == "analyzed" for x in launches), launches
+    *clean, past = launches
+    assert [x["diagnostics"] for x in clean] == [[]] * 4
+    T, H = 1 << 20, 32
+    found = [d for d in past["diagnostics"] if d["code"] != "TL030"]
+    assert {d["code"] for d in found} == {"TL002"} and len(found) == 2, found
+    assert all(T * H <= d["witness"]["element"] < (T + 1) * H for d in found)  # row T, one past the rows

@@ -80,10 +80,16 @@ class Fuzzed:
         return run, compare(run, launch)
 
 
-def fuzzed(files: list[Path]) -> Iterator[Fuzzed]:
-    """The oracle over all `files` in one batch, then the product over each; every kernel must run
-    under the interpreter (a generator that writes kernels it cannot run tests nothing)."""
-    oracle = run_oracle_files(files, jobs=2, use_cache=False)
+def oracle_runs(files: list[Path]) -> dict:
+    """The oracle (Triton's interpreter) over all `files` in one batch."""
+    return run_oracle_files(files, jobs=2, use_cache=False)
+
+
+def fuzzed(files: list[Path], oracle: dict | None = None) -> Iterator[Fuzzed]:
+    """The oracle over all `files` in one batch (or its runs, `oracle`, made once for several
+    analyses), then the product over each; every kernel must run under the interpreter (a generator
+    that writes kernels it cannot run tests nothing)."""
+    oracle = oracle if oracle is not None else oracle_runs(files)
     for path in files:
         record = oracle[str(path)]
         runs = [r for r in record["runs"] if "error" not in r]
@@ -103,15 +109,24 @@ class BoundsTally:
 
 
 def bounds_fuzz(
-    files: list[Path], pointer: str, elements: int, array: str, refusable: frozenset[str] = frozenset()
+    files: list[Path],
+    pointer: str,
+    elements: int,
+    array: str,
+    refusable: frozenset[str] = frozenset(),
+    oracle: dict | None = None,
+    engine: str | None = None,
 ) -> BoundsTally:
     """Each file's one launch against the interpreter: its footprints must cover what the interpreter
     touched, and a run that reads `pointer` outside [0, elements) must be met by a TL001 or TL002
     (`array` names it in the failure). A launch not analysed is a failure, unless it carries TL030s
-    whose refusal kinds are all in `refusable` (it is then counted as refused)."""
+    whose refusal kinds are all in `refusable` (it is then counted as refused). With `engine`, a
+    launch another engine answered is a failure (the caller forces the engine)."""
     tally = BoundsTally()
-    for kernel in fuzzed(files):
+    for kernel in fuzzed(files, oracle):
         (launch,) = kernel.result.launches
+        if engine is not None and launch.engine != engine:
+            tally.problems.append(kernel.problem(f"answered by {launch.engine}, not the {engine} engine"))
         if launch.status != "analyzed":
             kinds = {d.message.split(":")[1].strip() for d in launch.diagnostics if d.code == "TL030"}
             if kinds and kinds <= refusable:  # a launch not analysed without a TL030 is a failure

@@ -284,7 +284,32 @@ def _programs_disjoint(sites: list) -> bool:
     if any(leaf not in present for leaf in first.leaves):
         return False  # a coordinate the address ignores: programs that share their footprint
     width = max(s.per_program.hi for s in sites) - min(s.per_program.lo for s in sites) + 1
-    return radix_apart([(abs(c), n) for _, c, n in first.k if n > 1], width)
+    return radix_apart([(abs(c), n) for _, c, n in first.k if n > 1], width) or _residues_disjoint(sites)
+
+
+def _residues_disjoint(sites: list) -> bool:
+    """The same, per value of a remainder coordinate r the spans were bounded by (a loop of `pid % 6`
+    trips: the programs with remainder r0 touch coef_r·r0 + [lo, hi] past the other coordinates' part):
+    when those intervals are pairwise disjoint and the other coordinates spread at least their hull
+    apart, two programs meet neither with the same other coordinates nor with different ones."""
+    found = [s.per_program.residues for s in sites]
+    if any(r is None for r in found) or len({r[0] for r in found}) != 1:
+        return False
+    name = found[0][0]
+    k = sites[0].per_program.k
+    coef = next((c for x, c, _ in k if x == name), None)
+    spans: dict[int, tuple[int, int]] = {}
+    for _, items in found:
+        for r0, lo, hi in items:
+            old = spans.get(r0, (lo, hi))
+            spans[r0] = (min(old[0], lo), max(old[1], hi))
+    if coef is None or not spans:
+        return False
+    ivs = sorted((coef * r0 + lo, coef * r0 + hi) for r0, (lo, hi) in spans.items())
+    if any(b[0] <= a[1] for a, b in zip(ivs, ivs[1:])):
+        return False
+    rest = [(abs(c), n) for x, c, n in k if x != name and n > 1]
+    return radix_apart(rest, ivs[-1][1] - min(lo for lo, _ in ivs) + 1)
 
 
 def _union(sites: list, op: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

@@ -71,7 +71,10 @@ def _amax(a: np.ndarray | None) -> float:
 
 
 def _per_program(a: np.ndarray, ndim: int) -> np.ndarray:
-    """A per-program interval end (P or 1,) shaped to broadcast against (P or 1, *lanes)."""
+    """A per-program interval end (P or 1,) shaped to broadcast against (P or 1, *lanes); one that
+    already has every axis (a per-lane end, as the grid engine narrows its variables) as it is."""
+    if a.ndim == ndim:
+        return a
     return a.reshape(a.shape[:1] + (1,) * (ndim - 1))
 
 

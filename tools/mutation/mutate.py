@@ -972,6 +972,27 @@ MUTATIONS: list[Mutation] = [
         "        cases = () if da is None or db is None else both(da, db)",
         "an `a | b` mask or guard narrows as `a & b` (the lanes only one side lets through are lost)",
     ),
+    M(
+        "grid-relational-slack-tight",
+        "engines/grid/relational.py",
+        "                u = linear.upper(index, fact, 0, box)\n",
+        "                u = linear.upper(index, fact, -1, box)\n",
+        "the grid engine reads an atom `a >= 0` as `a >= 1`: `o_t <= eos - bos` bounds a row below eos (reads as safe)",
+    ),
+    M(
+        "grid-relational-dead-lanes-wrong",
+        "engines/grid/graph.py",
+        "                        live = live & ~dead\n",
+        "                        live = live & dead\n",
+        "the lanes where the grid engine's relational ends cross are the only ones kept",
+    ),
+    M(
+        "grid-residue-width-last-only",
+        "clients/race.py",
+        "    return _spread(tuple(e for e in k if e[0] != name), ivs[-1][1] - min(lo for lo, _ in ivs) + 1)",
+        "    return _spread(tuple(e for e in k if e[0] != name), ivs[-1][1] - ivs[-1][0] + 1)",
+        "programs told apart per remainder are spread by the last remainder's span, not the hull of all of them",
+    ),
 ]
 
 

@@ -4,7 +4,8 @@ not grow with the number of programs.
 In: `values.LaunchModel`. Out: `GridGraph` with the results the other engines give (`sites`,
 `width_obligations()`, `truncated`, `unreachable`) plus `notes`, or `NotGrid` when the launch leaves
 its domain. `forms` holds the values, `handlers` the ops, `graph` the driver and the recording of
-accesses, `witness` the concrete evaluation of candidate programs behind every definite verdict.
+accesses, `relational` the bound an atom relating loaded scalars puts on an address (`o_t < eos - bos`
+on `bos + o_t`), `witness` the concrete evaluation of candidate programs behind every definite verdict.
 """
 
 from tilelens_lsp.engines.grid import handlers  # importing it registers the handlers

@@ -23,7 +23,7 @@ import numpy as np
 
 from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate.address_slice import address_slice
-from tilelens_lsp.engines.grid import forms, handlers, witness
+from tilelens_lsp.engines.grid import forms, handlers, relational, witness
 from tilelens_lsp.engines.grid.forms import Coefs, GChoice, GPtr, Itv, Lin, Msk, NotGrid, arr, coefs, const, limits, top
 from tilelens_lsp.engines.values import IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult, elem_bytes
 from tilelens_lsp.refusal import Refusal
@@ -55,6 +55,9 @@ class PerProgram:
     lo: int
     hi: int
     lanes_distinct: bool = False  # every live lane of one program touches its own element (no lane race)
+    # where the access was bounded case by case by the values of one remainder coordinate (`by_residue`):
+    # that coordinate and, per value r0 some program with it reaches, the span [lo, hi] of those programs
+    residues: tuple[str, tuple[tuple[int, int, int], ...]] | None = None
 
 
 class GridGraph:
@@ -518,7 +521,8 @@ class GridGraph:
         off = ptr.off
         if isinstance(off, Lin):
             off = self.norm(off)
-        cases = self.under_cases(off, tuple(atoms + d for d in anyof) or (atoms,), shape)
+        storage = (info.lo * info.elem_size, info.hi * info.elem_size)
+        cases = self.under_cases(off, tuple(atoms + d for d in anyof) or (atoms,), shape, storage)
         live = np.zeros(shape, dtype=bool)
         lo = np.full(shape, np.iinfo(np.int64).max, dtype=np.int64)
         hi = np.full(shape, np.iinfo(np.int64).min, dtype=np.int64)
@@ -533,7 +537,7 @@ class GridGraph:
         size = info.elem_size
         elo, ehi = lo[live] // size, hi[live] // size
         s.add_intervals(elo, ehi + 1)
-        self._per_program((id(op), ctx.stack, ptr.arg), off, live, size)
+        self._per_program((id(op), ctx.stack, ptr.arg), off, live, size, [(c[0] & arr(may, ndim), c[3]) for c in cases])
         key = (id(op), ctx.stack, ptr.arg)
         if key not in self.pending_sites and (elo.min() < info.lo or ehi.max() >= info.hi):
             full_lo, full_hi = lo // size, hi // size
@@ -559,10 +563,13 @@ class GridGraph:
                 programs = [] if p is None else [p]
             self.pending_sites[key] = {"lane": tuple(int(i) for i in where), "element": element, "programs": programs}
 
-    def under_cases(self, off, cases: tuple[tuple[Lin, ...], ...], shape: tuple[int, ...]) -> list[tuple]:
+    def under_cases(
+        self, off, cases: tuple[tuple[Lin, ...], ...], shape: tuple[int, ...], storage: tuple[int, int] | None = None
+    ) -> list[tuple]:
         """Per case of the conditions (atoms that all hold, one such tuple per disjunct): the lanes some
         program reaches, the offset's lowest and highest there (broadcast to `shape`), the variables'
-        ranges. Every running lane satisfies one case, so the hull over them bounds the access."""
+        ranges. Every running lane satisfies one case, so the hull over them bounds the access. Where
+        a bound leaves `storage` (bytes [lo, hi)), the case's atoms are read relationally too."""
         ndim = len(shape)
         out = []
         for atoms in (sub for case in cases for sub in self.by_residue(off, case, lane_count(shape))):
@@ -573,7 +580,15 @@ class GridGraph:
             else:
                 rng, live = self.narrow_vars(set(), atoms, shape)
                 lo, hi = off.lo, off.hi
-            out.append((live, np.broadcast_to(arr(lo, ndim), shape), np.broadcast_to(arr(hi, ndim), shape), rng))
+            lo, hi = np.broadcast_to(arr(lo, ndim), shape), np.broadcast_to(arr(hi, ndim), shape)
+            if isinstance(off, Lin) and storage is not None:
+                alive = np.broadcast_to(live, shape)
+                need = (bool((alive & (lo < storage[0])).any()), bool((alive & (hi >= storage[1])).any()))
+                if any(need):
+                    lo, hi, dead = relational.bound(off, tuple(self.norm(a) for a in atoms), rng, lo, hi, need)
+                    if dead is not None:
+                        live = live & ~dead
+            out.append((live, lo, hi, rng))
         return out
 
     def by_residue(self, off, atoms: tuple[Lin, ...], lanes: int) -> list[tuple[Lin, ...]]:
@@ -601,9 +616,10 @@ class GridGraph:
             ]
         return cases
 
-    def _per_program(self, key: tuple, off, live: np.ndarray, size: int) -> None:
+    def _per_program(self, key: tuple, off, live: np.ndarray, size: int, cases: list) -> None:
         """Collect the program part and the lanes' span of an offset affine in the program's coordinates
-        (element-aligned); anything else leaves the site without a per-program footprint."""
+        (element-aligned), and the span per value of a remainder the cases fix (`residue_spans`);
+        anything else leaves the site without a per-program footprint."""
         known = self.per_program.get(key, ...)
         if known is None:
             return
@@ -627,12 +643,47 @@ class GridGraph:
         distinct = bool(
             all(np.ndim(a) == 0 for _, a in inner.k) and (c % size == 0).all() and np.unique(c // size).size == c.size
         )
+        residues = self.residue_spans(inner, cases, live.shape, size)
         if known is ...:
-            self.per_program[key] = (prog, lo, hi, distinct)
+            self.per_program[key] = (prog, lo, hi, distinct, residues)
         elif known[0] == prog:
-            self.per_program[key] = (prog, min(known[1], lo), max(known[2], hi), known[3] and distinct)
+            merged = _merge_residues(known[4], residues)
+            self.per_program[key] = (prog, min(known[1], lo), max(known[2], hi), known[3] and distinct, merged)
         else:
             self.per_program[key] = None
+
+    def residue_spans(self, inner: Lin, cases: list, shape: tuple[int, ...], size: int) -> tuple | None:
+        """Where every case of an access with a live lane fixes one and the same remainder coordinate r
+        to one value r0 (the cases `by_residue` makes), per r0 the elements [lo, hi] the offset's
+        non-coordinate part `inner` reaches in that case (its variables narrowed there: a loop of
+        `pid % 6` trips runs r0 iterations): (r, ((r0, lo, hi), ...)); None otherwise. A value of r no
+        case has a live lane for is one whose programs make no such access. The cases cover every
+        lane a program runs, so each span bounds what the programs with that remainder touch."""
+        ndim = len(shape)
+        name = None
+        spans: dict[int, tuple[int, int]] = {}
+        for c_live, rng in cases:
+            c_live = np.broadcast_to(c_live, shape)
+            if not c_live.any():
+                continue
+            fixed = []
+            for _, _, _, r in self.parts:
+                if r in self.coords and r in rng:
+                    r_lo = np.broadcast_to(arr(rng[r][0], ndim), shape)[c_live]
+                    r_hi = np.broadcast_to(arr(rng[r][1], ndim), shape)[c_live]
+                    if (r_lo == r_hi).all() and (r_lo == r_lo[0]).all():
+                        fixed.append((r, int(r_lo[0])))
+            if len(fixed) != 1 or name not in (None, fixed[0][0]):
+                return None
+            name, r0 = fixed[0]
+            i_lo, i_hi = self.range_under(inner, rng)
+            lo = int(np.broadcast_to(arr(i_lo, ndim), shape)[c_live].min()) // size
+            hi = int(np.broadcast_to(arr(i_hi, ndim), shape)[c_live].max()) // size
+            old = spans.get(r0, (lo, hi))
+            spans[r0] = (min(old[0], lo), max(old[1], hi))
+        if name is None:
+            return None
+        return name, tuple((r0, lo, hi) for r0, (lo, hi) in sorted(spans.items()))
 
     def finish_per_program(self) -> None:
         """Each site's symbolic per-program footprint, in the coordinates the whole run ended with."""
@@ -644,10 +695,12 @@ class GridGraph:
             entry = self.per_program.get(key)
             if entry is None or site.refusal is not None:
                 continue
-            prog, lo, hi, distinct = entry
+            prog, lo, hi, distinct, residues = entry
             form = self.norm(Lin(np.zeros(()), coefs((prog, 1)), (), 64))
             k = tuple((x, a, self.vars[x][1] - self.vars[x][0] + 1) for x, a in form.k)
-            site.per_program = PerProgram(k, tuple(sorted(leaves)), lo, hi, distinct)
+            if residues is not None and residues[0] in self.subst:
+                residues = None  # the remainder was split again later: its values no longer name programs
+            site.per_program = PerProgram(k, tuple(sorted(leaves)), lo, hi, distinct, residues)
 
 
 def pair_extremes(bq: int, br: int, m: int, last: int, q_rng: tuple, r_rng: tuple) -> tuple:
@@ -681,6 +734,17 @@ def pair_extremes(bq: int, br: int, m: int, last: int, q_rng: tuple, r_rng: tupl
         f_lo = np.where(none, np.minimum(*box) + np.minimum(*rbox), f_lo)
         f_hi = np.where(none, np.maximum(*box) + np.maximum(*rbox), f_hi)
     return f_lo, f_hi, (w_lo[0], w_lo[1]), (w_hi[0], w_hi[1])
+
+
+def _merge_residues(a: tuple | None, b: tuple | None) -> tuple | None:
+    """Two records of one site's per-remainder spans as one (None unless both fix the same remainder)."""
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    spans = {r0: (lo, hi) for r0, lo, hi in a[1]}
+    for r0, lo, hi in b[1]:
+        old = spans.get(r0, (lo, hi))
+        spans[r0] = (min(old[0], lo), max(old[1], hi))
+    return a[0], tuple((r0, lo, hi) for r0, (lo, hi) in sorted(spans.items()))
 
 
 def _maximum(a, b):
