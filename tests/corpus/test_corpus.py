@@ -167,16 +167,9 @@ def test_fla_varlen_launches_at_production_size_are_clean_by_the_relation_in_the
         + _fla_launch(FLA_VECTOR)
         + _fla_launch(FLA_SCALAR.format(top=2, reverse=False))
     )
-    out = subprocess.run(
-        [sys.executable, "-m", "tilelens_lsp", "check", "--config", str(config), "--python", str(VENV / "bin" / "python")]
-        + ["--format", "json", "--timeout", "300"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=900,
-    )
-    launches = [launch for f in json.loads(out.stdout)["files"] for launch in f["launches"]]
-    assert len(launches) == 5, out.stdout[-3000:]  # the vector kernel's two autotune configs count one each
+    report = check_json(config, tmp_path, python=CORPUS_VENV / "bin" / "python")
+    launches = [launch for f in report["files"] for launch in f["launches"]]
+    assert len(launches) == 5, launches  # the vector kernel's two autotune configs count one each
     assert all(x["engine"] == "grid" and x["status"] == "analyzed" for x in launches), launches
     *clean, past = launches
     assert [x["diagnostics"] for x in clean] == [[]] * 4

@@ -13,7 +13,7 @@ import pytest
 from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
 
-SOURCE = '''import triton
+SOURCE = """import triton
 import triton.language as tl
 
 
@@ -27,7 +27,7 @@ def k(x, S: tl.constexpr, B: tl.constexpr):
 
 
 # tilelens: k[({P},)](fp32[{N}], S={S}, B={B})
-'''
+"""
 
 
 def _race_free(P: int, M: int, A: int, S: int, B: int) -> bool:
