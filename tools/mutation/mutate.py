@@ -989,8 +989,8 @@ MUTATIONS: list[Mutation] = [
     M(
         "grid-residue-width-last-only",
         "clients/race.py",
-        "    return _spread(tuple(e for e in k if e[0] != name), ivs[-1][1] - min(lo for lo, _ in ivs) + 1)",
-        "    return _spread(tuple(e for e in k if e[0] != name), ivs[-1][1] - ivs[-1][0] + 1)",
+        "    return radix_apart(rest, ivs[-1][1] - min(lo for lo, _ in ivs) + 1)",
+        "    return radix_apart(rest, ivs[-1][1] - ivs[-1][0] + 1)",
         "programs told apart per remainder are spread by the last remainder's span, not the hull of all of them",
     ),
 ]
