@@ -188,7 +188,8 @@ def site_footprints(sites: dict) -> dict:
     out = {}
     for key, site in sites.items():
         s, e = site.intervals()
-        out[key] = (site.op, site.loc, s.tolist(), e.tolist(), site.exact, site.oob is not None, site.refusal is not None)
+        refused = site.refusal.kind if site.refusal else None
+        out[key] = (site.op, site.loc, s.tolist(), e.tolist(), site.exact, site.oob is not None, refused)
     return out
 
 

@@ -110,6 +110,34 @@ class Opaque(Generic[MaskBound]):
     bound: MaskBound | None = None  # for an unknown mask: lanes where it may be true (None: any lane)
 
 
+def unmodelled_value(op_name: str, loc: str, operands: list[Any]) -> Opaque:
+    """The value of an op no engine models: loaded data when an operand is, else named by the op's kind.
+
+    Both engines call it, so an address that leads back to such an op is refused alike by either."""
+    if any(isinstance(v, Opaque) and v.why == "data" for v in operands):
+        return Opaque("data", f"{op_name} of loaded data", loc)
+    why = "out-of-vocabulary"
+    if "inline_asm" in op_name:
+        why = "inline-asm"
+    elif "descriptor" in op_name:
+        why = "tensor-descriptor"
+    return Opaque(why, f"{op_name} is not modelled", loc)
+
+
+def opaque_address_refusal(kind: str, ptr: Opaque, loc: str) -> Refusal:
+    """The refusal of an access whose address is `ptr`, a value the model does not compute."""
+    name = {"data": "indirect-address", "float": "out-of-vocabulary"}.get(ptr.why, ptr.why)
+    hint = ""
+    if ptr.why == "data" and "declared-range index" in ptr.message:
+        hint = (
+            "; the declared range does not bound this arithmetic (a product that may wrap, a "
+            "division by a loaded value): a narrower `.values(...)` or 64-bit indices may"
+        )
+    elif ptr.why == "data":
+        hint = "; declaring the values of the index tensor it is loaded from (`i32[N].values(LO, HI)`) bounds it"
+    return Refusal(name, f"the address of this {kind} depends on {ptr.message or ptr.why}{hint}", loc)
+
+
 Value = Any
 
 

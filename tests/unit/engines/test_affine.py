@@ -175,6 +175,64 @@ def test_an_out_of_bounds_launch_gets_the_enumerations_witness(tmp_path, monkeyp
     assert results["auto"].accesses == results["enumerate"].accesses
 
 
+GATHER = """
+import triton
+import triton.language as tl
+
+# tilelens: gather_kernel[({programs},)](i32[{steps}], fp32[{rows}, 32], fp32[{programs}, 32], 0.5, STEPS={steps}, BLOCK=32)
+@triton.jit
+def gather_kernel(ids_ptr, x_ptr, out_ptr, scale, STEPS: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for t in range(STEPS):
+        idx = tl.load(ids_ptr + t)
+        row = tl.load(x_ptr + idx * BLOCK + offs)  # through a loaded index: no engine bounds it
+        near = tl.load(x_ptr + (offs * scale).to(tl.int32))  # through a float: no engine computes it
+        acc += row + near
+    tl.store(out_ptr + pid * BLOCK + offs{shift}, acc)
+"""
+
+
+def _gather(tmp_path: Path, engine: str, monkeypatch, programs: int, steps: int, shift: str = "") -> tuple:
+    path = tmp_path / engine / f"gather{programs}_{steps}{len(shift)}.py"
+    path.parent.mkdir(exist_ok=True, parents=True)
+    path.write_text(textwrap.dedent(GATHER.format(programs=programs, steps=steps, rows=steps, shift=shift)))
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    before = dict(select.ENGINES)
+    (launch,) = analyze_path(path, workspace_root=path.parent).launches
+    return launch, {k: select.ENGINES[k] - before.get(k, 0) for k in ("summary", "enumeration")}
+
+
+@pytest.mark.parametrize("shift", ["", " + 1"], ids=["in-bounds", "one-past"])
+def test_addresses_no_engine_computes_are_refused_by_the_summary_as_the_enumeration_refuses_them(
+    tmp_path, monkeypatch, shift
+):
+    # the two loads are refused whichever engine runs; the rest of the launch keeps the summary's
+    # exact answer, equal to the enumeration's, instead of sending the whole launch to be enumerated
+    ours, used = _gather(tmp_path, "compare", monkeypatch, 8, 64, shift)
+    theirs, _ = _gather(tmp_path, "enumerate", monkeypatch, 8, 64, shift)
+    # an out-of-bounds launch this small is enumerated for its witness (the summary's trial)
+    assert used == ({"summary": 0, "enumeration": 1} if shift else {"summary": 1, "enumeration": 0})
+    assert ours.status == theirs.status == "refused"
+    assert ours.diagnostics == theirs.diagnostics and ours.accesses == theirs.accesses
+    kinds = sorted(d.kind for d in ours.diagnostics if d.code == "TL030")
+    assert kinds == ["indirect-address", "out-of-vocabulary"]
+    assert [d.code for d in ours.diagnostics if d.code != "TL030"] == (["TL001"] if shift else [])
+
+
+def test_a_launch_too_large_to_enumerate_keeps_its_verdicts_beside_such_addresses(tmp_path, monkeypatch):
+    # 65,536 programs x 4096 iterations x 32 lanes is far past the enumeration's budget: the launch
+    # was refused whole (launch-too-large); now only the two loads are, the rest is exact
+    launch, used = _gather(tmp_path, "auto", monkeypatch, 1 << 16, 4096)
+    assert used == {"summary": 1, "enumeration": 0}
+    kinds = sorted(d.kind for d in launch.diagnostics if d.code == "TL030")
+    assert kinds == ["indirect-address", "out-of-vocabulary"] and len(launch.diagnostics) == 2
+    exact = {a.pointer: (a.elements, a.exact) for a in launch.accesses if a.pointer != "x_ptr"}
+    assert exact == {"ids_ptr": (((0, 4096),), True), "out_ptr": (((0, (1 << 16) * 32),), True)}
+
+
 @pytest.mark.slow
 def test_a_16384_cubed_matmul_that_reads_past_its_matrices_gets_exact_verdicts(tmp_path, monkeypatch):
     # one loop iteration too many, unmasked: too large to enumerate, so the summary keeps its exact

@@ -42,8 +42,10 @@ def _addptr(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
         return [p]
     if not isinstance(p, Ptr):
         return [Opaque("out-of-vocabulary", "pointer arithmetic on a value the model does not follow", op.loc)]
-    if isinstance(off, Opaque):
-        return [Opaque("data", "an offset computed from loaded data", op.loc)]
+    if isinstance(off, Opaque):  # named as the enumeration names it, so either refuses it alike
+        if off.why == "data":
+            return [g.beyond_engines(Opaque("data", f"an offset computed from {off.message or 'loaded data'}", op.loc), off)]
+        return [g.beyond_engines(Opaque(off.why, off.message, op.loc), off)]
     if not isinstance(off, (Form, Pieces)):
         return [Opaque("out-of-vocabulary", "a pointer offset the model does not follow", op.loc)]
     shape = op.result_types[0].shape
@@ -66,7 +68,8 @@ def _load(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     if info is not None and info.values:
         raise NotAffine("a load of an index with a declared value range (the enumeration bounds it)")
     g.record(op, "load", ptr, mask, ctx)
-    out: Opaque[None] = Opaque("data", "loaded data", op.loc)  # the summary bounds no unknown mask
+    # the summary bounds no unknown mask; undeclared data, which the enumeration does not compute either
+    out: Opaque[None] = g.beyond_engines(Opaque("data", f"data loaded from {info.name}" if info else "loaded data", op.loc))
     g.loaded_from[id(out)] = (out, ptr, op.operands[1] if len(op.operands) > 1 else None)
     return [out]
 
@@ -86,13 +89,13 @@ def _store(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
 def _atomic_rmw(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
     g.record(op, "atomic", g.get(env, op.operands[0]), mask, ctx)
-    return [Opaque("data", "an atomic's old value", op.loc)]
+    return [g.beyond_engines(Opaque("data", "an atomic's old value", op.loc))]
 
 
 @handles("tt.atomic_cas")
 def _atomic_cas(g: AffineGraph, op: Op, env, ctx) -> list[Any]:
     g.record(op, "atomic", g.get(env, op.operands[0]), None, ctx)
-    return [Opaque("data", "an atomic's old value", op.loc)]
+    return [g.beyond_engines(Opaque("data", "an atomic's old value", op.loc))]
 
 
 # -- control flow

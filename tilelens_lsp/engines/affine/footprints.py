@@ -15,7 +15,7 @@ from tilelens_lsp.engines import views
 from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
 from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Pieces, Ptr, parts_of
 from tilelens_lsp.engines.enumerate import AccessGraph
-from tilelens_lsp.engines.values import ArgInfo, SiteResult, radix_apart, same_values
+from tilelens_lsp.engines.values import ArgInfo, Opaque, SiteResult, opaque_address_refusal, radix_apart, same_values
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Op
 
@@ -82,6 +82,7 @@ class SummaryFootprints:
     to_tag: list
     race_work: int
     _images: dict[tuple, tuple[np.ndarray, np.ndarray]]
+    unfollowable: Callable[[Any], bool]
     spend: Callable[[int], None]
     box: Callable[[Form], tuple[np.ndarray, np.ndarray]]
     var_extent: Callable[[str, tuple[int, ...]], int]
@@ -108,7 +109,19 @@ class SummaryFootprints:
                     return False
         return True
 
+    def refuse(self, op: Op, kind: str, ptr: Opaque, ctx: Ctx) -> None:
+        """No engine computes this address: its site is refused as the enumeration refuses it, and the
+        rest of the launch keeps its exact summary instead of an enumeration of every program."""
+        if self.probing or not np.any(ctx.pred):
+            return
+        refused = self.sites.setdefault((id(op), ctx.stack, "?"), SiteResult(kind, "?", op.loc, ctx.stack))
+        if refused.refusal is None:
+            refused.refusal = opaque_address_refusal(kind, ptr, op.loc)
+
     def record(self, op: Op, kind: str, ptr: Any, mask: Any, ctx: Ctx, copied: Any = None) -> None:
+        if isinstance(ptr, Opaque) and self.unfollowable(ptr):
+            self.refuse(op, kind, ptr, ctx)
+            return
         if not isinstance(ptr, Ptr):
             raise NotAffine("an address outside the affine fragment")
         if mask is not None and not isinstance(mask, Cond):

@@ -19,7 +19,8 @@ from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.affine.footprints import SummaryFootprints
 from tilelens_lsp.engines.affine.forms import Cond, Ctx, Form, NotAffine, Pieces, Ptr, blend, parts_of
 from tilelens_lsp.engines.affine.handlers import HANDLERS
-from tilelens_lsp.engines.values import IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult
+from tilelens_lsp.engines.enumerate.table import HANDLERS as ENUMERATED
+from tilelens_lsp.engines.values import IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult, unmodelled_value
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import cfg
 from tilelens_lsp.ttir.reader import Block, Op, Region
@@ -46,6 +47,9 @@ class AffineGraph(SummaryFootprints):
         self.unreachable: set[accounting.Context] = set()  # memory ops proven not to run
         self.loaded_from: dict[int, tuple] = {}  # id of a loaded value -> (it, its pointer, its mask)
         self.to_tag: list = []  # accesses whose per-program runs the race check may need
+        # opaque values the enumeration cannot compute either (loaded data, an op no engine models, a
+        # float), by id, each kept alive here: an address made of one is refused, not enumerated
+        self.beyond: dict[int, Opaque] = {}
         self.race_work = 0
         gx, gy, gz = model.grid
         self.P = gx * gy * gz
@@ -158,7 +162,20 @@ class AffineGraph(SummaryFootprints):
     def unknown(self, op: Op, env: dict[str, Any]) -> list[Any]:
         if op.regions or op.successors or accounting.is_memory_op(op):
             raise NotAffine(f"{op.name} is not summarized")
-        return [Opaque("out-of-vocabulary", f"{op.name} is not modelled", op.loc)] * len(op.results)
+        if op.name in ENUMERATED:  # the enumeration computes it: an address made of it is its to answer
+            return [Opaque("out-of-vocabulary", f"{op.name} is not modelled", op.loc)] * len(op.results)
+        value = unmodelled_value(op.name, op.loc, [env[o] for o in op.operands if o in env])
+        return [self.beyond_engines(value)] * len(op.results)
+
+    def beyond_engines(self, value: Opaque, *sources: Any) -> Opaque:
+        """`value`, marked as one no engine computes (with `sources`: when one of them is)."""
+        if not sources or any(self.unfollowable(v) for v in sources):
+            self.beyond[id(value)] = value
+        return value
+
+    def unfollowable(self, value: Any) -> bool:
+        """An opaque value the enumeration would not compute either: a float, or one marked so."""
+        return isinstance(value, Opaque) and (value.why == "float" or self.beyond.get(id(value)) is value)
 
     def spend(self, work: int) -> None:
         self.work += int(work)

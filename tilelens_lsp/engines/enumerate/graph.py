@@ -22,7 +22,17 @@ from tilelens_lsp.engines.enumerate.address_slice import address_slice
 from tilelens_lsp.engines.enumerate.recording import SiteRecorder
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
-from tilelens_lsp.engines.values import IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult, Value, wrap
+from tilelens_lsp.engines.values import (
+    IntV,
+    LaunchModel,
+    Obligation,
+    Opaque,
+    PtrV,
+    SiteResult,
+    Value,
+    unmodelled_value,
+    wrap,
+)
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir import cfg
 from tilelens_lsp.ttir.reader import Block, Func, Op, Region, Type
@@ -235,21 +245,14 @@ class AccessGraph(SiteRecorder):
         if op.regions or op.successors:
             # what runs inside is unknown to the model: never skipped, refused by name
             raise Refusal("control-flow", f"{op.name} holds code the model does not follow", op.loc)
-        why = (
-            "inline-asm"
-            if "inline_asm" in op.name
-            else "tensor-descriptor"
-            if "descriptor" in op.name
-            else "out-of-vocabulary"
-        )
+        value = unmodelled_value(op.name, op.loc, [env[o] for o in op.operands if o in env])
         if accounting.MEMORY_OP.search(op.name) and op.name not in accounting.REGISTER_OPS:
             # an access the model does not follow must never read as "clean"
             site = self._site(op, "load" if "load" in op.name or "gather" in op.name else "store", "?", ctx)
             if site.refusal is None:
+                why = unmodelled_value(op.name, op.loc, []).why
                 site.refusal = Refusal(why, f"{op.name} accesses memory in a way the model does not follow", op.loc)
-        if any(isinstance(self.get(env, o), Opaque) and self.get(env, o).why == "data" for o in op.operands if o in env):
-            return [Opaque("data", f"{op.name} of loaded data", op.loc)] * len(op.results)
-        return [Opaque(why, f"{op.name} is not modelled", op.loc)] * len(op.results)
+        return [value] * len(op.results)
 
     # -- helpers used by handlers
 

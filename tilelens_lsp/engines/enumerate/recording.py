@@ -16,7 +16,17 @@ from tilelens_lsp.engines import views
 from tilelens_lsp.engines.enumerate.lanevalues import Stored
 from tilelens_lsp.engines.enumerate.table import Ctx, mask_and
 from tilelens_lsp.engines.ranges import PtrSpan
-from tilelens_lsp.engines.values import ArgInfo, IntV, Opaque, PtrChoice, PtrV, SiteResult, Value, radix_apart
+from tilelens_lsp.engines.values import (
+    ArgInfo,
+    IntV,
+    Opaque,
+    PtrChoice,
+    PtrV,
+    SiteResult,
+    Value,
+    opaque_address_refusal,
+    radix_apart,
+)
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Op
 
@@ -86,16 +96,7 @@ class SiteRecorder:
         if isinstance(ptr, Opaque):
             site = self._site(op, kind, "?", ctx)
             if site.refusal is None:
-                k = {"data": "indirect-address", "float": "out-of-vocabulary"}.get(ptr.why, ptr.why)
-                hint = ""
-                if ptr.why == "data" and "declared-range index" in ptr.message:
-                    hint = (
-                        "; the declared range does not bound this arithmetic (a product that may wrap, a "
-                        "division by a loaded value): a narrower `.values(...)` or 64-bit indices may"
-                    )
-                elif ptr.why == "data":
-                    hint = "; declaring the values of the index tensor it is loaded from (`i32[N].values(LO, HI)`) bounds it"
-                site.refusal = Refusal(k, f"the address of this {kind} depends on {ptr.message or ptr.why}{hint}", op.loc)
+                site.refusal = opaque_address_refusal(kind, ptr, op.loc)
             return
         if not isinstance(ptr, PtrV):
             raise Refusal("out-of-vocabulary", f"{kind} through a value the model does not follow", op.loc)
