@@ -16,6 +16,7 @@ from tests.support import REPO
 from tilelens_lsp.engines import select
 from tilelens_lsp.engines.affine import handlers
 from tilelens_lsp.engines.affine.box import box_image, factor, unique_rows
+from tilelens_lsp.engines.enumerate import AccessGraph
 from tilelens_lsp.engines.values import merge_intervals
 from tilelens_lsp.pipeline import analyze_path
 
@@ -231,6 +232,47 @@ def test_a_launch_too_large_to_enumerate_keeps_its_verdicts_beside_such_addresse
     assert kinds == ["indirect-address", "out-of-vocabulary"] and len(launch.diagnostics) == 2
     exact = {a.pointer: (a.elements, a.exact) for a in launch.accesses if a.pointer != "x_ptr"}
     assert exact == {"ids_ptr": (((0, 4096),), True), "out_ptr": (((0, (1 << 16) * 32),), True)}
+
+
+
+EARLY = """
+import triton
+import triton.language as tl
+
+# tilelens: early_kernel[(4,)](fp32[4096 * 32], fp32[4, 32], STEPS=4096, BLOCK=32)
+@triton.jit
+def early_kernel(x_ptr, out_ptr, STEPS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for t in range(STEPS):
+        acc += tl.load(x_ptr + (STEPS - t) * BLOCK + offs)  # one block past the end at t = 0 only
+    tl.store(out_ptr + tl.program_id(0) * BLOCK + offs, acc)
+"""
+
+
+def test_a_witness_program_stops_at_its_first_out_of_bounds_lane(tmp_path, monkeypatch):
+    # the witness of a launch too large for the trial enumeration comes from one program; its first
+    # out-of-bounds lane is at iteration 0, so the 4095 iterations after it are never evaluated
+    path = tmp_path / "early.py"
+    path.write_text(textwrap.dedent(EARLY))
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
+    (theirs,) = analyze_path(path, workspace_root=tmp_path).launches
+    runs = []
+    real = AccessGraph.run_programs
+
+    def counted(graph, start, count, until=None):
+        real(graph, start, count, until)
+        runs.append(graph.work)
+
+    monkeypatch.setattr(AccessGraph, "run_programs", counted)
+    monkeypatch.setattr(select, "WITNESS_SHARE", 1 << 62)  # the trial enumeration never fits
+    monkeypatch.setenv(select.ENGINE_ENV, "auto")
+    (ours,) = analyze_path(path, workspace_root=tmp_path).launches
+    assert [d.code for d in ours.diagnostics] == ["TL001"] and ours.diagnostics == theirs.diagnostics
+    assert ours.diagnostics[0].witness.iteration == (0,)
+    (work,) = runs
+    assert work < 4 * 32 * 10  # a few ops of one iteration, not 4096 iterations of 32 lanes
 
 
 @pytest.mark.slow

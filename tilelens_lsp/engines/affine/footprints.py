@@ -259,7 +259,7 @@ class SummaryFootprints:
         for program, keys in sorted(by_program.items()):
             one = AccessGraph(self.m)
             try:
-                one.run_programs(program, 1)
+                one.run_programs(program, 1, until=frozenset(keys))
             except Refusal as refusal:
                 raise NotAffine(f"enumerating the witness program failed: {refusal}") from None
             for key in keys:

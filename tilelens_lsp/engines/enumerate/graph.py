@@ -19,7 +19,7 @@ import numpy as np
 from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.enumerate.address_slice import address_slice
-from tilelens_lsp.engines.enumerate.recording import SiteRecorder
+from tilelens_lsp.engines.enumerate.recording import SiteRecorder, WitnessesFound
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import (
@@ -140,10 +140,15 @@ class AccessGraph(SiteRecorder):
                 raise
             self.truncated = refusal
 
-    def run_programs(self, start: int, count: int) -> None:
+    def run_programs(self, start: int, count: int, until: frozenset[tuple] | None = None) -> None:
         """Evaluate programs start, ..., start + count - 1 only (linear program indices, x fastest), with
-        no budget truncation: a refusal propagates. The affine summary fills its witnesses this way."""
-        self._run_chunk(self.m.module.funcs[self.m.module.entry], start, count)
+        no budget truncation: a refusal propagates. The affine summary fills its witnesses this way;
+        `until` names the sites it needs them for, and the run ends once each has its first one."""
+        self.wanted = until
+        try:
+            self._run_chunk(self.m.module.funcs[self.m.module.entry], start, count)
+        except WitnessesFound:
+            pass
 
     def _run_chunk(self, entry: Func, start: int, count: int) -> None:
         gx, gy, _ = self.m.grid

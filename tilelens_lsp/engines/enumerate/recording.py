@@ -58,12 +58,19 @@ KEPT_INTERVALS = 1 << 23  # footprint intervals: past this the launch is refused
 KEPT_RUNS = 1 << 23  # per-program runs for the race check: past this races are not checked (a note)
 
 
+class WitnessesFound(Exception):
+    """Every wanted site has its witness: the run that looked for them can stop."""
+
+
 class SiteRecorder:
     """The access-recording half of `AccessGraph`."""
 
     bound_entries = 0
     kept_intervals = 0
     kept_runs = 0
+    # sites whose first out-of-bounds lane is all this run is for (a witness program): once each has
+    # one, nothing later can change them, and the run stops (`WitnessesFound`)
+    wanted: frozenset[tuple] | None = None
 
     m: "LaunchModel"
     P: int
@@ -273,6 +280,7 @@ class SiteRecorder:
                 "value": value,
                 "index": ptr.src[2] if ptr.src is not None else None,
             }
+            self._witnessed()
 
     def _record_rows(
         self,
@@ -435,6 +443,11 @@ class SiteRecorder:
             "element": int(full[where]),
             "exact": exact,
         }
+        self._witnessed()
+
+    def _witnessed(self) -> None:
+        if self.wanted is not None and all(k in self.sites and self.sites[k].oob is not None for k in self.wanted):
+            raise WitnessesFound()
 
     def _site(self, op: Op, kind: str, arg: str, ctx: Ctx) -> SiteResult:
         key = (id(op), ctx.stack, arg)
