@@ -234,7 +234,6 @@ def test_a_launch_too_large_to_enumerate_keeps_its_verdicts_beside_such_addresse
     assert exact == {"ids_ptr": (((0, 4096),), True), "out_ptr": (((0, (1 << 16) * 32),), True)}
 
 
-
 EARLY = """
 import triton
 import triton.language as tl
