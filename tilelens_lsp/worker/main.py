@@ -218,6 +218,9 @@ def _prepare() -> dict:
     # the analysis' numpy work is single-threaded: one BLAS thread, not one buffer per core
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _import_roots()
+    from tilelens_lsp.worker import sourceblock
+
+    sourceblock.install()  # every @triton.jit of the user's packages reads its source through it
     try:
         # lazy: Triton and the pipeline load only now, under the memory limit, with the user's sys.path
         import triton
