@@ -22,6 +22,7 @@ LAYERS = [
         "refusal",
         "paths",
         "cache",
+        "claims",
         "suppress",
         "textlines",
         "_warmup",

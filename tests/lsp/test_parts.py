@@ -561,15 +561,22 @@ class PoolWorker(FakeWorker):
         }
 
     def analyze_parts(
-        self, path: Path, root: Path, config_file: str | None, settings: Settings, select: list[int] | None, file_level: bool
-    ) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
+        self,
+        path: Path,
+        root: Path,
+        config_file: str | None,
+        settings: Settings,
+        select: list[int] | None,
+        file_level: bool,
+        claims: object = None,
+    ) -> tuple[FileResult, dict[int, list[tuple[int, LaunchResult]]]]:
         self.analyzed.append(path)
         if self.meet is not None:
             self.meet.wait(5)
         self.release.wait(5)
         self.last_stats = {"compiles": len(select or ())}
-        parts = {i: [LaunchResult("k", 10 + i, {"i": i}, "analyzed")] for i in select or ()}
-        return FileResult("k.py", tuple(r for i in sorted(parts) for r in parts[i])), parts
+        parts = {i: [(0, LaunchResult("k", 10 + i, {"i": i}, "analyzed"))] for i in select or ()}
+        return FileResult("k.py", tuple(r for i in sorted(parts) for _, r in parts[i])), parts
 
 
 def test_a_pool_shares_a_files_launches_and_a_cancel_stops_every_worker(tmp_path):

@@ -7,16 +7,18 @@ It knows nothing of LSP or of the worker's protocol; the worker's memory comes i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from tilelens_lsp.claims import Claims
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec
 from tilelens_lsp.pipeline.directives import Directives, config_counts, declared_launches, unlaunched
 from tilelens_lsp.pipeline.imports import ImportFailure, file_scope, import_roots, load_module
-from tilelens_lsp.pipeline.launch import analyze_launch, directive_error, with_origin
+from tilelens_lsp.pipeline.launch import analyze_configs, directive_error, with_origin
 from tilelens_lsp.pipeline.warm import WarmState
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir.locs import PathMapper, default_mapper
@@ -32,14 +34,17 @@ def analyze_path(
     file_level: bool = True,
     on_event: Callable[[str, dict[str, Any]], None] | None = None,
     state: WarmState | None = None,
+    claims: Claims | None = None,
 ) -> FileResult:
     """Analyse every declared launch of one file (or, with `select`, the launches of those indices, in
     that order; `file_level=False` leaves out the file's own diagnostics, which another part reports).
 
     `on_event` hears ("ready", {"launches": [[index, kernel, line], ...], "diagnostics": [...]}) once
-    the module is imported, then ("launch", {"index": i, "results": [...]}) after each launch: the
-    worker streams them so that its parent times each launch, not the file. `state` is the worker's
-    memory (`WarmState`); without one, this call starts from nothing and keeps nothing."""
+    the module is imported, then ("launch", {"index": i, "results": [...], "configs": [...]}) after
+    each launch (the config index of each result): the worker streams them so that its parent times
+    each launch, not the file. `state` is the worker's memory (`WarmState`); without one, this call
+    starts from nothing and keeps nothing. With `claims` (workers sharing this file's launches, see
+    claims.py), each launch answers only the configs this call claims."""
     state = state if state is not None else WarmState()
     path = Path(path).resolve()
     root = Path(workspace_root).resolve() if workspace_root else None
@@ -79,14 +84,19 @@ def analyze_path(
         for i in chosen:
             launch = launches[i]
             kernel_obj = getattr(module, launch.kernel, None)
+            claim = None if claims is None else functools.partial(claims.claim, i)
             if kernel_obj is None:
-                found = [directive_error(launch, f"the module defines no kernel named '{launch.kernel}'")]
+                message = f"the module defines no kernel named '{launch.kernel}'"
+                pairs = [(0, directive_error(launch, message))] if claim is None or claim(0) else []
             else:
-                found = analyze_launch(launch, kernel_obj, settings, mapper, source_hash, state)
-            found = [with_origin(r, launch, launch_origin(launch, portable, mapper, toml_file)) for r in found]
+                pairs = analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state, claim)
+            if claims is not None:
+                claims.finish(i)
+            origin = launch_origin(launch, portable, mapper, toml_file)
+            found = [with_origin(r, launch, origin) for _, r in pairs]
             results.extend(found)
             if on_event is not None:
-                on_event("launch", {"index": i, "results": [r.to_json() for r in found]})
+                on_event("launch", {"index": i, "results": [r.to_json() for r in found], "configs": [j for j, _ in pairs]})
     return _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
 
 

@@ -9,7 +9,7 @@ the launch (its import, its directives, where its results are placed) is `file.p
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, TypedDict
+from typing import Any, Callable, TypedDict
 
 from tilelens_lsp.clients import CLIENTS, LaunchAnalysis
 from tilelens_lsp.compile.binding import FakeTensor, LaunchBindingError
@@ -33,40 +33,79 @@ def triton_version() -> str:
 
 
 def analyze_launch(
-    launch: LaunchSpec, kernel_obj: Any, settings: Settings, mapper: PathMapper, source_hash: str, state: WarmState
+    launch: LaunchSpec,
+    kernel_obj: Any,
+    settings: Settings,
+    mapper: PathMapper,
+    source_hash: str,
+    state: WarmState,
+    claim: Callable[[int], bool] | None = None,
 ) -> list[LaunchResult]:
     """Every config of one declared launch, deduplicated by the specialization it compiles to; a
-    verdict `state` holds is reused, a new one kept there."""
-    results: list[LaunchResult] = []
+    verdict `state` holds is reused, a new one kept there. With `claim`, only the configs it grants
+    (asked by config index) are answered: see `analyze_configs`."""
+    return [r for _, r in analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state, claim)]
+
+
+def analyze_configs(
+    launch: LaunchSpec,
+    kernel_obj: Any,
+    settings: Settings,
+    mapper: PathMapper,
+    source_hash: str,
+    state: WarmState,
+    claim: Callable[[int], bool] | None = None,
+) -> list[tuple[int, LaunchResult]]:
+    """`analyze_launch`'s results, each with the index of the config it answers.
+
+    Several workers may share one launch's configs: each binds every config and keys it (cheap, and
+    the same in every worker, so all agree which configs repeat an earlier one's specialization), and
+    answers a config that repeats none only when `claim(index)` grants it. Workers that claim from one
+    shared set answer every config exactly once between them."""
+    results: list[tuple[int, LaunchResult]] = []
     seen: set[str] = set()
     known: dict[int, tuple[str, LaunchResult | None]] = {}  # id(bound launch) -> (result key, cached result)
     shared: dict[str, Any] = {}  # what every config of the launch shares: its tensors, the kernel's dependencies
+    mine: dict[int, bool] = {}  # config index -> claimed by this call
+    at = [0]  # the index of the config compile_launch is producing (it asks `verdict_known` first)
+
+    def owned(index: int) -> bool:
+        if index not in mine:
+            mine[index] = claim is None or claim(index)
+        return mine[index]
 
     def verdict_known(c: CompiledConfig) -> bool:
-        """Asked before each compile: a config whose result key was seen or is cached is not compiled."""
+        """Asked before each compile: a config whose result key was seen or is cached is not compiled
+        (nor one that another worker claimed)."""
         if not shared:
             shared["tensors"] = launch_tensors([p.name for p in c.jit.params], launch)
             shared["depends"] = dependencies(c.jit)
         key = result_key(c, shared["tensors"], shared["depends"], settings, mapper, source_hash).digest()
-        cached = None if key in seen else state.cache.get(key)
+        first = key not in seen
+        cached = state.cache.get(key) if first and owned(at[0]) else None
         known[id(c.bound)] = (key, cached)
-        return key in seen or cached is not None
+        return not first or cached is not None or not owned(at[0])
 
     for c in compile_launch(kernel_obj, launch, settings.target, skip=verdict_known):
+        index = at[0]
+        at[0] += 1
         if c.failed_at in ("configs", "bind", "grid"):
-            results.append(_binding_error(launch, c))
+            if owned(index):
+                results.append((index, _binding_error(launch, c)))
             continue
         key, cached = known[id(c.bound)]
         if key in seen:
             continue
         seen.add(key)
+        if not owned(index):
+            continue
         if cached is not None:
             state.stats.cache_hits += 1
-            results.append(_relabel(cached, launch, c.config))
+            results.append((index, _relabel(cached, launch, c.config)))
             continue
         result = compile_and_analyze(launch, c, shared["tensors"], settings, mapper, state)
         state.cache.put(key, result)
-        results.append(result)
+        results.append((index, result))
     return results
 
 

@@ -17,6 +17,7 @@ import traceback
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from tilelens_lsp.claims import Claims
 from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.paths import stdlib_end
 from tilelens_lsp.settings import Settings, merge
@@ -161,6 +162,7 @@ def handle(request: dict, state: "WarmState", emit=None) -> dict:
             params.get("file_level", True),
             emit if stream else None,
             state,
+            Claims.from_json(params.get("claims")),
         )
         if stream:
             result = replace(result, launches=())  # the launches went ahead (absolute paths kept)

@@ -4,7 +4,11 @@ Each file is planned first (its launches named and weighed, nothing imported), t
 chunks of launches: the heaviest files and launches first, a worker keeps to the file it imported
 while that file has launches left, and a worker with no unstarted file left takes launches of the
 file with most left (one large module does not serialise a package). The parts of a file come
-back together: launches in their declared order, the file's own diagnostics once.
+back together: launches in their declared order, the file's own diagnostics once. A launch whose
+configs run long is shared: once nothing is left to hand out, an idle worker joins a launch whose
+current config has run for `join_after` seconds, and the workers on it claim its configs one by one
+(claims.py), so the eight slow configs of one launch no longer keep one worker busy while the others
+wait. A helper that finds every config claimed before it claimed one is stopped, and its part dropped.
 
 A shard (`Share`) keeps the launches whose stable identity (the file's portable name, the kernel,
 the declaration's origin and line) hashes to it, not their position: the same launch lands in the
@@ -23,16 +27,24 @@ What this module does not do: decide exit codes or print (the CLI's), or time an
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import os
+import shutil
+import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from tilelens_lsp.claims import NOTHING, Claims, read_claims
 from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult
 from tilelens_lsp.settings import Settings
-from tilelens_lsp.worker.process import Worker
+from tilelens_lsp.worker.process import UNANSWERED, Answers, Worker
+
+JOIN_AFTER = 2.0  # seconds a config of a launch has run before an idle worker joins that launch
+POLL = 0.25  # seconds an idle worker waits between looks at the launches still running
 
 
 @dataclass(frozen=True)
@@ -80,9 +92,24 @@ class _File:
     pending: list[int] = field(default_factory=list)  # launch indices not handed out, heaviest first
     file_level: bool = True  # this run reports the file's own diagnostics
     handed_file_level: bool = False
-    parts: list[tuple[bool, FileResult, dict[int, list[LaunchResult]]]] = field(default_factory=list)
+    parts: list[tuple[bool, FileResult, Answers]] = field(default_factory=list)
     whole: bool = False  # analysed as one request (no plan)
     weight: int = 0
+    claims: str | None = None  # the folder its launches' configs are claimed in (None: not shared)
+
+
+@dataclass(eq=False)
+class _Unit:
+    """One request handed to a worker: a chunk of a file's launches (None: the whole file), or, for a
+    helper (`joined` set), the one launch it joined."""
+
+    file: _File
+    chunk: list[int] | None
+    first: bool  # it reports the file's own diagnostics
+    worker: Worker
+    token: str
+    joined: int | None = None
+    dropped: bool = False  # a helper stopped because nothing was left for it
 
 
 def analyze_files(
@@ -94,10 +121,12 @@ def analyze_files(
     share: Share | None = None,
     skip: Callable[[Path], FileResult | None] = lambda p: None,
     positions: list[tuple[int, ...]] | None = None,
+    join_after: float = JOIN_AFTER,
 ) -> list[FileResult]:
     """One FileResult per file, in the order given. `skip(path)` answers a file without a worker.
     `positions`, when given, receives per file the declared index of each of its launch results
-    (what `merge` orders a file's launches from several shards by).
+    (what `merge` orders a file's launches from several shards by). With more than one worker, a
+    launch whose current config has run `join_after` seconds takes an idle worker as a helper.
 
     Each worker is driven by one thread for the whole call (plan, then analysis): a worker dies with
     the thread that started it (PR_SET_PDEATHSIG), so no thread may end while its worker is needed."""
@@ -114,11 +143,15 @@ def analyze_files(
     branch = _branch(workers, [f.path for f in todo], settings)
     lock = threading.Lock()
     run: list[_Run] = []
+    claims = tempfile.mkdtemp(prefix="tilelens-claims-") if len(workers) > 1 else None
 
     def between() -> None:  # once, after every plan and before any analysis
         for f in todo:
             _select(f, root, share)
-        run.append(_Run([f for f in todo if f.pending or f.whole or f.file_level], len(workers)))
+            if claims is not None and f.plan is not None:
+                f.claims = os.path.join(claims, str(f.order))
+                os.mkdir(f.claims)
+        run.append(_Run([f for f in todo if f.pending or f.whole or f.file_level], len(workers), join_after))
         _fork_from(branch, workers)
 
     barrier = threading.Barrier(len(workers), action=between)
@@ -133,7 +166,11 @@ def analyze_files(
         barrier.wait()
         run[0].loop(worker, root, config_file, settings)
 
-    _each(workers, loop)
+    try:
+        _each(workers, loop)
+    finally:
+        if claims is not None:
+            shutil.rmtree(claims, ignore_errors=True)
     where: dict[int, tuple[int, ...]] = {}
     for f in todo:
         results[f.order], where[f.order] = _assemble(f)
@@ -212,49 +249,117 @@ def _select(f: _File, root: Path, share: Share | None) -> None:
 
 
 class _Run:
-    """The analysis phase: hands out chunks of launches, heaviest files first (plain order otherwise)."""
+    """The analysis phase: hands out chunks of launches, heaviest files first (plain order otherwise),
+    then lends idle workers to launches whose configs run long."""
 
-    def __init__(self, files: list[_File], n_workers: int) -> None:
+    def __init__(self, files: list[_File], n_workers: int, join_after: float) -> None:
         self.fresh = sorted(files, key=lambda f: (-f.weight, f.order))
         self.started: list[_File] = []
         self.n = n_workers
-        self.lock = threading.Lock()
+        self.join_after = join_after
+        self.active: list[_Unit] = []  # handed out, not back yet
+        self.tokens = itertools.count()
+        self.lock = threading.Condition()
 
-    def take(self, last: _File | None) -> tuple[_File, list[int] | None, bool] | None:
+    def next(self, worker: Worker, last: _File | None) -> _Unit | None:
+        """The next unit for `worker`: launches not handed out yet, else a launch to help with; None
+        once nothing is left and nothing is running (an idle worker waits while others work)."""
         with self.lock:
-            if last is not None and last.pending:
-                f = last  # the module this worker imported already
-            elif self.fresh:
-                f = self.fresh.pop(0)
-                self.started.append(f)
-            else:
-                busy = [s for s in self.started if s.pending]
-                if not busy:
+            while True:
+                unit = self._take(worker, last) or self._join(worker)
+                if unit is not None:
+                    self.active.append(unit)
+                    return unit
+                if not self.active:
                     return None
-                f = max(busy, key=lambda s: len(s.pending))  # help with the largest file left
-            if f.whole:
-                return f, None, f.file_level
-            size = max(1, math.ceil(len(f.pending) / self.n))
-            chunk, f.pending = f.pending[:size], f.pending[size:]
-            first = f.file_level and not f.handed_file_level
-            f.handed_file_level = f.handed_file_level or first
-            return f, chunk, first
+                self._stop_idle_helpers()
+                self.lock.wait(POLL)
+
+    def _take(self, worker: Worker, last: _File | None) -> _Unit | None:
+        if last is not None and last.pending:
+            f = last  # the module this worker imported already
+        elif self.fresh:
+            f = self.fresh.pop(0)
+            self.started.append(f)
+        else:
+            busy = [s for s in self.started if s.pending]
+            if not busy:
+                return None
+            f = max(busy, key=lambda s: len(s.pending))  # help with the largest file left
+        if f.whole:
+            return _Unit(f, None, f.file_level, worker, self._token())
+        size = max(1, math.ceil(len(f.pending) / self.n))
+        chunk, f.pending = f.pending[:size], f.pending[size:]
+        first = f.file_level and not f.handed_file_level
+        f.handed_file_level = f.handed_file_level or first
+        return _Unit(f, chunk, first, worker, self._token())
+
+    def _join(self, worker: Worker) -> _Unit | None:
+        """A helper's unit: a running launch whose newest claim is `join_after` old (its configs are
+        slow) with configs left, and no other helper of it still on its way to a first claim."""
+        now = time.time()
+        for unit in self.active:
+            f = unit.file
+            if f.claims is None or unit.chunk is None:
+                continue
+            claimed = read_claims(f.claims)
+            for i in unit.chunk:
+                seen = claimed.get(i, NOTHING)
+                if seen.finished or not seen.count or now - seen.newest < self.join_after:
+                    continue
+                helpers = [u for u in self.active if u.file is f and u.joined == i]
+                if any(u.token not in seen.tokens for u in helpers):
+                    continue  # one is importing the module or binding: wait for its first claim
+                return _Unit(f, [i], False, worker, self._token(), joined=i)
+        return None
+
+    def _stop_idle_helpers(self) -> None:
+        """Stop each helper whose launch has every config claimed while it has claimed none: it can
+        only answer nothing, and the run would wait for its import of the module."""
+        for unit in self.active:
+            if unit.joined is None or unit.dropped or unit.file.claims is None:
+                continue
+            seen = read_claims(unit.file.claims).get(unit.joined, NOTHING)
+            if seen.finished and unit.token not in seen.tokens and "" not in seen.tokens:
+                unit.dropped = True
+                threading.Thread(target=unit.worker.cancel, daemon=True).start()
+
+    def _token(self) -> str:
+        return f"p{next(self.tokens)}"
 
     def loop(self, worker: Worker, root: Path, config_file: str | None, settings: Settings) -> None:
         last = None
         while True:
-            unit = self.take(last)
+            unit = self.next(worker, last)
             if unit is None:
                 return
-            f, chunk, first = unit
+            f, chunk = unit.file, unit.chunk
+            claims = Claims(f.claims, unit.token) if f.claims is not None and chunk is not None else None
             try:
-                result, by_index = worker.analyze_parts(f.path, root, config_file, settings, chunk, first)
+                result, by_index = worker.analyze_parts(
+                    f.path, root, config_file, settings, chunk, unit.first, claims=claims
+                )
                 by_index = {**_unanswered(f, chunk, result, by_index), **by_index}
             except Exception as exc:  # noqa: BLE001 - a bug of ours costs these launches a TL050, never silence
                 result, by_index = _failed_part(f, chunk, f"{type(exc).__name__}: {exc}")
             with self.lock:
-                f.parts.append((first, result, by_index))
+                self.active.remove(unit)
+                if unit.dropped:
+                    by_index = _lost(unit)
+                    result = FileResult(result.path)
+                f.parts.append((unit.first, result, by_index))
+                self.lock.notify_all()
             last = f
+
+
+def _lost(unit: _Unit) -> Answers:
+    """A stopped helper's answers: none, unless a claim of its shows up after all (then that config went
+    unanswered, and its launch says so with a TL050 rather than look checked)."""
+    assert unit.joined is not None and unit.file.claims is not None
+    if unit.token not in read_claims(unit.file.claims).get(unit.joined, NOTHING).tokens:
+        return {}
+    why = "a helper worker was stopped while it held a config of this launch; that config was not analysed"
+    return {unit.joined: _crashed(unit.file, unit.joined, why)}
 
 
 def _entry(f: _File, index: int) -> tuple[str, int]:
@@ -264,14 +369,12 @@ def _entry(f: _File, index: int) -> tuple[str, int]:
     return "?", 1
 
 
-def _crashed(f: _File, index: int, why: str) -> list[LaunchResult]:
+def _crashed(f: _File, index: int, why: str) -> list[tuple[int, LaunchResult]]:
     kernel, line = _entry(f, index)
-    return [LaunchResult(kernel, line, {}, "crashed", diagnostics=(Diagnostic("TL050", why, line, 1),))]
+    return [(UNANSWERED, LaunchResult(kernel, line, {}, "crashed", diagnostics=(Diagnostic("TL050", why, line, 1),)))]
 
 
-def _unanswered(
-    f: _File, chunk: list[int] | None, result: FileResult, by_index: dict[int, list[LaunchResult]]
-) -> dict[int, list[LaunchResult]]:
+def _unanswered(f: _File, chunk: list[int] | None, result: FileResult, by_index: Answers) -> Answers:
     """A TL050 for each launch of the chunk that came back without results, unless the part says why
     (an import error, a failed worker): never a launch that silently went unanalysed (the file may
     have changed between its plan and its analysis)."""
@@ -281,7 +384,7 @@ def _unanswered(
     return {i: _crashed(f, i, why) for i in chunk if i not in by_index}
 
 
-def _failed_part(f: _File, chunk: list[int] | None, why: str) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
+def _failed_part(f: _File, chunk: list[int] | None, why: str) -> tuple[FileResult, Answers]:
     message = f"the analysis failed: {why}"
     if chunk is None:
         return FileResult(f.plan["path"] if f.plan else str(f.path), (), (Diagnostic("TL050", message, 1, 1),)), {}
@@ -294,16 +397,19 @@ def _assemble(f: _File) -> tuple[FileResult, tuple[int, ...]]:
         name = f.plan["path"] if f.plan else os.path.basename(f.path)
         return FileResult(name, (), ()), ()
     parts = sorted(f.parts, key=lambda p: not p[0])  # the part with the file's own diagnostics first
-    by_index: dict[int, list[LaunchResult]] = {}
+    by_index: Answers = {}
     diags: list[Diagnostic] = []
     for _, result, found in parts:
-        by_index.update(found)
+        for i, answers in found.items():
+            by_index.setdefault(i, []).extend(answers)  # a shared launch comes in several parts
         diags += [d for d in result.diagnostics if d not in diags]
+    for answers in by_index.values():
+        answers.sort(key=lambda a: a[0])  # config order, whichever worker answered (stable: TL050s last)
     if f.whole:
         result = parts[0][1]
         index = tuple(i for i in sorted(by_index) for _ in by_index[i])
         return result, index if len(index) == len(result.launches) else ()
-    launches = tuple(r for i in sorted(by_index) for r in by_index[i])
+    launches = tuple(r for i in sorted(by_index) for _, r in by_index[i])
     path = next((p[1].path for p in parts if p[1].path), f.plan["path"] if f.plan else "")
     located = {k: v for _, result, _ in parts for k, v in result.absolute_paths.items()}
     return (FileResult(path, launches, tuple(diags), located), tuple(i for i in sorted(by_index) for _ in by_index[i]))

@@ -23,10 +23,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from tilelens_lsp.claims import Claims
 from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult, Suggestion
 from tilelens_lsp.settings import Settings
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding tilelens_lsp/
+# The results of a file analysed in parts, by launch index: (config index, result) in config order. A
+# launch that several workers shared (claims.py) comes back in several parts, merged by config index;
+# a launch's TL050 (its worker failed) has the config index UNANSWERED, after whatever was answered.
+Answers = dict[int, list[tuple[int, LaunchResult]]]
+UNANSWERED = 1 << 30
 STDERR_TAIL_BYTES = 64 * 1024  # the worker's stderr kept for a TL050 message; the rest is read and dropped
 
 # `-I`: neither the working directory nor user site-packages nor PYTHON* variables shape sys.path;
@@ -389,12 +395,16 @@ class Worker:
         file_level: bool = True,
         *,
         probe: bool = False,
-    ) -> tuple[FileResult, dict[int, list[LaunchResult]]]:
-        """`analyze`, and the results of each launch by its index (to reassemble a file analysed in parts)."""
+        claims: Claims | None = None,
+    ) -> tuple[FileResult, Answers]:
+        """`analyze`, and the results of each launch by its index (to reassemble a file analysed in
+        parts). With `claims`, each launch answers only the configs this part claims (claims.py)."""
         settings = settings or self.settings
         stream = _Stream()
         while True:
-            extra = {"stream": True, "select": select, "file_level": file_level and stream.ready is None}
+            extra: dict[str, Any] = {"stream": True, "select": select, "file_level": file_level and stream.ready is None}
+            if claims is not None:
+                extra["claims"] = claims.to_json()
             reply, failure = self._file_request(
                 "analyze", path, workspace_root, config_file, settings, extra, stream.feed, probe=probe
             )
@@ -503,7 +513,7 @@ class _Stream:
     def __init__(self) -> None:
         self.ready: dict | None = None  # the first "ready" event (file diagnostics)
         self.order: list[tuple[int, str, int]] = []  # (index, kernel, line) in the order analysed
-        self.done: dict[int, list[LaunchResult]] = {}
+        self.done: Answers = {}
         self.late: list[Diagnostic] = []  # a failure after the last launch answered
 
     def feed(self, event: dict) -> None:
@@ -513,7 +523,11 @@ class _Stream:
             known = {i for i, _, _ in self.order}
             self.order += [(int(i), str(k), int(line)) for i, k, line in event.get("launches", []) if int(i) not in known]
         elif event.get("event") == "launch":
-            self.done[int(event["index"])] = [LaunchResult.from_json(r) for r in event.get("results", [])]
+            results = [LaunchResult.from_json(r) for r in event.get("results", [])]
+            configs = event.get("configs")
+            if not isinstance(configs, list) or len(configs) != len(results):
+                configs = list(range(len(results)))  # a worker of an older tilelens names no configs
+            self.done[int(event["index"])] = list(zip((int(j) for j in configs), results))
 
     def fail_current(self, why: str) -> list[int]:
         """The launch in flight gets a TL050 (`why`); returns the launches still to analyse."""
@@ -523,13 +537,13 @@ class _Stream:
             return []
         index, kernel, line = left[0]
         diag = Diagnostic("TL050", f"the analysis of this launch failed: {why}", line, 1)
-        self.done[index] = [LaunchResult(kernel, line, {}, "crashed", diagnostics=(diag,))]
+        self.done[index] = [(UNANSWERED, LaunchResult(kernel, line, {}, "crashed", diagnostics=(diag,)))]
         return [i for i, _, _ in left[1:]]
 
     def result(self, final: FileResult | None) -> FileResult:
         """The file's result: launches in the order of their indices, the file's own diagnostics (from
         the final reply, else from the first part that reported them)."""
-        launches = tuple(r for i in sorted(self.done) for r in self.done[i])
+        launches = tuple(r for i in sorted(self.done) for _, r in self.done[i])
         if final is not None and self.ready is None:
             return final if not launches else replace(final, launches=launches)
         ready = self.ready or {}

@@ -115,6 +115,9 @@ class RunShare:
     def stop(self) -> None:
         self.worker.stop()
 
+    def cancel(self) -> None:  # a helper the pool stops (it joined a launch with nothing left)
+        self.worker.cancel()
+
 
 class WorkerHost:
     """The connection's worker, its lane, its gate and what its processes reported."""

@@ -1,0 +1,172 @@
+"""A launch whose configs run long is shared between workers: each config is claimed by exactly one
+of them (claims.py), the parts come back merged in config order, and a helper that arrives when
+nothing is left is stopped without costing the launch anything (worker/pool.py)."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import threading
+import time
+
+from tilelens_lsp.claims import Claims, read_claims
+from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult
+from tilelens_lsp.pipeline import analyze_path
+from tilelens_lsp.settings import Settings
+from tilelens_lsp.worker.pool import analyze_files
+from tilelens_lsp.worker.process import Worker
+
+TUNED = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    # tilelens: k[(4,)](fp32[1000], 1000)
+
+
+    @triton.autotune(
+        configs=[
+            triton.Config({"BLOCK": 64}),
+            triton.Config({"BLOCK": 128}),
+            triton.Config({"BLOCK": 256}),
+            triton.Config({"BLOCK": 128}),
+            triton.Config({"BLOCK": 512}),
+        ],
+        key=["n"],
+    )
+    @triton.jit
+    def k(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, 1.0, mask=offs < n)
+        tl.store(x_ptr + offs + 1, 2.0)
+""")
+
+
+def _configs(result: FileResult) -> list[tuple[int, list[str]]]:
+    return [(launch.config["BLOCK"], [d.code for d in launch.diagnostics]) for launch in result.launches]
+
+
+def test_each_config_is_granted_to_one_claimant_and_the_folder_says_who_and_whether_all_are_taken(tmp_path):
+    a, b = Claims(str(tmp_path), "a"), Claims(str(tmp_path), "b")
+    assert [a.claim(0, 0), b.claim(0, 0), b.claim(0, 1), a.claim(0, 1), a.claim(3, 0)] == [True, False, True, False, True]
+    seen = read_claims(str(tmp_path))
+    assert seen[0].count == 2 and seen[0].tokens == {"a", "b"} and not seen[0].finished
+    assert seen[3].tokens == {"a"}
+    b.finish(0)
+    assert read_claims(str(tmp_path))[0].finished and not read_claims(str(tmp_path))[3].finished
+    assert Claims.from_json(a.to_json()) == a and Claims.from_json({"folder": 1}) is None
+
+
+def test_a_launch_answers_only_the_configs_it_claims_and_two_claimants_answer_each_config_once(tmp_path):
+    """The repeated config (BLOCK 128 twice) is answered by nobody, as without sharing: both sides
+    agree it repeats an earlier specialization."""
+    path = tmp_path / "tuned.py"
+    path.write_text(TUNED)
+    alone = analyze_path(path, tmp_path, Settings())
+    assert [block for block, _ in _configs(alone)] == [64, 128, 256, 512]
+    folder = tmp_path / "claims"
+    folder.mkdir()
+    other = Claims(str(folder), "other")
+    other.claim(0, 1)
+    other.claim(0, 4)
+    events: list[tuple[str, dict]] = []
+    mine = analyze_path(
+        path, tmp_path, Settings(), claims=Claims(str(folder), "me"), on_event=lambda e, f: events.append((e, f))
+    )
+    assert [block for block, _ in _configs(mine)] == [64, 256]
+    assert [f["configs"] for e, f in events if e == "launch"] == [[0, 2]]
+    assert read_claims(str(folder))[0].finished and read_claims(str(folder))[0].count == 4  # config 3 repeats config 1
+
+    second = tmp_path / "second"
+    second.mkdir()
+    for config in (0, 2):
+        Claims(str(second), "other").claim(0, config)
+    rest = analyze_path(path, tmp_path, Settings(), claims=Claims(str(second), "me"))
+    assert sorted(_configs(mine) + _configs(rest)) == sorted(_configs(alone))
+
+
+class ClaimingWorker:
+    """A worker as the pool sees it: it answers each launch's configs it can claim, `cost` seconds a
+    config; as a helper (configs were claimed before it came) after `warmup` seconds (its import of
+    the module, its binding); `cancel` stops it at once."""
+
+    def __init__(self, configs: int, cost: float, warmup: float = 0.0) -> None:
+        self.configs, self.cost, self.warmup = configs, cost, warmup
+        self.fork_server = None
+        self.answered: list[int] = []
+        self.parts = 0
+        self.cancelled = threading.Event()
+
+    def plan(self, path, root, config_file, settings) -> dict:
+        return {"path": "k.py", "launches": [{"index": 0, "kernel": "k", "line": 3, "origin": "comment", "weight": 1}]}
+
+    def analyze_parts(self, path, root, config_file, settings, select, file_level, claims=None):
+        self.parts += 1
+        helper = claims is not None and bool(read_claims(claims.folder))
+        if helper and self.cancelled.wait(self.warmup):
+            return FileResult("k.py", (), (Diagnostic("TL050", "analysis cancelled", 1, 1),)), {}
+        answers = []
+        for j in range(self.configs):
+            if claims is None or claims.claim(0, j):
+                time.sleep(self.cost)
+                self.answered.append(j)
+                answers.append((j, LaunchResult("k", 3, {"j": j}, "analyzed")))
+        if claims is not None:
+            claims.finish(0)
+        return FileResult("k.py", tuple(r for _, r in answers)), {0: answers}
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+    def stop(self) -> None:
+        pass
+
+
+def test_an_idle_worker_joins_a_launch_whose_configs_run_long_and_the_parts_merge_in_config_order(tmp_path):
+    (tmp_path / "k.py").write_text("# a planned file\n")
+    workers = [ClaimingWorker(10, 0.1), ClaimingWorker(10, 0.1)]
+    (result,) = analyze_files(workers, [tmp_path / "k.py"], tmp_path, None, Settings(), join_after=0.05)  # type: ignore[arg-type]
+    assert [launch.config["j"] for launch in result.launches] == list(range(10))  # each config once, in order
+    assert all(w.answered for w in workers)  # both took configs of the one launch
+    assert sorted(workers[0].answered + workers[1].answered) == list(range(10))
+
+
+def test_without_a_long_config_no_worker_joins(tmp_path):
+    (tmp_path / "k.py").write_text("# a planned file\n")
+    workers = [ClaimingWorker(4, 0.02), ClaimingWorker(4, 0.02)]
+    (result,) = analyze_files(workers, [tmp_path / "k.py"], tmp_path, None, Settings(), join_after=30)  # type: ignore[arg-type]
+    assert [launch.config["j"] for launch in result.launches] == [0, 1, 2, 3]
+    assert sorted(w.parts for w in workers) == [0, 1]
+
+
+def test_a_helper_that_arrives_after_the_last_config_is_claimed_is_stopped_and_costs_nothing(tmp_path):
+    (tmp_path / "k.py").write_text("# a planned file\n")
+    workers = [ClaimingWorker(3, 0.2, warmup=30), ClaimingWorker(3, 0.2, warmup=30)]
+    t0 = time.monotonic()
+    (result,) = analyze_files(workers, [tmp_path / "k.py"], tmp_path, None, Settings(), join_after=0.05)  # type: ignore[arg-type]
+    assert time.monotonic() - t0 < 20  # not held up by the helper's 30 s import
+    (late,) = [w for w in workers if w.cancelled.is_set()]  # the helper joined, then was stopped
+    assert late.parts == 1 and not late.answered
+    assert [launch.config["j"] for launch in result.launches] == [0, 1, 2]
+    assert not result.diagnostics and all(launch.status == "analyzed" for launch in result.launches)
+
+
+def test_two_real_workers_sharing_every_launch_give_the_one_worker_result(tmp_path):
+    """The worker protocol end to end (claims in the request, config indices in the stream): with
+    helpers joining at once, the merged result is the one worker's, config for config."""
+    path = tmp_path / "tuned.py"
+    path.write_text(
+        TUNED.replace(
+            "# tilelens: k[(4,)](fp32[1000], 1000)",
+            "# tilelens: k[(4,)](fp32[1000], 1000)\n# tilelens: k[(9,)](fp32[4000], 4000)",
+        )
+    )
+    one, two = [Worker(Settings())], [Worker(Settings()), Worker(Settings())]
+    try:
+        (alone,) = analyze_files(one, [path], tmp_path, None, Settings())
+        (shared,) = analyze_files(two, [path], tmp_path, None, Settings(), join_after=0)
+    finally:
+        for w in one + two:
+            w.stop()
+    assert shared.launches == alone.launches and shared.diagnostics == alone.diagnostics
+    assert len(alone.launches) == 8 and not any(launch.status == "crashed" for launch in alone.launches)
+    assert not [name for name in os.listdir(os.path.dirname(str(tmp_path))) if name.startswith("tilelens-claims-")]

@@ -1,0 +1,96 @@
+"""The configs of one launch shared between workers: each config is answered by exactly one of them.
+
+`check --jobs N` hands a launch whose configs run long to a second worker while the first is still
+on it (worker/pool.py). Every worker on the launch binds all of its configs (cheap, and the same in
+each, so all agree which configs repeat an earlier one's specialization) and answers a config only
+where its claim, an exclusive create in a folder the parent made, succeeds. The folder is also what
+the parent reads to decide whether another worker can still help: which configs are claimed, by
+which part, since when, and whether a worker has gone past the launch's last config.
+Nothing here analyses or imports anything; the worker side is `pipeline/file.py`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Claims:
+    """One part's claims in `folder`; `token` names the part in every claim it makes."""
+
+    folder: str
+    token: str
+
+    def claim(self, launch: int, config: int) -> bool:
+        """Claim config `config` of launch `launch`: True for exactly one of the parts that ask. Where
+        the folder cannot be written the config is answered anyway: an answer twice is merged, an
+        answer never would be a launch silently half checked."""
+        try:
+            fd = os.open(os.path.join(self.folder, f"{launch}.{config}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            return False
+        except OSError:
+            return True
+        try:
+            os.write(fd, self.token.encode("utf-8"))
+        finally:
+            os.close(fd)
+        return True
+
+    def finish(self, launch: int) -> None:
+        """This part went past the last config of `launch`: every config is claimed by someone now."""
+        try:
+            os.close(os.open(os.path.join(self.folder, f"{launch}.all"), os.O_CREAT | os.O_WRONLY, 0o600))
+        except OSError:
+            pass  # the parent then lets a late helper run to the end (it claims nothing): slower, not wrong
+
+    def to_json(self) -> dict[str, str]:
+        return {"folder": self.folder, "token": self.token}
+
+    @staticmethod
+    def from_json(d: object) -> "Claims | None":
+        if not isinstance(d, dict) or not isinstance(d.get("folder"), str) or not isinstance(d.get("token"), str):
+            return None
+        return Claims(d["folder"], d["token"])
+
+
+@dataclass(frozen=True)
+class LaunchClaims:
+    """What the folder says of one launch: how many configs are claimed, when the newest was, by whom
+    ("" for a claim still being written), and whether every config is claimed (`finished`)."""
+
+    count: int
+    newest: float
+    tokens: frozenset[str]
+    finished: bool
+
+
+def read_claims(folder: str) -> dict[int, LaunchClaims]:
+    """Every launch with a claim or a finish mark in `folder`, by launch index (one listing: the parent
+    reads it a few times a second while workers are idle)."""
+    found: dict[int, tuple[int, float, set[str], bool]] = {}
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
+    for name in names:
+        launch, _, config = name.partition(".")
+        if not launch.isdigit():
+            continue
+        count, newest, tokens, finished = found.get(int(launch), (0, 0.0, set(), False))
+        if config == "all":
+            found[int(launch)] = (count, newest, tokens, True)
+            continue
+        path = os.path.join(folder, name)
+        try:
+            with open(path, "rb") as f:
+                tokens.add(f.read().decode("utf-8", "replace"))
+            newest = max(newest, os.stat(path).st_mtime)
+        except OSError:
+            tokens.add("")
+        found[int(launch)] = (count + 1, newest, tokens, finished)
+    return {i: LaunchClaims(c, n, frozenset(t), d) for i, (c, n, t, d) in found.items()}
+
+
+NOTHING = LaunchClaims(0, 0.0, frozenset(), False)
