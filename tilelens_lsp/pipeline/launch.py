@@ -33,18 +33,11 @@ def triton_version() -> str:
 
 
 def analyze_launch(
-    launch: LaunchSpec,
-    kernel_obj: Any,
-    settings: Settings,
-    mapper: PathMapper,
-    source_hash: str,
-    state: WarmState,
-    claim: Callable[[int], bool] | None = None,
+    launch: LaunchSpec, kernel_obj: Any, settings: Settings, mapper: PathMapper, source_hash: str, state: WarmState
 ) -> list[LaunchResult]:
     """Every config of one declared launch, deduplicated by the specialization it compiles to; a
-    verdict `state` holds is reused, a new one kept there. With `claim`, only the configs it grants
-    (asked by config index) are answered: see `analyze_configs`."""
-    return [r for _, r in analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state, claim)]
+    verdict `state` holds is reused, a new one kept there."""
+    return [r for _, r in analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state)]
 
 
 def analyze_configs(

@@ -315,14 +315,15 @@ class _Run:
 
     def _stop_idle_helpers(self) -> None:
         """Stop each helper whose launch has every config claimed while it has claimed none: it can
-        only answer nothing, and the run would wait for its import of the module."""
+        only answer nothing, and the run would wait for its import of the module. Under the lock, so
+        the stop reaches this request: the helper's thread takes its next one only through `next`."""
         for unit in self.active:
             if unit.joined is None or unit.dropped or unit.file.claims is None:
                 continue
             seen = read_claims(unit.file.claims).get(unit.joined, NOTHING)
             if seen.finished and unit.token not in seen.tokens and "" not in seen.tokens:
                 unit.dropped = True
-                threading.Thread(target=unit.worker.cancel, daemon=True).start()
+                unit.worker.cancel()
 
     def _token(self) -> str:
         return f"p{next(self.tokens)}"
