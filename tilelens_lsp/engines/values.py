@@ -116,12 +116,16 @@ def unmodelled_value(op_name: str, loc: str, operands: list[Any]) -> Opaque:
     Both engines call it, so an address that leads back to such an op is refused alike by either."""
     if any(isinstance(v, Opaque) and v.why == "data" for v in operands):
         return Opaque("data", f"{op_name} of loaded data", loc)
-    why = "out-of-vocabulary"
+    return Opaque(unmodelled_kind(op_name), f"{op_name} is not modelled", loc)
+
+
+def unmodelled_kind(op_name: str) -> str:
+    """The refusal kind of an op no engine models, by the op's name."""
     if "inline_asm" in op_name:
-        why = "inline-asm"
-    elif "descriptor" in op_name:
-        why = "tensor-descriptor"
-    return Opaque(why, f"{op_name} is not modelled", loc)
+        return "inline-asm"
+    if "descriptor" in op_name:
+        return "tensor-descriptor"
+    return "out-of-vocabulary"
 
 
 def opaque_address_refusal(kind: str, ptr: Opaque, loc: str) -> Refusal:

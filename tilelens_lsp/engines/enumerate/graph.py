@@ -30,6 +30,7 @@ from tilelens_lsp.engines.values import (
     PtrV,
     SiteResult,
     Value,
+    unmodelled_kind,
     unmodelled_value,
     wrap,
 )
@@ -255,7 +256,7 @@ class AccessGraph(SiteRecorder):
             # an access the model does not follow must never read as "clean"
             site = self._site(op, "load" if "load" in op.name or "gather" in op.name else "store", "?", ctx)
             if site.refusal is None:
-                why = unmodelled_value(op.name, op.loc, []).why
+                why = unmodelled_kind(op.name)
                 site.refusal = Refusal(why, f"{op.name} accesses memory in a way the model does not follow", op.loc)
         return [value] * len(op.results)
 
