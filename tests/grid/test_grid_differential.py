@@ -12,13 +12,13 @@ at an access). Refusals of the grid engine are counted by kind, never compared a
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from tests.support.cfg_kernels import EXAMPLES, SEED, kernel_source
+from tests.support.fuzz import kernel_files
 from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
 
@@ -127,16 +127,7 @@ def test_grid_footprints_contain_the_enumeration_on_conformance_kernels(monkeypa
     assert counts["compared"] >= counts["launches"] // 2
 
 
-@pytest.fixture(scope="module")
-def fuzz_files(tmp_path_factory) -> list[Path]:
-    folder = tmp_path_factory.mktemp("grid-fuzz")
-    rng = random.Random(SEED)
-    files = []
-    for i in range(EXAMPLES):
-        path = folder / f"cfg_fuzz_{i}.py"
-        path.write_text(kernel_source(rng))
-        files.append(path)
-    return files
+fuzz_files = kernel_files("cfg_fuzz", EXAMPLES, SEED, kernel_source)
 
 
 @pytest.mark.slow  # every conformance kernel (or fuzz case) through two engines: tens of seconds
