@@ -38,6 +38,17 @@ class Claims:
             os.close(fd)
         return True
 
+    def announce(self, launch: int, configs: int) -> None:
+        """`launch` has `configs` configs (the parent lets that many helpers start on it at once)."""
+        final = os.path.join(self.folder, f"{launch}.n")
+        partial = f"{final}.{self.token}"
+        try:
+            with open(partial, "w", encoding="utf-8") as f:
+                f.write(str(configs))
+            os.replace(partial, final)  # whole or absent: a reader never sees half a number
+        except OSError:
+            pass  # helpers then join one at a time, as where the count is unknown
+
     def finish(self, launch: int) -> None:
         """This part went past the last config of `launch`: every config is claimed by someone now."""
         try:
@@ -58,39 +69,59 @@ class Claims:
 @dataclass(frozen=True)
 class LaunchClaims:
     """What the folder says of one launch: how many configs are claimed, when the newest was, by whom
-    ("" for a claim still being written), and whether every config is claimed (`finished`)."""
+    ("" for a claim still being written), whether every config is claimed (`finished`), and how many
+    configs the launch has (`total`, None until a worker has bound them)."""
 
     count: int
     newest: float
     tokens: frozenset[str]
     finished: bool
+    total: int | None = None
+
+    def unclaimed(self) -> int:
+        """Configs no worker has claimed yet (at least one while the count is unknown or unfinished)."""
+        if self.finished:
+            return 0
+        return max(1, self.total - self.count) if self.total is not None else 1
 
 
 def read_claims(folder: str) -> dict[int, LaunchClaims]:
-    """Every launch with a claim or a finish mark in `folder`, by launch index (one listing: the parent
-    reads it a few times a second while workers are idle)."""
-    found: dict[int, tuple[int, float, set[str], bool]] = {}
+    """Every launch with a claim or a mark in `folder`, by launch index (one listing: the parent reads
+    it a few times a second while workers are idle)."""
+    found: dict[int, dict] = {}
     try:
         names = os.listdir(folder)
     except OSError:
         names = []
     for name in names:
-        launch, _, config = name.partition(".")
+        launch, _, rest = name.partition(".")
         if not launch.isdigit():
             continue
-        count, newest, tokens, finished = found.get(int(launch), (0, 0.0, set(), False))
-        if config == "all":
-            found[int(launch)] = (count, newest, tokens, True)
-            continue
-        path = os.path.join(folder, name)
-        try:
-            with open(path, "rb") as f:
-                tokens.add(f.read().decode("utf-8", "replace"))
-            newest = max(newest, os.stat(path).st_mtime)
-        except OSError:
-            tokens.add("")
-        found[int(launch)] = (count + 1, newest, tokens, finished)
-    return {i: LaunchClaims(c, n, frozenset(t), d) for i, (c, n, t, d) in found.items()}
+        seen = found.setdefault(int(launch), {"count": 0, "newest": 0.0, "tokens": set(), "finished": False, "total": None})
+        if rest == "all":
+            seen["finished"] = True
+        elif rest == "n":
+            seen["total"] = _number(os.path.join(folder, name))
+        elif rest.isdigit():
+            path = os.path.join(folder, name)
+            try:
+                with open(path, "rb") as f:
+                    seen["tokens"].add(f.read().decode("utf-8", "replace"))
+                seen["newest"] = max(seen["newest"], os.stat(path).st_mtime)
+            except OSError:
+                seen["tokens"].add("")
+            seen["count"] += 1
+    return {
+        i: LaunchClaims(d["count"], d["newest"], frozenset(d["tokens"]), d["finished"], d["total"]) for i, d in found.items()
+    }
+
+
+def _number(path: str) -> int | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
 
 
 NOTHING = LaunchClaims(0, 0.0, frozenset(), False)

@@ -106,14 +106,20 @@ class CompiledConfig:
 
 
 def compile_launch(
-    kernel_obj, launch: LaunchSpec, target: str, *, skip: Callable[[CompiledConfig], bool] | None = None
+    kernel_obj,
+    launch: LaunchSpec,
+    target: str,
+    *,
+    skip: Callable[[CompiledConfig], bool] | None = None,
+    count: Callable[[int], None] | None = None,
 ) -> Iterator[CompiledConfig]:
     """Every config of `launch` on `kernel_obj` (autotune configs × heuristics), bound and compiled to TTIR
     for `target`, in config order.
 
     A generator: each config is bound and compiled when the caller asks for the next one. `skip(c)` is
     asked of each config that bound, before its compile: a caller that already holds that config's
-    verdict (the pipeline's result cache) answers True and gets it uncompiled.
+    verdict (the pipeline's result cache) answers True and gets it uncompiled. `count(n)` hears how
+    many configs there are before the first one comes.
     """
     try:
         chain = unwrap(kernel_obj)
@@ -121,6 +127,8 @@ def compile_launch(
     except Exception as exc:  # noqa: BLE001 - heuristics are user code
         yield CompiledConfig(None, {}, error=exc, failed_at="configs")
         return
+    if count is not None:
+        count(len(bindings))
     compiler = compiler_for(target)
     jit = chain.jit
     names = [p.name for p in jit.params]

@@ -89,7 +89,8 @@ def analyze_path(
                 message = f"the module defines no kernel named '{launch.kernel}'"
                 pairs = [(0, directive_error(launch, message))] if claim is None or claim(0) else []
             else:
-                pairs = analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state, claim)
+                count = None if claims is None else functools.partial(claims.announce, i)
+                pairs = analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state, claim, count)
             if claims is not None:
                 claims.finish(i)
             origin = launch_origin(launch, portable, mapper, toml_file)

@@ -48,13 +48,15 @@ def analyze_configs(
     source_hash: str,
     state: WarmState,
     claim: Callable[[int], bool] | None = None,
+    count: Callable[[int], None] | None = None,
 ) -> list[tuple[int, LaunchResult]]:
     """`analyze_launch`'s results, each with the index of the config it answers.
 
     Several workers may share one launch's configs: each binds every config and keys it (cheap, and
     the same in every worker, so all agree which configs repeat an earlier one's specialization), and
     answers a config that repeats none only when `claim(index)` grants it. Workers that claim from one
-    shared set answer every config exactly once between them."""
+    shared set answer every config exactly once between them. `count(n)` hears how many configs the
+    launch has, before the first is claimed (how many workers could still help)."""
     results: list[tuple[int, LaunchResult]] = []
     seen: set[str] = set()
     known: dict[int, tuple[str, LaunchResult | None]] = {}  # id(bound launch) -> (result key, cached result)
@@ -79,7 +81,7 @@ def analyze_configs(
         known[id(c.bound)] = (key, cached)
         return not first or cached is not None or not owned(at[0])
 
-    for c in compile_launch(kernel_obj, launch, settings.target, skip=verdict_known):
+    for c in compile_launch(kernel_obj, launch, settings.target, skip=verdict_known, count=count):
         index = at[0]
         at[0] += 1
         if c.failed_at in ("configs", "bind", "grid"):

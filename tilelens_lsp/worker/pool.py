@@ -296,7 +296,8 @@ class _Run:
 
     def _join(self, worker: Worker) -> _Unit | None:
         """A helper's unit: a running launch whose newest claim is `join_after` old (its configs are
-        slow) with configs left, and no other helper of it still on its way to a first claim."""
+        slow), with more configs unclaimed than it has helpers on their way to a first claim (one at
+        a time where its worker has not said how many configs it has)."""
         now = time.time()
         for unit in self.active:
             f = unit.file
@@ -308,8 +309,8 @@ class _Run:
                 if seen.finished or not seen.count or now - seen.newest < self.join_after:
                     continue
                 helpers = [u for u in self.active if u.file is f and u.joined == i]
-                if any(u.token not in seen.tokens for u in helpers):
-                    continue  # one is importing the module or binding: wait for its first claim
+                if sum(u.token not in seen.tokens for u in helpers) >= seen.unclaimed():
+                    continue  # enough are importing the module or binding: wait for their claims
                 return _Unit(f, [i], False, worker, self._token(), joined=i)
         return None
 

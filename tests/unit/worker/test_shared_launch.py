@@ -51,8 +51,14 @@ def test_each_config_is_granted_to_one_claimant_and_the_folder_says_who_and_whet
     seen = read_claims(str(tmp_path))
     assert seen[0].count == 2 and seen[0].tokens == {"a", "b"} and not seen[0].finished
     assert seen[3].tokens == {"a"}
+    assert seen[0].total is None and seen[0].unclaimed() == 1  # unknown: one helper at a time
+    a.announce(0, 5)
+    (tmp_path / "0.n.half").write_text("")  # a count being written is neither a claim nor a count
+    seen = read_claims(str(tmp_path))
+    assert seen[0].total == 5 and seen[0].unclaimed() == 3 and seen[0].count == 2
     b.finish(0)
     assert read_claims(str(tmp_path))[0].finished and not read_claims(str(tmp_path))[3].finished
+    assert read_claims(str(tmp_path))[0].unclaimed() == 0
     assert Claims.from_json(a.to_json()) == a and Claims.from_json({"folder": 1}) is None
 
 
@@ -75,6 +81,7 @@ def test_a_launch_answers_only_the_configs_it_claims_and_two_claimants_answer_ea
     assert [block for block, _ in _configs(mine)] == [64, 256]
     assert [f["configs"] for e, f in events if e == "launch"] == [[0, 2]]
     assert read_claims(str(folder))[0].finished and read_claims(str(folder))[0].count == 4  # config 3 repeats config 1
+    assert read_claims(str(folder))[0].total == 5
 
     second = tmp_path / "second"
     second.mkdir()
@@ -89,8 +96,8 @@ class ClaimingWorker:
     config; as a helper (configs were claimed before it came) after `warmup` seconds (its import of
     the module, its binding); `cancel` stops it at once."""
 
-    def __init__(self, configs: int, cost: float, warmup: float = 0.0) -> None:
-        self.configs, self.cost, self.warmup = configs, cost, warmup
+    def __init__(self, configs: int, cost: float, warmup: float = 0.0, announce: bool = False) -> None:
+        self.configs, self.cost, self.warmup, self.announce = configs, cost, warmup, announce
         self.fork_server = None
         self.answered: list[int] = []
         self.parts = 0
@@ -105,6 +112,8 @@ class ClaimingWorker:
         if helper and self.cancelled.wait(self.warmup):
             return FileResult("k.py", (), (Diagnostic("TL050", "analysis cancelled", 1, 1),)), {}
         answers = []
+        if claims is not None and self.announce:
+            claims.announce(0, self.configs)
         for j in range(self.configs):
             if claims is None or claims.claim(0, j):
                 time.sleep(self.cost)
@@ -128,6 +137,16 @@ def test_an_idle_worker_joins_a_launch_whose_configs_run_long_and_the_parts_merg
     assert [launch.config["j"] for launch in result.launches] == list(range(10))  # each config once, in order
     assert all(w.answered for w in workers)  # both took configs of the one launch
     assert sorted(workers[0].answered + workers[1].answered) == list(range(10))
+
+
+def test_helpers_start_together_when_the_launch_says_how_many_configs_are_left(tmp_path):
+    """Each helper takes a while before its first claim (its import of the module): where the count is
+    known, as many start at once as there are unclaimed configs, instead of one after another."""
+    (tmp_path / "k.py").write_text("# a planned file\n")
+    workers = [ClaimingWorker(8, 0.5, warmup=0.6, announce=True) for _ in range(4)]
+    (result,) = analyze_files(workers, [tmp_path / "k.py"], tmp_path, None, Settings(), join_after=0.05)  # type: ignore[arg-type]
+    assert [launch.config["j"] for launch in result.launches] == list(range(8))
+    assert all(w.answered for w in workers), [w.answered for w in workers]  # all four took configs
 
 
 def test_without_a_long_config_no_worker_joins(tmp_path):
