@@ -101,7 +101,9 @@ def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: lis
 
 def config_counts(text: str) -> dict[str, int]:
     """Per function of the file, how many autotune configs its decorators list (a literal list is
-    counted; configs computed at run time count as 8): the cost estimate `plan_path` gives."""
+    counted; configs computed at run time count as 8): the cost estimate `plan_path` gives. An
+    autotuner is `autotune(...)` or any decorator call given `configs=`: packages wrap Triton's in
+    their own (FlagGems' `libtuner`)."""
     tree = parse_file(text)
     out: dict[str, int] = {}
     if tree is None:
@@ -110,7 +112,10 @@ def config_counts(text: str) -> dict[str, int]:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for dec in fn.decorator_list:
-            if not isinstance(dec, ast.Call) or getattr(dec.func, "attr", getattr(dec.func, "id", "")) != "autotune":
+            if not isinstance(dec, ast.Call):
+                continue
+            named = getattr(dec.func, "attr", getattr(dec.func, "id", "")) == "autotune"
+            if not named and not any(k.arg == "configs" for k in dec.keywords):
                 continue
             configs = next((k.value for k in dec.keywords if k.arg == "configs"), dec.args[0] if dec.args else None)
             out[fn.name] = len(configs.elts) if isinstance(configs, (ast.List, ast.Tuple)) else 8

@@ -108,8 +108,10 @@ def test_the_plan_weighs_a_launch_by_its_autotune_configs(tmp_path: Path):
         textwrap.dedent("""\
         # tilelens: t[(1,)](fp32[64])
         # tilelens: p[(1,)](fp32[64], BLOCK=64)
+        # tilelens: w[(1,)](fp32[64])
         import triton
         import triton.language as tl
+        from somewhere import tuner
 
         @triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32)], key=[])
         @triton.jit
@@ -120,9 +122,14 @@ def test_the_plan_weighs_a_launch_by_its_autotune_configs(tmp_path: Path):
         @triton.jit
         def p(x_ptr, BLOCK: tl.constexpr):
             tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+        @tuner(configs=[triton.Config({}), triton.Config({})], key=[])  # a package's own autotuner
+        @triton.jit
+        def w(x_ptr):
+            tl.store(x_ptr + tl.arange(0, 64), 1.0)
     """)
     )
-    assert [x["weight"] for x in plan_path(f, tmp_path)["launches"]] == [8, 3]
+    assert [x["weight"] for x in plan_path(f, tmp_path)["launches"]] == [8, 3, 2]
 
 
 TRICKY = [
