@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from tilelens_lsp.claims import NOTHING, Claims, read_claims
+from tilelens_lsp.claims import NOTHING, Claims, LaunchClaims, read_claims
 from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.worker.process import UNANSWERED, Answers, Worker
@@ -266,13 +266,14 @@ class _Run:
         once nothing is left and nothing is running (an idle worker waits while others work)."""
         with self.lock:
             while True:
-                unit = self._take(worker, last) or self._join(worker)
+                folders: dict[str, dict[int, LaunchClaims]] = {}  # each claims folder read once a pass
+                unit = self._take(worker, last) or self._join(worker, folders)
                 if unit is not None:
                     self.active.append(unit)
                     return unit
                 if not self.active:
                     return None
-                self._stop_idle_helpers()
+                self._stop_idle_helpers(folders)
                 self.lock.wait(POLL)
 
     def _take(self, worker: Worker, last: _File | None) -> _Unit | None:
@@ -294,7 +295,7 @@ class _Run:
         f.handed_file_level = f.handed_file_level or first
         return _Unit(f, chunk, first, worker, self._token())
 
-    def _join(self, worker: Worker) -> _Unit | None:
+    def _join(self, worker: Worker, folders: dict[str, dict[int, LaunchClaims]]) -> _Unit | None:
         """A helper's unit: a running launch whose newest claim is `join_after` old (its configs are
         slow), with more configs unclaimed than it has helpers on their way to a first claim (one at
         a time where its worker has not said how many configs it has)."""
@@ -303,7 +304,7 @@ class _Run:
             f = unit.file
             if f.claims is None or unit.chunk is None:
                 continue
-            claimed = read_claims(f.claims)
+            claimed = _read(f.claims, folders)
             for i in unit.chunk:
                 seen = claimed.get(i, NOTHING)
                 if seen.finished or not seen.count or now - seen.newest < self.join_after:
@@ -314,14 +315,14 @@ class _Run:
                 return _Unit(f, [i], False, worker, self._token(), joined=i)
         return None
 
-    def _stop_idle_helpers(self) -> None:
+    def _stop_idle_helpers(self, folders: dict[str, dict[int, LaunchClaims]]) -> None:
         """Stop each helper whose launch has every config claimed while it has claimed none: it can
         only answer nothing, and the run would wait for its import of the module. Under the lock, so
         the stop reaches this request: the helper's thread takes its next one only through `next`."""
         for unit in self.active:
             if unit.joined is None or unit.dropped or unit.file.claims is None:
                 continue
-            seen = read_claims(unit.file.claims).get(unit.joined, NOTHING)
+            seen = _read(unit.file.claims, folders).get(unit.joined, NOTHING)
             if seen.finished and unit.token not in seen.tokens and "" not in seen.tokens:
                 unit.dropped = True
                 unit.worker.cancel()
@@ -352,6 +353,13 @@ class _Run:
                 f.parts.append((unit.first, result, by_index))
                 self.lock.notify_all()
             last = f
+
+
+def _read(folder: str, folders: dict[str, dict[int, LaunchClaims]]) -> dict[int, LaunchClaims]:
+    """`read_claims(folder)`, listed once per pass of an idle worker however many units share it."""
+    if folder not in folders:
+        folders[folder] = read_claims(folder)
+    return folders[folder]
 
 
 def _lost(unit: _Unit) -> Answers:
