@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from tilelens_lsp.lsp.analysis import Analysis, progress
+from tilelens_lsp.lsp.analysis import run as run_module
 from tilelens_lsp.lsp.analysis.progress import Progress
 from tilelens_lsp.lsp.analysis.run import Runner
 from tilelens_lsp.lsp.analysis.scheduler import CANCEL_GRACE, DEBOUNCE, MAX_DEBOUNCE, Scheduler
 from tilelens_lsp.lsp.analysis.workerhost import WorkerHost
 from tilelens_lsp.lsp.state import Doc, Run
-from tilelens_lsp.model import Access, FileResult, LaunchResult, Suggestion
+from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, Suggestion
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.worker.process import Hello
 
@@ -219,6 +220,7 @@ class FakeWorker:
         self.release.set()
         self.cancels = self.stops = 0
         self.dead = False
+        self.partials: list[FileResult] = []
         self.result = FileResult(
             "k.py",
             (LaunchResult("k", 4, {}, "analyzed", accesses=(Access("load", 5, 4, "x", "fp32", True, ((0, 4),), True),)),),
@@ -231,10 +233,13 @@ class FakeWorker:
     def request(self, op: str, args: dict, timeout: float) -> dict:
         return {}
 
-    def analyze(self, path: Path, root: Path, settings: Settings) -> FileResult:
+    def analyze(self, path: Path, root: Path, settings: Settings, on_partial=None) -> FileResult:
         self.analyzed.append(path)
         if self.during is not None:
             self.during()
+        for partial in self.partials:  # what the worker streams before its reply
+            if on_partial is not None:
+                on_partial(partial)
         self.release.wait(5)
         self.last_stats = {"compiles": 2}
         return self.result
@@ -261,6 +266,8 @@ class FakeSink:
         self.root = root
         self.published: list[tuple[str, list, int | None]] = []
         self.accepted: list[tuple[str, int, FileResult]] = []
+        self.previewed: list[tuple[str, int | None, FileResult]] = []
+        self.order: list[str] = []
 
     def publish(self, uri: str, diagnostics: list, version: int | None) -> None:
         self.published.append((uri, diagnostics, version))
@@ -269,6 +276,11 @@ class FakeSink:
         self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str, root: Path
     ) -> None:
         self.accepted.append((doc.uri, generation, result))
+        self.order.append("accept")
+
+    def preview(self, doc: Doc, version: int | None, partial: FileResult, text: str, rel: str, root: Path) -> None:
+        self.previewed.append((doc.uri, version, partial))
+        self.order.append("preview")
 
     async def publish_toml(self, toml: Path, version: int | None = None) -> None:
         self.published.append((toml.as_uri(), ["toml"], version))
@@ -314,6 +326,58 @@ def test_a_run_is_analysed_by_the_worker_and_delivered_to_the_sink(tmp_path):
     assert runner.counters == {"runs": 1, "cancelled": 0, "dropped": 0}
     assert host.total("compiles") == 2 and runner.in_flight() is None
     assert any(line.startswith("worker 4242 ready: Triton 3.9.0") for line in editor.logs)
+
+
+def _finding(line: int) -> LaunchResult:
+    return LaunchResult("k", line, {}, "analyzed", diagnostics=(Diagnostic("TL001", "out of bounds", line + 1, 5),))
+
+
+def test_a_first_run_shows_each_launch_as_it_is_answered_and_a_later_run_publishes_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(run_module, "PREVIEW_AFTER", 0.0)
+    doc, _, _, host, sink, runner, made = _parts(tmp_path)
+    clean = FileResult("k.py", (LaunchResult("k", 4, {}, "analyzed"),))
+    one = FileResult("k.py", (clean.launches[0], _finding(9)))
+
+    async def scenario() -> None:
+        await _ready(host)
+        made[0].partials = [clean, one]
+        made[0].result = FileResult("k.py", (*one.launches, _finding(12)))
+        await runner.run(doc)
+        doc.published = object()  # what the session remembers once a whole result is accepted
+        doc.generation += 1
+        await runner.run(doc)
+
+    asyncio.run(scenario())
+    # the clean first launch shows nothing (an empty list would read as a clean file); the second
+    # launch's finding is shown before the whole result; the second run publishes only once
+    assert [p for _, _, p in sink.previewed] == [one]
+    assert sink.order == ["preview", "accept", "accept"]
+
+
+def test_a_quick_first_run_publishes_once(tmp_path):
+    doc, _, _, host, sink, runner, made = _parts(tmp_path)
+
+    async def scenario() -> None:
+        await _ready(host)
+        made[0].partials = [FileResult("k.py", (_finding(9),))]
+        await runner.run(doc)
+
+    asyncio.run(scenario())  # the fake answers at once: well under PREVIEW_AFTER
+    assert sink.previewed == [] and sink.order == ["accept"]
+
+
+def test_a_partial_of_a_run_gone_stale_is_not_shown(tmp_path, monkeypatch):
+    monkeypatch.setattr(run_module, "PREVIEW_AFTER", 0.0)
+    doc, _, _, host, sink, runner, made = _parts(tmp_path)
+
+    async def scenario() -> None:
+        await _ready(host)
+        made[0].partials = [FileResult("k.py", (_finding(9),))]
+        made[0].during = lambda: setattr(doc, "generation", 2)  # saved again while it ran
+        await runner.run(doc)
+
+    asyncio.run(scenario())
+    assert sink.previewed == [] and sink.accepted == []
 
 
 def test_a_result_of_a_stale_generation_is_dropped(tmp_path):
@@ -526,6 +590,26 @@ def test_the_session_publishes_a_result_and_hover_answers_from_it_without_a_serv
         )
         is None
     )
+
+
+def test_the_session_previews_a_partial_result_without_remembering_it(tmp_path):
+    from tilelens_lsp.lsp.session import Session
+
+    text = KERNEL.replace("    pass\n", "    pass  # tilelens: ignore[TL001]\n")
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    editor = PublishingEditor({path.as_uri(): text})
+    session = Session(editor)
+    doc = Doc(path.as_uri(), path, 3, generation=1)
+    session.docs[doc.uri] = doc
+    found = LaunchResult("k", 4, {}, "analyzed", diagnostics=(Diagnostic("TL001", "load of x reads past its end", 4, 4),))
+    suppressed = LaunchResult("k", 4, {}, "analyzed", diagnostics=(Diagnostic("TL001", "store past its end", 5, 4),))
+    session.preview(doc, 3, FileResult("k.py", (suppressed,)), text, "k.py", tmp_path)
+    assert editor.sent == []  # everything it shows is suppressed: nothing to publish, nothing looks clean
+    session.preview(doc, 3, FileResult("k.py", (found, suppressed)), text, "k.py", tmp_path)
+    ((uri, diagnostics, version),) = editor.sent
+    assert (uri, version, [d.code for d in diagnostics]) == (doc.uri, 3, ["TL001"])
+    assert doc.published is None  # hovers and lenses wait for the whole result
 
 
 # ---------------------------------------------------------------- a file's launches across a pool

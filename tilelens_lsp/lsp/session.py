@@ -76,6 +76,22 @@ class Session:
         doc.published = Published(generation, result, text, rel, tracked, label)
         self.publish(doc.uri, diagnostics, version)
 
+    def preview(self, doc: Doc, version: int | None, partial: FileResult, text: str, rel: str, root: Path) -> None:
+        """Publish the verdicts of the launches answered so far (a first run still going), remembering
+        nothing: hovers, lenses and quick fixes wait for the whole result. Nothing is published while
+        they show nothing, so an empty list never reads as a clean file before the run is done."""
+        if partial.path and not os.path.isabs(partial.path):
+            rel = partial.path
+        partial = suppress.apply(partial, text, rel)
+        ctx = convert.DocumentContext(doc.uri, rel, text, root, self.editor.related_support, self.editor.units)
+        try:
+            diagnostics = convert.to_lsp_diagnostics(partial, ctx)
+        except Exception:  # noqa: BLE001 - the whole result comes next and reports its own failure
+            log.exception("converting a partial result failed")
+            return
+        if diagnostics:
+            self.publish(doc.uri, diagnostics, version)
+
     async def publish_toml(self, toml: Path, version: int | None = None) -> None:
         """A launch toml's own problems (tomlwatch.py), on the toml."""
         uri = toml.as_uri()

@@ -375,6 +375,7 @@ class Worker:
         file_level: bool = True,
         *,
         probe: bool = False,
+        on_partial: Callable[[FileResult], None] | None = None,
     ) -> FileResult:
         """FileResult for one file (or the launches `select` names, in that order; `file_level=False`
         leaves the file's own diagnostics to another part). The worker streams each launch's results,
@@ -382,8 +383,12 @@ class Worker:
         launches never times out as a whole. A launch that times out, crashes the worker or runs it out
         of memory gets a TL050 of its own; the launches after it are analysed by a fresh worker.
         `probe`: a worker found dead before it answered (killed while idle) is replaced quietly
-        (`request`), not reported as this file's crash."""
-        return self.analyze_parts(path, workspace_root, config_file, settings, select, file_level, probe=probe)[0]
+        (`request`), not reported as this file's crash. `on_partial` hears the file's result so far
+        (the launches answered, the file's own diagnostics) each time a launch is answered while others
+        remain."""
+        return self.analyze_parts(
+            path, workspace_root, config_file, settings, select, file_level, probe=probe, on_partial=on_partial
+        )[0]
 
     def analyze_parts(
         self,
@@ -396,11 +401,12 @@ class Worker:
         *,
         probe: bool = False,
         claims: Claims | None = None,
+        on_partial: Callable[[FileResult], None] | None = None,
     ) -> tuple[FileResult, Answers]:
         """`analyze`, and the results of each launch by its index (to reassemble a file analysed in
         parts). With `claims`, each launch answers only the configs this part claims (claims.py)."""
         settings = settings or self.settings
-        stream = _Stream()
+        stream = _Stream(on_partial)
         while True:
             extra: dict[str, Any] = {"stream": True, "select": select, "file_level": file_level and stream.ready is None}
             if claims is not None:
@@ -510,7 +516,8 @@ class Worker:
 class _Stream:
     """What one file's analysis streamed so far: which launches it runs, and the results of each."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_partial: Callable[[FileResult], None] | None = None) -> None:
+        self.on_partial = on_partial  # hears the result so far after each launch
         self.ready: dict | None = None  # the first "ready" event (file diagnostics)
         self.order: list[tuple[int, str, int]] = []  # (index, kernel, line) in the order analysed
         self.done: Answers = {}
@@ -528,6 +535,8 @@ class _Stream:
             if not isinstance(configs, list) or len(configs) != len(results):
                 configs = list(range(len(results)))  # a worker of an older tilelens names no configs
             self.done[int(event["index"])] = list(zip((int(j) for j in configs), results))
+            if self.on_partial is not None and len(self.done) < len(self.order):  # the last part is the reply
+                self.on_partial(self.result(None))
 
     def fail_current(self, why: str) -> list[int]:
         """The launch in flight gets a TL050 (`why`); returns the launches still to analyse."""

@@ -62,6 +62,17 @@ def test_many_launches_longer_than_the_timeout_together_are_all_analysed(worker,
     assert [d.code for d in result.all_diagnostics()] == ["TL001"]  # oob's store, and nothing else
 
 
+def test_the_result_so_far_is_heard_after_each_launch_but_the_last(worker, tmp_path: Path):
+    f = tmp_path / "partial.py"
+    f.write_text(launches([1, 1]) + SLEEPY + "\n@triton.jit\ndef unused(x_ptr):\n    pass\n")
+    heard = []
+    result = worker.analyze(f, tmp_path, on_partial=heard.append)
+    assert [len(p.launches) for p in heard] == [1, 2]  # not the last: the reply itself is the whole
+    assert all(p.launches == result.launches[: len(p.launches)] for p in heard)
+    assert all(p.diagnostics == result.diagnostics for p in heard)  # the file's own TL100, from the start
+    assert [d.code for d in result.all_diagnostics()] == ["TL100", "TL001"]
+
+
 def test_a_hung_launch_costs_only_itself(worker, tmp_path: Path):
     f = tmp_path / "one_hangs.py"
     f.write_text(launches([10, 100_000, 10]) + SLEEPY)

@@ -9,6 +9,7 @@ The order of runs is scheduler.py's; the worker's life and calls are workerhost.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -36,9 +37,14 @@ class Sink(Protocol):
         self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str, root: Path
     ) -> None: ...
 
+    def preview(self, doc: Doc, version: int | None, partial: FileResult, text: str, rel: str, root: Path) -> None: ...
+
     async def publish_toml(self, toml: Path, version: int | None = None) -> None: ...
 
     def root_for(self, path: Path) -> Path | None: ...
+
+
+PREVIEW_AFTER = 1.0  # seconds a first run goes before the launches answered so far are shown
 
 
 def _at_start(message: str, severity: types.DiagnosticSeverity, code: str | None = None) -> types.Diagnostic:
@@ -147,7 +153,8 @@ class Runner:
             return
         progress = self._tasks.spawn(self._progress.begin(run)) if self._editor.progress_support else None
         t0 = time.monotonic()
-        result = await self._host.lane.submit(self._analyze, run)
+        preview = self._previewer(doc, run, text, rel, root) if doc.published is None else None
+        result = await self._host.lane.submit(self._analyze, run, preview)
         elapsed = time.monotonic() - t0
         run.finished = True
         if progress is not None:
@@ -160,7 +167,30 @@ class Runner:
         self._editor.log(f"analysed {doc.path.name} in {elapsed:.2f} s: {convert.summary(result)}")
         self._sink.accept(doc, run.generation, run.version, result, text, rel, root)
 
-    def _analyze(self, run: Run) -> FileResult | None:  # in the lane
+    def _previewer(self, doc: Doc, run: Run, text: str, rel: str, root: Path) -> Callable[[FileResult], None]:
+        """On a document's first run (nothing of it is published yet, so nothing can flicker) that takes
+        longer than PREVIEW_AFTER, the verdicts of each launch are shown as it is answered while others
+        remain: a module of many slow launches shows its first diagnostics after its first launch, not
+        its last. The progress bar runs until the whole result replaces them; a quick file and every
+        later run publish once, whole."""
+        loop = asyncio.get_running_loop()
+
+        def show(partial: FileResult) -> None:  # in the lane: hand it to the event loop
+            if time.monotonic() - run.started < PREVIEW_AFTER:
+                return  # a quick file publishes once, whole
+            if partial.diagnostics or any(launch.diagnostics for launch in partial.launches):
+                loop.call_soon_threadsafe(self._preview, doc, run, partial, text, rel, root)
+
+        return show
+
+    def _preview(self, doc: Doc, run: Run, partial: FileResult, text: str, rel: str, root: Path) -> None:
+        current = self._docs.get(doc.uri)
+        if run.cancelled or run.finished or current is not doc or doc.generation != run.generation:
+            return
+        if doc.published is None:
+            self._sink.preview(doc, run.version, partial, text, rel, root)
+
+    def _analyze(self, run: Run, on_partial: Callable[[FileResult], None] | None = None) -> FileResult | None:  # in the lane
         host = self._host
         worker = host.worker
         if worker is None or host.closed:
@@ -173,7 +203,7 @@ class Runner:
             run.started = time.monotonic()
             self._in_flight = run
         try:
-            result = host.analyze(worker, run)
+            result = host.analyze(worker, run, on_partial)
         finally:
             with self._lock:
                 self._in_flight = None

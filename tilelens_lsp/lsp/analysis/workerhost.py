@@ -231,8 +231,12 @@ class WorkerHost:
 
     # -- the worker's calls (in the lane)
 
-    def analyze(self, worker: Worker, run: Run) -> FileResult | None:  # in the lane
-        """`run`'s file analysed by `worker` (None: cancelled meanwhile); TL040 alone on an untested Triton."""
+    def analyze(
+        self, worker: Worker, run: Run, on_partial: Callable[[FileResult], None] | None = None
+    ) -> FileResult | None:  # in the lane
+        """`run`'s file analysed by `worker` (None: cancelled meanwhile); TL040 alone on an untested Triton.
+        `on_partial` hears the result so far after each launch (one worker only: a pool's parts arrive
+        out of order)."""
         helpers = self._ready_helpers()
         if worker.proc is not None and helpers:
             # A worker that died while idle (killed, OOM) answers the ping with a crash and is
@@ -248,9 +252,9 @@ class WorkerHost:
             return FileResult(run.rel, (), (gate,))
         if not helpers and worker.proc is not None:
             # the same ping, in the analysis' own write (`probe`): one round trip where two were
-            return worker.analyze(run.path, run.root, settings=run.settings, probe=True)
+            return worker.analyze(run.path, run.root, settings=run.settings, probe=True, on_partial=on_partial)
         if not helpers:
-            return worker.analyze(run.path, run.root, settings=run.settings)
+            return worker.analyze(run.path, run.root, settings=run.settings, on_partial=on_partial)
         shares = [RunShare(w, run) for w in (worker, *helpers)]
         result = analyze_files(shares, [run.path], run.root, None, run.settings)[0]  # type: ignore[arg-type]
         for helper in helpers:
