@@ -61,6 +61,13 @@ class RaceClient(IRClient):
                 if not all(s.per_program.lanes_distinct for s in mine if s.op == "store"):
                     out.notes.append(f"races between lanes of one store to {arg} not checked at this grid size")
                 continue
+            info = analysis.args[arg]
+            # footprints are int64 arrays: a storage past 2**63 elements ([2**32, 2**32]) is clamped to what they can hold
+            lo, hi = max(info.lo, _I64_MIN), min(info.hi, _I64_MAX)
+            if _lone_store_apart(mine, lo, hi):
+                continue
+            for site in mine:
+                site.fill_tagged()  # the per-program runs an engine left until they were needed
             dropped = next((s.races_unchecked for s in mine if s.races_unchecked), None)
             runs = sum(int(a.size) for s in mine if s.tagged is not None for a, _, _ in s.tagged)
             if dropped is None and runs > RACE_RUNS:
@@ -91,9 +98,6 @@ class RaceClient(IRClient):
                 )
                 out.notes.append(f"races on {arg} not checked: the per-program footprint of the {unknown[0].op} there {why}")
                 continue
-            info = analysis.args[arg]
-            # footprints are int64 arrays: a storage past 2**63 elements ([2**32, 2**32]) is clamped to what they can hold
-            lo, hi = max(info.lo, _I64_MIN), min(info.hi, _I64_MAX)
             if _cannot_race(mine, lo, hi):
                 continue
             found = _find(mine, lo, hi)
@@ -326,6 +330,27 @@ def _union(sites: list, op: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarr
     return merge_intervals(starts, ends)  # (empty arrays when no site touches the storage)
 
 
+def _lone_store_apart(sites: list, lo: int, hi: int) -> bool:
+    """No race, without per-program runs: the argument's one store is exact and its address form keeps
+    programs apart (`programs_apart`), and no load of the argument meets what it stores."""
+    stores = [s for s in sites if s.op == "store"]
+    if len(stores) != 1 or not stores[0].programs_apart or not stores[0].exact or stores[0].races_unchecked:
+        return False
+    return not _loads_meet_stores(sites, lo, hi)
+
+
+def _loads_meet_stores(sites: list, lo: int, hi: int) -> bool:
+    """Some element inside [lo, hi) is both loaded and stored by these sites (by any programs)."""
+    s_starts, s_ends = _union(sites, "store", lo, hi)
+    l_starts, l_ends = _union(sites, "load", lo, hi)
+    if not l_starts.size or not s_starts.size:
+        return False
+    # a load interval meets the stores when some store interval starts before its end and ends after its start
+    first = np.searchsorted(s_ends, l_starts, side="right")
+    inside = first < s_starts.size
+    return bool(inside.any() and (s_starts[np.minimum(first, s_starts.size - 1)] < l_ends)[inside].any())
+
+
 def _cannot_race(sites: list, lo: int, hi: int) -> bool:
     """A quick proof there is no race: the stores' per-program runs add up to exactly their union (no
     element stored twice, by any program) and no load touches a stored element. Most kernels pass it,
@@ -337,17 +362,7 @@ def _cannot_race(sites: list, lo: int, hi: int) -> bool:
         if site.op == "store":
             for starts, ends, _ in site.tagged:
                 total += int((np.minimum(ends, hi) - np.maximum(starts, lo)).clip(min=0).sum())
-    if total != union:
-        return False
-    l_starts, l_ends = _union(sites, "load", lo, hi)
-    if not l_starts.size or not s_starts.size:
-        return True
-    # a load interval meets the stores when some store interval starts before its end and ends after its start
-    first = np.searchsorted(s_ends, l_starts, side="right")
-    return (
-        not (first < s_starts.size).any()
-        or not (s_starts[np.minimum(first, s_starts.size - 1)] < l_ends)[first < s_starts.size].any()
-    )
+    return total == union and not _loads_meet_stores(sites, lo, hi)
 
 
 def _site_of(sites: list, op: str, prog: int, element: int, default: int) -> int:

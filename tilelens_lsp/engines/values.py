@@ -224,6 +224,17 @@ class SiteResult:
     per_program: Any = None  # the grid engine's symbolic per-program footprint (grid.PerProgram), for races
     # why `tagged` or `bounds` was dropped to bound memory (too many of them kept), for the race note
     races_unchecked: str | None = None
+    # proven from the address form: no element of this site is touched by two programs
+    programs_apart: bool = False
+    # fills `tagged` when the race check needs it: left by an engine that proved `programs_apart`, since
+    # a lone store whose programs stay apart needs no per-program runs (millions at production sizes)
+    deferred: Callable[[], None] | None = None
+
+    def fill_tagged(self) -> None:
+        """Compute the per-program runs an engine left for later, once."""
+        if self.deferred is not None:
+            fill, self.deferred = self.deferred, None
+            fill()
 
     def add_tagged(self, starts: np.ndarray, ends: np.ndarray, progs: np.ndarray) -> None:
         if self.tagged is None:

@@ -706,9 +706,23 @@ MUTATIONS: list[Mutation] = [
     M(
         "race-quick-proof-ignores-double-stores",
         "clients/race.py",
-        "    if total != union:\n        return False",
-        "    if False:\n        return False",
+        "    return total == union and not _loads_meet_stores(sites, lo, hi)",
+        "    return not _loads_meet_stores(sites, lo, hi)",
         "the quick no-race proof accepts stores whose runs cover some element twice",
+    ),
+    M(
+        "race-deferred-runs-never-filled",
+        "clients/race.py",
+        "                site.fill_tagged()  # the per-program runs an engine left until they were needed",
+        "                pass",
+        "per-program runs an engine deferred are read as none: two stores that each keep programs apart never race",
+    ),
+    M(
+        "programs-apart-ignores-repeated-bases",
+        "engines/affine/footprints.py",
+        "    if bases.size > 1 and not (bases[1:] != bases[:-1]).all():\n        return False",
+        "    bases = np.unique(bases)",
+        "two programs with one base (storing the same elements) are proven apart",
     ),
     # ------------------------------------------------------------ guards, trip counts and lane races (issue 23)
     M(

@@ -436,3 +436,71 @@ def test_lane_varying_min_max_and_select_become_exact_pieces(tmp_path, monkeypat
     assert _elements(by[("load", "x_ptr", lines[2])]) == want_c
     assert _elements(by[("store", "z_ptr", lines[2])]) == {128 + v for v in want_c}
     assert all(a.exact for a in launch.accesses)
+
+
+# ---------------------------------------------------------------- programs kept apart (race check)
+
+
+def _programs_meet(bases, coef, ext) -> bool:
+    """Brute force: some element is touched by two different programs."""
+    owner: dict[int, int] = {}
+    for p, base in enumerate(bases):
+        for v in itertools.product(*(range(n) for n in ext)):
+            element = int(base + sum(c * x for c, x in zip(coef, v)))
+            if owner.setdefault(element, p) != p:
+                return True
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(-40, 40), min_size=1, max_size=6),
+    st.lists(st.tuples(st.integers(-20, 20), st.integers(1, 4)), min_size=0, max_size=3),
+)
+def test_programs_apart_is_never_claimed_where_two_programs_meet(bases, lanes):
+    from tilelens_lsp.engines.affine.footprints import programs_apart
+
+    coef = np.array([c for c, _ in lanes], dtype=np.int64)
+    ext = np.array([n for _, n in lanes], dtype=np.int64)
+    if programs_apart(np.array(bases, dtype=np.int64), coef, ext):
+        assert not _programs_meet(bases, coef.tolist(), ext.tolist())
+
+
+def test_programs_apart_proves_tiles_and_refuses_overlaps_and_repeats():
+    from tilelens_lsp.engines.affine.footprints import programs_apart
+
+    # 4 × 4 programs storing 8 × 8 tiles of a 32-column matrix (pid_m·8·32 + pid_n·8 + i·32 + j)
+    bases = np.array([pm * 8 * 32 + pn * 8 for pm in range(4) for pn in range(4)])
+    assert programs_apart(bases, np.array([32, 1]), np.array([8, 8]))
+    assert not programs_apart(bases, np.array([32, 1]), np.array([8, 9]))  # one column into the next tile
+    assert not programs_apart(np.array([0, 8, 8]), np.array([1]), np.array([8]))  # two programs, one base
+    assert not programs_apart(np.array([0, 8, 24]), np.array([1]), np.array([8]))  # not a lattice: runs instead
+    # a lane stride of 0 repeats an element within one program, which is no race between programs
+    assert programs_apart(np.array([0, 8, 16]), np.array([1, 0]), np.array([8, 4]))
+
+
+TWO_STORES = """
+import triton
+import triton.language as tl
+
+# tilelens: two_stores[(4,)](fp32[64], BLOCK=8)
+@triton.jit
+def two_stores(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0)
+    tl.store(x_ptr + offs + BLOCK, 2.0)
+"""
+
+
+def test_two_stores_each_keeping_programs_apart_still_race_with_each_other(tmp_path, monkeypatch):
+    # each store alone keeps its programs apart (no per-program runs needed); program p's second store
+    # hits program p + 1's first, so the race check must compute the runs it deferred, and find it
+    path = tmp_path / "two_stores.py"
+    path.write_text(TWO_STORES)
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    monkeypatch.setenv(select.ENGINE_ENV, "auto")
+    before = select.ENGINES["summary"]
+    (launch,) = analyze_path(path, workspace_root=tmp_path).launches
+    assert select.ENGINES["summary"] == before + 1
+    assert [d.code for d in launch.diagnostics] == ["TL005"]
+    assert "program (0, 0, 0)" in launch.diagnostics[0].message and "program (1, 0, 0)" in launch.diagnostics[0].message

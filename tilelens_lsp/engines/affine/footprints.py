@@ -25,6 +25,22 @@ if TYPE_CHECKING:
 RACE_SHARE = 64  # per-program footprints for the race check get budget / this, in all
 
 
+def programs_apart(bases: np.ndarray, coef: np.ndarray, ext: np.ndarray) -> bool:
+    """No two programs touch one element: each program's base (in elements) is distinct, the bases form
+    a lattice x0 + Σ i·d over a full box of program indices i, and the steps d with the lane and loop
+    strides (extents > 1, stride 0 left out: those repeat an element within one program) form a mixed
+    radix, so (i, v) -> base + coef·v is one-to-one on the whole box; masks only remove points from it."""
+    bases = np.sort(bases)
+    if bases.size > 1 and not (bases[1:] != bases[:-1]).all():
+        return False
+    lattice = factor(bases[:, None])
+    if lattice is None:
+        return False
+    steps = [(int(d[0]), int(n)) for d, n in lattice[1]]
+    steps += [(abs(int(c)), int(n)) for c, n in zip(coef, ext) if c != 0 and n > 1]
+    return radix_apart(steps)
+
+
 def kind_is_atomic(op: str) -> bool:
     return op == "atomic"
 
@@ -171,16 +187,32 @@ class SummaryFootprints:
         if self.symbolic_programs:
             site.tagged = None
             return
+        if not pred.any():
+            return
+        try:
+            rows, programs, coef, ext, C = self._problem(off, cons, pred, info)
+        except NotAffine:
+            site.tagged = None
+            return
+        alone = site.deferred is None and not site.tagged and not site.programs_apart  # its first piece
+        if alone and programs_apart(rows[:, 0], coef, ext):
+            site.programs_apart = True
+            site.deferred = lambda: self._fill_tags(site, rows, programs, coef, ext, C)
+            return
+        # a second piece of the site (another branch's address): the proof covered one piece only
+        site.programs_apart = False
+        site.fill_tagged()
+        self._fill_tags(site, rows, programs, coef, ext, C)
 
+    def _fill_tags(
+        self, site: SiteResult, rows: np.ndarray, programs: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
+    ) -> None:
         def spend(work: int) -> None:
             self.race_work += int(work)
             if self.race_work > self.m.budget // RACE_SHARE:
                 raise NotAffine("per-program footprints past the race budget")
 
-        if not pred.any():
-            return
         try:
-            rows, programs, coef, ext, C = self._problem(off, cons, pred, info)
             # rows times the extents of every variable but a unit-stride one bounds the runs it would
             # list: past the budget, give up before computing any (a 16384³ matmul's C tile stores)
             outer = np.prod(ext[coef != 1].astype(float)) * max(1, len(rows))
