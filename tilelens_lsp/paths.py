@@ -48,6 +48,13 @@ def resolved_prefixes(prefixes: tuple[str, ...]) -> frozenset[str]:
 def stdlib_end(entries: list[str]) -> int:
     """The index just past the standard library's folders in `entries`: the user's folders go there,
     so a file of theirs named like a stdlib module (`traceback.py`) never shadows it."""
+    return _stdlib_end(tuple(entries), os.getcwd() if "" in entries or os.curdir in entries else "")
+
+
+@functools.lru_cache(maxsize=32)
+def _stdlib_end(entries: tuple[str, ...], cwd: str) -> int:
+    """`stdlib_end` of one sys.path (and working folder, where an entry names it): a save asks several
+    times for the same one, and resolving each entry is a few stat calls per folder of its path."""
     prefixes = resolved_prefixes((sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix))
     end = 0
     for i, entry in enumerate(entries):
