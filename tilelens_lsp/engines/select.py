@@ -24,7 +24,7 @@ from tilelens_lsp.engines.grid import GridGraph, NotGrid
 from tilelens_lsp.engines.values import LaunchModel, Obligation, SiteResult
 from tilelens_lsp.refusal import Refusal
 
-WITNESS_SHARE = 8  # an out-of-bounds launch is enumerated when it fits budget / this
+WITNESS_SHARE = 256  # an out-of-bounds launch is enumerated when it fits budget / this
 ENGINE_ENV = "TILELENS_ENGINE"  # auto (default) | enumerate | compare (tests: both engines, must agree) | grid
 GRID_PROGRAMS = 1 << 16  # launches of more programs than this go to the grid engine ...
 GRID_SHARE = 16  # ... unless programs x lanes x ops fit the budget / this
