@@ -18,7 +18,6 @@ from tilelens_lsp.compile.binding import BoundLaunch, ConfigBinding, FakeTensor,
 from tilelens_lsp.compile.driver import fix_codegen_locations, fix_hip_binder_without_torch, host_driver, parse_target
 from tilelens_lsp.model import Frame, LaunchSpec, ScalarSpec
 
-
 CONTEXT_USES = 256  # compiles one MLIR context serves before a fresh one (what it interns stays bounded)
 
 
