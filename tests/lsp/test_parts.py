@@ -546,19 +546,26 @@ class PublishingEditor(FakeEditor):
         return []
 
 
+def _session(tmp_path: Path, text: str):
+    """A Session over a PublishingEditor with `text` saved as k.py and open at version 3."""
+    from tilelens_lsp.lsp.session import Session
+
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    editor = PublishingEditor({path.as_uri(): text})
+    session = Session(editor)
+    doc = Doc(path.as_uri(), path, 3, generation=1)
+    session.docs[doc.uri] = doc
+    return editor, session, doc
+
+
 def test_the_session_publishes_a_result_and_hover_answers_from_it_without_a_server(tmp_path):
     from lsprotocol import types
 
     from tilelens_lsp.lsp.features import hovers
-    from tilelens_lsp.lsp.session import Session
     from tilelens_lsp.model import Diagnostic
 
-    path = tmp_path / "k.py"
-    path.write_text(KERNEL)
-    editor = PublishingEditor({path.as_uri(): KERNEL})
-    session = Session(editor)
-    doc = Doc(path.as_uri(), path, 3, generation=1)
-    session.docs[doc.uri] = doc
+    editor, session, doc = _session(tmp_path, KERNEL)
     launch = LaunchResult(
         "k",
         4,
@@ -593,15 +600,9 @@ def test_the_session_publishes_a_result_and_hover_answers_from_it_without_a_serv
 
 
 def test_the_session_previews_a_partial_result_without_remembering_it(tmp_path):
-    from tilelens_lsp.lsp.session import Session
 
     text = KERNEL.replace("    pass\n", "    pass  # tilelens: ignore[TL001]\n")
-    path = tmp_path / "k.py"
-    path.write_text(text)
-    editor = PublishingEditor({path.as_uri(): text})
-    session = Session(editor)
-    doc = Doc(path.as_uri(), path, 3, generation=1)
-    session.docs[doc.uri] = doc
+    editor, session, doc = _session(tmp_path, text)
     found = LaunchResult("k", 4, {}, "analyzed", diagnostics=(Diagnostic("TL001", "load of x reads past its end", 4, 4),))
     suppressed = LaunchResult("k", 4, {}, "analyzed", diagnostics=(Diagnostic("TL001", "store past its end", 5, 4),))
     session.preview(doc, 3, FileResult("k.py", (suppressed,)), text, "k.py", tmp_path)

@@ -51,12 +51,9 @@ class Session:
         self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str, root: Path
     ) -> None:
         """Publish a run's result on `doc` and remember it for hovers, lenses and later edits."""
-        if result.path and not os.path.isabs(result.path):
-            rel = result.path  # the worker's name for it: an installed module's importable path
-        result = suppress.apply(result, text, rel)
-        ctx = convert.DocumentContext(doc.uri, rel, text, root, self.editor.related_support, self.editor.units)
+        rel, result = self._as_shown(result, text, rel)
         try:
-            diagnostics = convert.to_lsp_diagnostics(result, ctx)
+            diagnostics = self._to_lsp(doc, result, text, rel, root)
         except Exception as exc:  # noqa: BLE001 - a formatting bug must not lose the document
             log.exception("converting diagnostics failed")
             diagnostics = [
@@ -80,17 +77,26 @@ class Session:
         """Publish the verdicts of the launches answered so far (a first run still going), remembering
         nothing: hovers, lenses and quick fixes wait for the whole result. Nothing is published while
         they show nothing, so an empty list never reads as a clean file before the run is done."""
-        if partial.path and not os.path.isabs(partial.path):
-            rel = partial.path
-        partial = suppress.apply(partial, text, rel)
-        ctx = convert.DocumentContext(doc.uri, rel, text, root, self.editor.related_support, self.editor.units)
+        rel, partial = self._as_shown(partial, text, rel)
         try:
-            diagnostics = convert.to_lsp_diagnostics(partial, ctx)
+            diagnostics = self._to_lsp(doc, partial, text, rel, root)
         except Exception:  # noqa: BLE001 - the whole result comes next and reports its own failure
             log.exception("converting a partial result failed")
             return
         if diagnostics:
             self.publish(doc.uri, diagnostics, version)
+
+    @staticmethod
+    def _as_shown(result: FileResult, text: str, rel: str) -> tuple[str, FileResult]:
+        """The file's name as the result gives it (an installed module's importable path) and the result
+        with the file's suppressions applied."""
+        if result.path and not os.path.isabs(result.path):
+            rel = result.path
+        return rel, suppress.apply(result, text, rel)
+
+    def _to_lsp(self, doc: Doc, result: FileResult, text: str, rel: str, root: Path) -> list[types.Diagnostic]:
+        ctx = convert.DocumentContext(doc.uri, rel, text, root, self.editor.related_support, self.editor.units)
+        return convert.to_lsp_diagnostics(result, ctx)
 
     async def publish_toml(self, toml: Path, version: int | None = None) -> None:
         """A launch toml's own problems (tomlwatch.py), on the toml."""
