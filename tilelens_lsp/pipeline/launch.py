@@ -8,6 +8,7 @@ the launch (its import, its directives, where its results are placed) is `file.p
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any, Callable, TypedDict
 
@@ -24,6 +25,8 @@ from tilelens_lsp.refusal import Refusal, fix_for
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir import reader as ttir_reader
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, portable_stack
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def triton_version() -> str:
@@ -60,6 +63,7 @@ def analyze_configs(
     results: list[tuple[int, LaunchResult]] = []
     seen: set[str] = set()
     known: dict[int, tuple[str, LaunchResult | None]] = {}  # id(bound launch) -> (result key, cached result)
+    keyless: dict[int, Exception] = {}  # id(bound launch) -> why Triton could not key the kernel
     shared: dict[str, Any] = {}  # what every config of the launch shares: its tensors, the kernel's dependencies
     mine: dict[int, bool] = {}  # config index -> claimed by this call
     at = [0]  # the index of the config compile_launch is producing (it asks `verdict_known` first)
@@ -75,7 +79,14 @@ def analyze_configs(
         if not shared:
             shared["tensors"] = launch_tensors([p.name for p in c.jit.params], launch)
             shared["depends"] = dependencies(c.jit)
-        key = result_key(c, shared["tensors"], shared["depends"], settings, mapper, source_hash).digest()
+        try:
+            key = result_key(c, shared["tensors"], shared["depends"], settings, mapper, source_hash).digest()
+        except Exception as exc:  # noqa: BLE001 - Triton's cache key walks the user's globals
+            # a real launch computes this key before it compiles and fails the same way (the kernel
+            # references a function Triton cannot call): this config's compile error, never compiled
+            keyless[id(c.bound)] = RuntimeError(_ADDRESS.sub("", str(exc)))  # the same text every run
+            known[id(c.bound)] = (f"keyless config {at[0]}", None)
+            return True
         first = key not in seen
         cached = state.cache.get(key) if first and owned(at[0]) else None
         known[id(c.bound)] = (key, cached)
@@ -93,6 +104,11 @@ def analyze_configs(
             continue
         seen.add(key)
         if not owned(index):
+            continue
+        failed = keyless.get(id(c.bound))
+        if failed is not None:
+            keyed_out = replace(c, error=failed, failed_at="compile")
+            results.append((index, compile_and_analyze(launch, keyed_out, shared["tensors"], settings, mapper, state)))
             continue
         if cached is not None:
             state.stats.cache_hits += 1

@@ -198,6 +198,12 @@ def test_type_error_message_is_tritons(compile_errors):
     assert "invalid operands of type pointer<fp32>" in diag.message
 
 
+def test_a_kernel_triton_cannot_key_is_a_compile_error_not_a_crash(compile_errors):
+    # Triton computes a kernel's cache key before compiling it; a real launch raises there, so does ours
+    diag = only(launch_at(compile_errors, line_of(ERRORS, "plain_function_kernel[")), "TL010")
+    assert "Unsupported function referenced: <function scale_on_host>" in diag.message
+
+
 def test_compile_error_launch_status(compile_errors):
     assert {launch.status for launch in compile_errors.launches} == {"compile-error"}
 
