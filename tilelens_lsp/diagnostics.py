@@ -163,7 +163,9 @@ _TABLE = (
         "Read the compile error at the line Triton names; for an import error install the missing package "
         "into the Python that runs the worker (setting `interpreter`, `check --python`).",
         "Reported at the line Triton names (with the call stack of inlined helpers), or at the import line "
-        "for a failed import.",
+        "for a failed import. A kernel that Triton refuses before compiling it (its cache key rejects a plain "
+        "Python function the kernel references, `Unsupported function referenced`) is reported at its launch, "
+        "as a real launch of it fails there.",
     ),
     Code(
         "TL020",
