@@ -20,7 +20,7 @@ import relfig
 from lsp.lsphelp import CLEAN, kernel
 
 from tilelens_lsp.settings import Settings
-from tilelens_lsp.worker.process import Worker
+from tilelens_lsp.worker.process import LOADED_CAP, Worker
 
 MEMORY_LIMIT_MB = 2000
 HANG_TIMEOUT = 3.0  # seconds a hung request may take before the worker is replaced
@@ -157,7 +157,9 @@ def test_a_hung_request_is_a_tl050_within_the_timeout(worker, folder, where, tex
     relfig.bump("faults", "injected")
     result, elapsed = analyze(worker, folder, f"hung_{where}.py", text, timeout=HANG_TIMEOUT)
     assert f"timed out after {HANG_TIMEOUT:g} s" in tl050(result)
-    assert HANG_TIMEOUT <= elapsed < HANG_TIMEOUT + SLACK
+    # the compile hang computes: on a loaded machine it may use the timeout in CPU time (process.py)
+    limit = LOADED_CAP * HANG_TIMEOUT if where == "compile" else HANG_TIMEOUT
+    assert HANG_TIMEOUT <= elapsed < limit + SLACK
     survives(worker, folder, before)
 
 

@@ -119,6 +119,38 @@ def spawn_process(settings: Settings, args: list[str], stdin, cwd: str | None = 
 _DEAD_BEFORE = object()  # `Worker._exchange`: the process ended before it answered the probe
 PROBE_TIMEOUT = 5.0  # seconds an idle worker has to answer the ping ahead of a request
 
+# A timeout is a guard against hangs, and a verdict must not depend on how loaded the host is (on
+# `--jobs 16` against `--jobs 1`): a worker still busy when its time is up, but given less than a core
+# by a loaded host, may go on until it has used the timeout in CPU time, up to LOADED_CAP timeouts on
+# the clock. A worker that computes nothing (a sleep, a lock, a read) is hung at the timeout as before.
+LOADED_CAP = 4.0
+BUSY_SHARE = 0.25  # CPU per second on the clock since the wait began, below which a worker is not busy
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") and "SC_CLK_TCK" in os.sysconf_names else 100
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User and system CPU time of process `pid`, all its threads, from /proc; None where unreadable."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) ": state ppid ... utime stime
+    try:
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (IndexError, ValueError):
+        return None
+
+
+def owed_seconds(timeout: float, elapsed: float, cpu: float | None) -> float:
+    """How much longer to wait for a worker whose `timeout` is up after `elapsed` seconds on the clock,
+    in which it used `cpu` seconds of CPU (None: unknown): 0 when it is hung or has had its time."""
+    if cpu is None or elapsed >= LOADED_CAP * timeout or cpu < BUSY_SHARE * elapsed or cpu >= timeout:
+        return 0.0
+    return min(max(timeout - cpu, 0.5), LOADED_CAP * timeout - elapsed)
+
 
 class WorkerUnavailable(RuntimeError):
     """The worker could not start (e.g. the interpreter lacks Triton)."""
@@ -262,15 +294,26 @@ class Worker:
         return "\n".join(tail[-lines:])
 
     def _read(self, timeout: float) -> dict | None:
-        deadline = time.monotonic() + timeout
+        """The worker's next line, parsed (None at its end), or TimeoutError once `timeout` is up (or,
+        on a loaded host, once a busy worker has used it in CPU time: `owed_seconds`)."""
+        start = time.monotonic()
+        deadline = start + timeout
+        pid = self.pid()
+        cpu0 = cpu_seconds(pid)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError
+                now, cpu = time.monotonic(), cpu_seconds(pid)
+                used = None if cpu is None or cpu0 is None else cpu - cpu0
+                more = owed_seconds(timeout, now - start, used)
+                if more <= 0:
+                    raise TimeoutError(now - start)  # seconds on the clock, for the message
+                deadline = now + more
+                continue
             try:
                 line = self._lines.get(timeout=remaining)
             except queue.Empty:
-                raise TimeoutError from None
+                continue  # the time is up: hung, or owed more (above)
             if line is None:
                 return None
             try:
@@ -485,9 +528,16 @@ class Worker:
         }
         try:
             reply = self.request(method, params, settings.timeout, on_event, probe)
-        except TimeoutError:
+        except TimeoutError as exc:
+            waited = exc.args[0] if exc.args and isinstance(exc.args[0], float) else settings.timeout
+            loaded = (
+                f" ({waited:.0f} s on the clock: a busy worker on a loaded host gets its timeout in CPU time)"
+                if waited > settings.timeout + 1
+                else ""
+            )
             return {}, (
-                f"analysis timed out after {settings.timeout:g} s (a hung import or compile?); the worker was restarted"
+                f"analysis timed out after {settings.timeout:g} s{loaded} (a hung import or compile?); "
+                "the worker was restarted"
             )
         except WorkerUnavailable as exc:
             return {}, str(exc)
