@@ -69,7 +69,7 @@ def pytest_addoption(parser) -> None:
         "--tilelens-timeout",
         type=float,
         metavar="SECONDS",
-        help="seconds per launch (and per import) before the check's worker is replaced (check --timeout)",
+        help="seconds per config of a launch (and per import) before the check's worker is replaced (check --timeout)",
     )
     group.addoption("--tilelens-python", metavar="PYTHON", help="interpreter of the check's workers (default: this one)")
     group.addoption(

@@ -23,7 +23,7 @@ _TARGET_RE = re.compile(r"^(cuda|hip):(\w+)$")
 @dataclass(frozen=True)
 class Settings:
     target: str = DEFAULT_TARGET
-    timeout: float = 30.0  # seconds per launch (and per import) in the worker
+    timeout: float = 30.0  # seconds per config of a launch (and per import) in the worker
     interpreter: str = field(default_factory=lambda: sys.executable)
     clients: tuple[str, ...] = ALL_CLIENTS
     memory_limit_mb: int = 4096  # address-space limit of a worker

@@ -88,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="analyse launches in N parallel workers (a file's launches are split between them)",
     )
     check.add_argument(
-        "--timeout", type=_positive_seconds, help="seconds per launch (and per import) before the worker is replaced"
+        "--timeout",
+        type=_positive_seconds,
+        help="seconds per config of a launch (and per import) before the worker is replaced",
     )
     check.add_argument("--python", help="interpreter for the worker (default: this one)")
     check.add_argument("--root", type=Path, help="workspace root for portable paths (default: nearest marker)")

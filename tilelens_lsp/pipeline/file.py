@@ -40,9 +40,10 @@ def analyze_path(
     that order; `file_level=False` leaves out the file's own diagnostics, which another part reports).
 
     `on_event` hears ("ready", {"launches": [[index, kernel, line], ...], "diagnostics": [...]}) once
-    the module is imported, then ("launch", {"index": i, "results": [...], "configs": [...]}) after
-    each launch (the config index of each result): the worker streams them so that its parent times
-    each launch, not the file. `state` is the worker's memory (`WarmState`); without one, this call
+    the module is imported, ("config", {"index": i}) after each config of launch i it compiled and
+    analysed, then ("launch", {"index": i, "results": [...], "configs": [...]}) after each launch (the
+    config index of each result): the worker streams them so that its parent times each config, not
+    the launch or the file. `state` is the worker's memory (`WarmState`); without one, this call
     starts from nothing and keeps nothing. With `claims` (workers sharing this file's launches, see
     claims.py), each launch answers only the configs this call claims."""
     state = state if state is not None else WarmState()
@@ -90,7 +91,8 @@ def analyze_path(
                 pairs = [(0, directive_error(launch, message))] if claim is None or claim(0) else []
             else:
                 count = None if claims is None else functools.partial(claims.announce, i)
-                pairs = analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state, claim, count)
+                answered = None if on_event is None else functools.partial(on_event, "config", {"index": i})
+                pairs = analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state, claim, count, answered)
             if claims is not None:
                 claims.finish(i)
             origin = launch_origin(launch, portable, mapper, toml_file)

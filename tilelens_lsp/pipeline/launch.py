@@ -52,6 +52,7 @@ def analyze_configs(
     state: WarmState,
     claim: Callable[[int], bool] | None = None,
     count: Callable[[int], None] | None = None,
+    answered: Callable[[], None] | None = None,
 ) -> list[tuple[int, LaunchResult]]:
     """`analyze_launch`'s results, each with the index of the config it answers.
 
@@ -59,7 +60,8 @@ def analyze_configs(
     the same in every worker, so all agree which configs repeat an earlier one's specialization), and
     answers a config that repeats none only when `claim(index)` grants it. Workers that claim from one
     shared set answer every config exactly once between them. `count(n)` hears how many configs the
-    launch has, before the first is claimed (how many workers could still help)."""
+    launch has, before the first is claimed (how many workers could still help). `answered()` hears
+    each config this call answers (the worker's timeout is per config)."""
     results: list[tuple[int, LaunchResult]] = []
     seen: set[str] = set()
     known: dict[int, tuple[str, LaunchResult | None]] = {}  # id(bound launch) -> (result key, cached result)
@@ -108,15 +110,16 @@ def analyze_configs(
         failed = keyless.get(id(c.bound))
         if failed is not None:
             keyed_out = replace(c, error=failed, failed_at="compile")
-            results.append((index, compile_and_analyze(launch, keyed_out, shared["tensors"], settings, mapper, state)))
-            continue
-        if cached is not None:
+            result = compile_and_analyze(launch, keyed_out, shared["tensors"], settings, mapper, state)
+        elif cached is not None:
             state.stats.cache_hits += 1
-            results.append((index, _relabel(cached, launch, c.config)))
-            continue
-        result = compile_and_analyze(launch, c, shared["tensors"], settings, mapper, state)
-        state.cache.put(key, result)
+            result = _relabel(cached, launch, c.config)
+        else:
+            result = compile_and_analyze(launch, c, shared["tensors"], settings, mapper, state)
+            state.cache.put(key, result)
         results.append((index, result))
+        if answered is not None:
+            answered()
     return results
 
 
