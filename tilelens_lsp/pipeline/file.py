@@ -40,8 +40,8 @@ def analyze_path(
     that order; `file_level=False` leaves out the file's own diagnostics, which another part reports).
 
     `on_event` hears ("ready", {"launches": [[index, kernel, line], ...], "diagnostics": [...]}) once
-    the module is imported, ("config", {"index": i}) after each config of launch i it compiled and
-    analysed, then ("launch", {"index": i, "results": [...], "configs": [...]}) after each launch (the
+    the module is imported, ("config", {"index": i, "config": j, "result": {...}}) as each config of
+    launch i is answered, then ("launch", {"index": i, "results": [...], "configs": [...]}) after each launch (the
     config index of each result): the worker streams them so that its parent times each config, not
     the launch or the file. `state` is the worker's memory (`WarmState`); without one, this call
     starts from nothing and keeps nothing. With `claims` (workers sharing this file's launches, see
@@ -86,21 +86,32 @@ def analyze_path(
             launch = launches[i]
             kernel_obj = getattr(module, launch.kernel, None)
             claim = None if claims is None else functools.partial(claims.claim, i)
+            origin = launch_origin(launch, portable, mapper, toml_file)
             if kernel_obj is None:
                 message = f"the module defines no kernel named '{launch.kernel}'"
                 pairs = [(0, directive_error(launch, message))] if claim is None or claim(0) else []
             else:
                 count = None if claims is None else functools.partial(claims.announce, i)
-                answered = None if on_event is None else functools.partial(on_event, "config", {"index": i})
+                answered = None if on_event is None else _config_event(on_event, i, launch, origin)
                 pairs = analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state, claim, count, answered)
             if claims is not None:
                 claims.finish(i)
-            origin = launch_origin(launch, portable, mapper, toml_file)
             found = [with_origin(r, launch, origin) for _, r in pairs]
             results.extend(found)
             if on_event is not None:
                 on_event("launch", {"index": i, "results": [r.to_json() for r in found], "configs": [j for j, _ in pairs]})
     return _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
+
+
+def _config_event(
+    on_event: Callable[[str, dict[str, Any]], None], index: int, launch: LaunchSpec, origin: Frame
+) -> Callable[[int, LaunchResult], None]:
+    """What hears each config of launch `index` as it is answered: a "config" event with its result."""
+
+    def answered(config: int, result: LaunchResult) -> None:
+        on_event("config", {"index": index, "config": config, "result": with_origin(result, launch, origin).to_json()})
+
+    return answered
 
 
 def launch_origin(launch: LaunchSpec, portable: str, mapper: PathMapper, toml_file: Path | None) -> Frame:

@@ -52,7 +52,7 @@ def analyze_configs(
     state: WarmState,
     claim: Callable[[int], bool] | None = None,
     count: Callable[[int], None] | None = None,
-    answered: Callable[[], None] | None = None,
+    answered: Callable[[int, LaunchResult], None] | None = None,
 ) -> list[tuple[int, LaunchResult]]:
     """`analyze_launch`'s results, each with the index of the config it answers.
 
@@ -60,8 +60,9 @@ def analyze_configs(
     the same in every worker, so all agree which configs repeat an earlier one's specialization), and
     answers a config that repeats none only when `claim(index)` grants it. Workers that claim from one
     shared set answer every config exactly once between them. `count(n)` hears how many configs the
-    launch has, before the first is claimed (how many workers could still help). `answered()` hears
-    each config this call answers (the worker's timeout is per config)."""
+    launch has, before the first is claimed (how many workers could still help). `answered(i, r)`
+    hears each config this call answers, as it is answered (the worker streams it: its timeout is
+    per config, and a later config that hangs costs the configs answered before it nothing)."""
     results: list[tuple[int, LaunchResult]] = []
     seen: set[str] = set()
     known: dict[int, tuple[str, LaunchResult | None]] = {}  # id(bound launch) -> (result key, cached result)
@@ -100,6 +101,8 @@ def analyze_configs(
         if c.failed_at in ("configs", "bind", "grid"):
             if owned(index):
                 results.append((index, _binding_error(launch, c)))
+                if answered is not None:
+                    answered(*results[-1])
             continue
         key, cached = known[id(c.bound)]
         if key in seen:
@@ -119,7 +122,7 @@ def analyze_configs(
             state.cache.put(key, result)
         results.append((index, result))
         if answered is not None:
-            answered()
+            answered(index, result)
     return results
 
 

@@ -571,6 +571,7 @@ class _Stream:
         self.ready: dict | None = None  # the first "ready" event (file diagnostics)
         self.order: list[tuple[int, str, int]] = []  # (index, kernel, line) in the order analysed
         self.done: Answers = {}
+        self.answered: Answers = {}  # the configs of launches not done yet, as each was answered
         self.late: list[Diagnostic] = []  # a failure after the last launch answered
 
     def feed(self, event: dict) -> None:
@@ -579,7 +580,11 @@ class _Stream:
                 self.ready = event
             known = {i for i, _, _ in self.order}
             self.order += [(int(i), str(k), int(line)) for i, k, line in event.get("launches", []) if int(i) not in known]
+        elif event.get("event") == "config" and isinstance(event.get("result"), dict):
+            config = (int(event.get("config", UNANSWERED)), LaunchResult.from_json(event["result"]))
+            self.answered.setdefault(int(event["index"]), []).append(config)
         elif event.get("event") == "launch":
+            self.answered.pop(int(event["index"]), None)
             results = [LaunchResult.from_json(r) for r in event.get("results", [])]
             configs = event.get("configs")
             if not isinstance(configs, list) or len(configs) != len(results):
@@ -589,14 +594,16 @@ class _Stream:
                 self.on_partial(self.result(None))
 
     def fail_current(self, why: str) -> list[int]:
-        """The launch in flight gets a TL050 (`why`); returns the launches still to analyse."""
+        """The launch in flight gets a TL050 (`why`) after the configs it answered before failing;
+        returns the launches still to analyse."""
         left = [entry for entry in self.order if entry[0] not in self.done]
         if not left:  # every launch answered, then the worker failed: the file says so
             self.late.append(Diagnostic("TL050", why, 1, 1))
             return []
         index, kernel, line = left[0]
         diag = Diagnostic("TL050", f"the analysis of this launch failed: {why}", line, 1)
-        self.done[index] = [(UNANSWERED, LaunchResult(kernel, line, {}, "crashed", diagnostics=(diag,)))]
+        crashed = LaunchResult(kernel, line, {}, "crashed", diagnostics=(diag,))
+        self.done[index] = self.answered.pop(index, []) + [(UNANSWERED, crashed)]
         return [i for i, _, _ in left[1:]]
 
     def result(self, final: FileResult | None) -> FileResult:

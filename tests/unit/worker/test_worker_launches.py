@@ -214,3 +214,25 @@ def test_a_launch_that_comes_back_unanswered_is_a_tl050_not_silence(tmp_path: Pa
     statuses = sorted(launch.status for launch in result.launches)
     assert "crashed" in statuses and len(result.launches) == 3
     assert all(d.code == "TL050" for launch in result.launches if launch.status == "crashed" for d in launch.diagnostics)
+
+
+HANGS_SECOND = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+
+    # tilelens: k[(1,)](fp32[16])
+    @triton.autotune(configs=[triton.Config({"N": 1}), triton.Config({"N": 10**7})], key=[])
+    @triton.jit
+    def k(x_ptr, N: tl.constexpr):
+        for i in tl.static_range(N):   # 10**7 copies: Triton's code generator never ends
+            tl.store(x_ptr + tl.arange(0, 16), 1.0)
+""")
+
+
+def test_a_config_that_hangs_keeps_the_configs_answered_before_it(worker, tmp_path: Path):
+    f = tmp_path / "second_hangs.py"
+    f.write_text(HANGS_SECOND)
+    result = worker.analyze(f, tmp_path, settings=Settings(timeout=2.5))
+    assert [(launch.config, launch.status) for launch in result.launches] == [({"N": 1}, "analyzed"), ({}, "crashed")]
+    assert "timed out after 2.5 s" in result.launches[1].diagnostics[0].message
