@@ -164,9 +164,8 @@ class Runner:
             self.counters["dropped"] += 1
             self._editor.log(f"dropped a stale run of {doc.path.name} ({elapsed:.2f} s)")
             return
-        self._sink.accept(doc, run.generation, run.version, result, text, rel, root)
-        # after the diagnostics: the log line is for the output panel, the verdicts are what the user waits for
         self._editor.log(f"analysed {doc.path.name} in {elapsed:.2f} s: {convert.summary(result)}")
+        self._sink.accept(doc, run.generation, run.version, result, text, rel, root)
 
     def _previewer(self, doc: Doc, run: Run, text: str, rel: str, root: Path) -> Callable[[FileResult], None]:
         """On a document's first run (nothing of it is published yet, so nothing can flicker) that takes
