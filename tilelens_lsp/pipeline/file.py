@@ -40,10 +40,11 @@ def analyze_path(
     that order; `file_level=False` leaves out the file's own diagnostics, which another part reports).
 
     `on_event` hears ("ready", {"launches": [[index, kernel, line], ...], "diagnostics": [...]}) once
-    the module is imported, ("config", {"index": i, "config": j, "result": {...}}) as each config of
-    launch i is answered, then ("launch", {"index": i, "results": [...], "configs": [...]}) after each launch (the
-    config index of each result): the worker streams them so that its parent times each config, not
-    the launch or the file. `state` is the worker's memory (`WarmState`); without one, this call
+    the module is imported, ("config", {"index": i, "config": j, "result": {...}}) as each config j of
+    launch i is answered, then ("launch", {"index": i, "results": [...], "configs": [...]}) once the
+    launch is done, with the results that no "config" event carried (and their config indices): the
+    worker streams them so that its parent times each config, not the launch or the file, and keeps
+    the configs answered before one that hangs. `state` is the worker's memory (`WarmState`); without one, this call
     starts from nothing and keeps nothing. With `claims` (workers sharing this file's launches, see
     claims.py), each launch answers only the configs this call claims."""
     state = state if state is not None else WarmState()
@@ -92,26 +93,33 @@ def analyze_path(
                 pairs = [(0, directive_error(launch, message))] if claim is None or claim(0) else []
             else:
                 count = None if claims is None else functools.partial(claims.announce, i)
-                answered = None if on_event is None else _config_event(on_event, i, launch, origin)
+                answered = None if on_event is None else _ConfigEvents(on_event, i, launch, origin)
                 pairs = analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state, claim, count, answered)
             if claims is not None:
                 claims.finish(i)
             found = [with_origin(r, launch, origin) for _, r in pairs]
             results.extend(found)
             if on_event is not None:
-                on_event("launch", {"index": i, "results": [r.to_json() for r in found], "configs": [j for j, _ in pairs]})
+                # the configs streamed already are not sent twice: the launch's results are theirs, then these
+                sent = answered.sent if isinstance(answered, _ConfigEvents) else 0
+                rest = {"results": [r.to_json() for r in found[sent:]], "configs": [j for j, _ in pairs[sent:]]}
+                on_event("launch", {"index": i, **rest})
     return _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
 
 
-def _config_event(
-    on_event: Callable[[str, dict[str, Any]], None], index: int, launch: LaunchSpec, origin: Frame
-) -> Callable[[int, LaunchResult], None]:
-    """What hears each config of launch `index` as it is answered: a "config" event with its result."""
+class _ConfigEvents:
+    """Hears each config of launch `index` as it is answered: a "config" event with its result."""
 
-    def answered(config: int, result: LaunchResult) -> None:
-        on_event("config", {"index": index, "config": config, "result": with_origin(result, launch, origin).to_json()})
+    def __init__(
+        self, on_event: Callable[[str, dict[str, Any]], None], index: int, launch: LaunchSpec, origin: Frame
+    ) -> None:
+        self.on_event, self.index, self.launch, self.origin = on_event, index, launch, origin
+        self.sent = 0  # how many of the launch's results went ahead (a prefix of them, in order)
 
-    return answered
+    def __call__(self, config: int, result: LaunchResult) -> None:
+        located = with_origin(result, self.launch, self.origin).to_json()
+        self.on_event("config", {"index": self.index, "config": config, "result": located})
+        self.sent += 1
 
 
 def launch_origin(launch: LaunchSpec, portable: str, mapper: PathMapper, toml_file: Path | None) -> Frame:

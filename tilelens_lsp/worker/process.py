@@ -584,12 +584,12 @@ class _Stream:
             config = (int(event.get("config", UNANSWERED)), LaunchResult.from_json(event["result"]))
             self.answered.setdefault(int(event["index"]), []).append(config)
         elif event.get("event") == "launch":
-            self.answered.pop(int(event["index"]), None)
+            streamed = self.answered.pop(int(event["index"]), [])
             results = [LaunchResult.from_json(r) for r in event.get("results", [])]
             configs = event.get("configs")
             if not isinstance(configs, list) or len(configs) != len(results):
                 configs = list(range(len(results)))  # a worker of an older tilelens names no configs
-            self.done[int(event["index"])] = list(zip((int(j) for j in configs), results))
+            self.done[int(event["index"])] = streamed + list(zip((int(j) for j in configs), results))
             if self.on_partial is not None and len(self.done) < len(self.order):  # the last part is the reply
                 self.on_partial(self.result(None))
 

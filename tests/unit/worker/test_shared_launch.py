@@ -79,9 +79,10 @@ def test_a_launch_answers_only_the_configs_it_claims_and_two_claimants_answer_ea
         path, tmp_path, Settings(), claims=Claims(str(folder), "me"), on_event=lambda e, f: events.append((e, f))
     )
     assert [block for block, _ in _configs(mine)] == [64, 256]
-    assert [f["configs"] for e, f in events if e == "launch"] == [[0, 2]]
-    # each config answered is heard before its launch (the worker's timeout is per config)
-    assert [e for e, f in events if e != "ready"] == ["config", "config", "launch"]
+    # each config is heard as it is answered (the worker's timeout is per config), with its result;
+    # the launch's own event then carries only what no config event did
+    assert [(e, f.get("config")) for e, f in events if e != "ready"] == [("config", 0), ("config", 2), ("launch", None)]
+    assert [(f["configs"], f["results"]) for e, f in events if e == "launch"] == [([], [])]
     assert read_claims(str(folder))[0].finished and read_claims(str(folder))[0].count == 4  # config 3 repeats config 1
     assert read_claims(str(folder))[0].total == 5
 
