@@ -61,8 +61,9 @@ def analyze_configs(
     answers a config that repeats none only when `claim(index)` grants it. Workers that claim from one
     shared set answer every config exactly once between them. `count(n)` hears how many configs the
     launch has, before the first is claimed (how many workers could still help). `answered(i, r)`
-    hears each config this call answers, as it is answered (the worker streams it: its timeout is
-    per config, and a later config that hangs costs the configs answered before it nothing)."""
+    hears each config this call answers, as it is answered, when the launch has more than one (the
+    worker streams it: its timeout is per config, and a later config that hangs costs the configs
+    answered before it nothing)."""
     results: list[tuple[int, LaunchResult]] = []
     seen: set[str] = set()
     known: dict[int, tuple[str, LaunchResult | None]] = {}  # id(bound launch) -> (result key, cached result)
@@ -95,14 +96,24 @@ def analyze_configs(
         known[id(c.bound)] = (key, cached)
         return not first or cached is not None or not owned(at[0])
 
-    for c in compile_launch(kernel_obj, launch, settings.target, skip=verdict_known, count=count):
+    configs = [0]
+
+    def counted(n: int) -> None:
+        configs[0] = n
+        if count is not None:
+            count(n)
+
+    def heard(index: int, result: LaunchResult) -> None:
+        if answered is not None and configs[0] > 1:  # a launch of one config is answered by its launch
+            answered(index, result)
+
+    for c in compile_launch(kernel_obj, launch, settings.target, skip=verdict_known, count=counted):
         index = at[0]
         at[0] += 1
         if c.failed_at in ("configs", "bind", "grid"):
             if owned(index):
                 results.append((index, _binding_error(launch, c)))
-                if answered is not None:
-                    answered(*results[-1])
+                heard(*results[-1])
             continue
         key, cached = known[id(c.bound)]
         if key in seen:
@@ -121,8 +132,7 @@ def analyze_configs(
             result = compile_and_analyze(launch, c, shared["tensors"], settings, mapper, state)
             state.cache.put(key, result)
         results.append((index, result))
-        if answered is not None:
-            answered(index, result)
+        heard(index, result)
     return results
 
 
