@@ -41,12 +41,13 @@ def analyze_path(
 
     `on_event` hears ("ready", {"launches": [[index, kernel, line], ...], "diagnostics": [...]}) once
     the module is imported, ("config", {"index": i, "config": j, "result": {...}}) as each config j of
-    launch i is answered (where it has more than one), then ("launch", {"index": i, "results": [...], "configs": [...]}) once the
-    launch is done, with the results that no "config" event carried (and their config indices): the
-    worker streams them so that its parent times each config, not the launch or the file, and keeps
-    the configs answered before one that hangs. `state` is the worker's memory (`WarmState`); without one, this call
-    starts from nothing and keeps nothing. With `claims` (workers sharing this file's launches, see
-    claims.py), each launch answers only the configs this call claims."""
+    launch i is answered (where it has more than one), then ("launch", {"index": i, "results": [...],
+    "configs": [...]}) once the launch is done, with the results that no "config" event carried (and
+    their config indices): the worker streams them so that its parent times each config, not the
+    launch or the file, and keeps the configs answered before one that hangs. `state` is the worker's
+    memory (`WarmState`); without one, this call starts from nothing and keeps nothing. With `claims`
+    (workers sharing this file's launches, see claims.py), each launch answers only the configs this
+    call claims."""
     state = state if state is not None else WarmState()
     path = Path(path).resolve()
     root = Path(workspace_root).resolve() if workspace_root else None
