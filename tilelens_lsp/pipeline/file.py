@@ -89,6 +89,7 @@ def analyze_path(
             kernel_obj = getattr(module, launch.kernel, None)
             claim = None if claims is None else functools.partial(claims.claim, i)
             origin = launch_origin(launch, portable, mapper, toml_file)
+            answered: _ConfigEvents | None = None
             if kernel_obj is None:
                 message = f"the module defines no kernel named '{launch.kernel}'"
                 pairs = [(0, directive_error(launch, message))] if claim is None or claim(0) else []
@@ -102,7 +103,7 @@ def analyze_path(
             results.extend(found)
             if on_event is not None:
                 # the configs streamed already are not sent twice: the launch's results are theirs, then these
-                sent = answered.sent if isinstance(answered, _ConfigEvents) else 0
+                sent = answered.sent if answered is not None else 0
                 rest = {"results": [r.to_json() for r in found[sent:]], "configs": [j for j, _ in pairs[sent:]]}
                 on_event("launch", {"index": i, **rest})
     return _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)

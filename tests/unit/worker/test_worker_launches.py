@@ -236,3 +236,33 @@ def test_a_config_that_hangs_keeps_the_configs_answered_before_it(worker, tmp_pa
     result = worker.analyze(f, tmp_path, settings=Settings(timeout=2.5))
     assert [(launch.config, launch.status) for launch in result.launches] == [({"N": 1}, "analyzed"), ({}, "crashed")]
     assert "timed out after 2.5 s" in result.launches[1].diagnostics[0].message
+
+
+GONE_FIRST = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    # tilelens: gone[(1,)](fp32[16], BLOCK=16)
+    # tilelens: k[(1,)](fp32[16], BLOCK=16)
+    @triton.jit
+    def gone(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+    del gone
+""")
+
+
+def test_a_launch_of_a_kernel_the_module_lacks_streams_its_own_error(worker, tmp_path: Path):
+    f = tmp_path / "gone_first.py"
+    f.write_text(GONE_FIRST)
+    result = worker.analyze(f, tmp_path)
+    gone, k = result.launches
+    assert [d.code for d in gone.diagnostics] == ["TL020"]
+    assert "defines no kernel named 'gone'" in gone.diagnostics[0].message
+    assert k.status == "analyzed"
