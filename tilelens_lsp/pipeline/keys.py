@@ -51,6 +51,11 @@ class ResultKey:
         return hashlib.sha256(repr(tuple(getattr(self, f.name) for f in fields(self))).encode()).hexdigest()
 
 
+def without_addresses(text: str) -> str:
+    """`text` without the ` at 0x…` of an object's repr: the same text in every process and run."""
+    return _ADDRESS.sub("", text)
+
+
 def scalar_values(arguments: dict[str, Any], tensor_type: type) -> str:
     """The value of every argument that is not a tensor, in a stable form."""
     return repr(sorted((name, repr(v)) for name, v in arguments.items() if not isinstance(v, tensor_type)))
@@ -107,7 +112,7 @@ def dependency_values(jit: Any) -> str:
             return
         if not isinstance(value, _PLAIN) and type(value).__name__ not in ("constexpr", "dtype") and callable(value):
             return  # functions, classes, Triton builtins: their identity is in Triton's cache_key
-        text = _ADDRESS.sub("", repr(value))
+        text = without_addresses(repr(value))
         values.append(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}:{label}={text}")
 
     visit(jit)

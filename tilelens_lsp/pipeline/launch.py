@@ -8,7 +8,6 @@ the launch (its import, its directives, where its results are placed) is `file.p
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any, Callable, TypedDict
 
@@ -19,14 +18,12 @@ from tilelens_lsp.engines import accounting, select
 from tilelens_lsp.engines.model import build_model, launch_tensors
 from tilelens_lsp.engines.values import LaunchModel
 from tilelens_lsp.model import Diagnostic, Frame, LaunchResult, LaunchSpec, TensorSpec
-from tilelens_lsp.pipeline.keys import ResultKey, dependencies, scalar_values
+from tilelens_lsp.pipeline.keys import ResultKey, dependencies, scalar_values, without_addresses
 from tilelens_lsp.pipeline.warm import WarmState
 from tilelens_lsp.refusal import Refusal, fix_for
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir import reader as ttir_reader
 from tilelens_lsp.ttir.locs import LocTable, PathMapper, portable_stack
-
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def triton_version() -> str:
@@ -88,7 +85,7 @@ def analyze_configs(
         except Exception as exc:  # noqa: BLE001 - Triton's cache key walks the user's globals
             # a real launch computes this key before it compiles and fails the same way (the kernel
             # references a function Triton cannot call): this config's compile error, never compiled
-            keyless[id(c.bound)] = RuntimeError(_ADDRESS.sub("", str(exc)))  # the same text every run
+            keyless[id(c.bound)] = RuntimeError(without_addresses(str(exc)))  # the same text every run
             known[id(c.bound)] = (f"keyless config {at[0]}", None)
             return True
         first = key not in seen
