@@ -41,6 +41,7 @@ from typing import Callable
 from tilelens_lsp.claims import NOTHING, Claims, LaunchClaims, read_claims
 from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult
 from tilelens_lsp.settings import Settings
+from tilelens_lsp.worker.affinity import Affinity
 from tilelens_lsp.worker.process import UNANSWERED, Answers, Worker
 
 JOIN_AFTER = 2.0  # seconds a config of a launch has run before an idle worker joins that launch
@@ -96,6 +97,8 @@ class _File:
     whole: bool = False  # analysed as one request (no plan)
     weight: int = 0
     claims: str | None = None  # the folder its launches' configs are claimed in (None: not shared)
+    package: str | None = None  # the installed package a worker imports to analyse it (None: workspace code)
+    weights: dict[int, int] = field(default_factory=dict)  # planned launch index: its weight
 
 
 @dataclass(eq=False)
@@ -110,6 +113,8 @@ class _Unit:
     token: str
     joined: int | None = None
     dropped: bool = False  # a helper stopped because nothing was left for it
+    opens: bool = False  # the first unit of its package this worker was handed: it pays the import
+    since: float = field(default_factory=time.monotonic)
 
 
 def analyze_files(
@@ -137,7 +142,7 @@ def analyze_files(
         if skipped is not None:
             results[order] = skipped
         else:
-            todo.append(_File(order, path, None))
+            todo.append(_File(order, path, None, package=package_of(path)))
     planning = len(workers) > 1 or share is not None
     plans = list(todo) if planning else []
     branch = _branch(workers, [f.path for f in todo], settings)
@@ -151,8 +156,8 @@ def analyze_files(
             if claims is not None and f.plan is not None:
                 f.claims = os.path.join(claims, str(f.order))
                 os.mkdir(f.claims)
-        run.append(_Run([f for f in todo if f.pending or f.whole or f.file_level], len(workers), join_after))
-        _fork_from(branch, workers)
+        shared = _fork_from(branch, workers)
+        run.append(_Run([f for f in todo if f.pending or f.whole or f.file_level], len(workers), join_after, shared))
 
     barrier = threading.Barrier(len(workers), action=between)
 
@@ -185,15 +190,29 @@ def installed_packages(paths: list[Path]) -> list[str]:
     workspace's own modules change between runs, and every worker imports them itself."""
     found: list[str] = []
     for path in paths:
-        parts = Path(path).parts
-        for marker in ("site-packages", "dist-packages"):
-            if marker in parts:
-                inner = parts[len(parts) - parts[::-1].index(marker) : -1]
-                name = ".".join(inner)
-                if inner and all(p.isidentifier() for p in inner) and name not in found:
-                    found.append(name)
-                break
+        inner = _installed_parts(path)
+        name = ".".join(inner or ())
+        if inner and name not in found:
+            found.append(name)
     return found
+
+
+def package_of(path: Path) -> str | None:
+    """The top-level installed package a module belongs to (`liger_kernel` for
+    .../site-packages/liger_kernel/ops/rms_norm.py): what a worker pays an import of, the first time
+    it analyses a module of it. None for workspace code."""
+    inner = _installed_parts(path)
+    return inner[0] if inner else None
+
+
+def _installed_parts(path: Path) -> tuple[str, ...] | None:
+    """The package folders between the last site-packages folder of `path` and its file, or None."""
+    parts = Path(path).parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            inner = parts[len(parts) - parts[::-1].index(marker) : -1]
+            return inner if inner and all(p.isidentifier() for p in inner) else None
+    return None
 
 
 def _branch(workers: list[Worker], paths: list[Path], settings: Settings):
@@ -218,15 +237,17 @@ def gpu_host() -> bool:
     return any(os.path.exists(d) for d in GPU_DEVICES)
 
 
-def _fork_from(branch, workers: list[Worker]) -> None:
+def _fork_from(branch, workers: list[Worker]) -> bool:
     """Once every file is planned: the branch's server, when its imports succeeded, forks the
-    workers from now on (the planning workers stop; each one's next request forks it anew)."""
+    workers from now on (the planning workers stop; each one's next request forks it anew). True
+    when it does: every worker then starts with the installed packages imported."""
     server = branch.server() if branch is not None else None
     if server is None:
-        return
+        return False
     for w in workers:
         w.stop()
         w.fork_server = server
+    return True
 
 
 def _select(f: _File, root: Path, share: Share | None) -> None:
@@ -245,14 +266,16 @@ def _select(f: _File, root: Path, share: Share | None) -> None:
         f.file_level = share.owns(stable_name(f.path, root))
     kept.sort(key=lambda e: (-int(e.get("weight", 1)), e["index"]))
     f.pending = [e["index"] for e in kept]
-    f.weight = sum(int(e.get("weight", 1)) for e in kept)
+    f.weights = {e["index"]: max(1, int(e.get("weight", 1))) for e in kept}
+    f.weight = sum(f.weights.values())
 
 
 class _Run:
     """The analysis phase: hands out chunks of launches, heaviest files first (plain order otherwise),
-    then lends idle workers to launches whose configs run long."""
+    then lends idle workers to launches whose configs run long. Where the workers pay each installed
+    package's import themselves, a worker keeps to the packages it imported (affinity.py)."""
 
-    def __init__(self, files: list[_File], n_workers: int, join_after: float) -> None:
+    def __init__(self, files: list[_File], n_workers: int, join_after: float, shared: bool = False) -> None:
         self.fresh = sorted(files, key=lambda f: (-f.weight, f.order))
         self.started: list[_File] = []
         self.n = n_workers
@@ -260,6 +283,7 @@ class _Run:
         self.active: list[_Unit] = []  # handed out, not back yet
         self.tokens = itertools.count()
         self.lock = threading.Condition()
+        self.affinity = Affinity(shared)
 
     def next(self, worker: Worker, last: _File | None) -> _Unit | None:
         """The next unit for `worker`: launches not handed out yet, else a launch to help with; None
@@ -267,7 +291,7 @@ class _Run:
         with self.lock:
             while True:
                 folders: dict[str, dict[int, LaunchClaims]] = {}  # each claims folder read once a pass
-                unit = self._take(worker, last) or self._join(worker, folders)
+                unit = self._take(worker, last, must=not self.active) or self._join(worker, folders)
                 if unit is not None:
                     self.active.append(unit)
                     return unit
@@ -276,31 +300,40 @@ class _Run:
                 self._stop_idle_helpers(folders)
                 self.lock.wait(POLL)
 
-    def _take(self, worker: Worker, last: _File | None) -> _Unit | None:
+    def _take(self, worker: Worker, last: _File | None, must: bool) -> _Unit | None:
+        """Launches not handed out yet: more of the file it analysed last, else an unstarted file, else
+        launches of the started file with most left; None when nothing is left, or when all that is
+        left is of packages others imported and this worker's import would not pay (unless `must`)."""
         if last is not None and last.pending:
             f = last  # the module this worker imported already
         elif self.fresh:
-            f = self.fresh.pop(0)
+            i = self.affinity.choose(id(worker), [(s.package, s.weight) for s in self.fresh], must)
+            if i is None:
+                return None
+            f = self.fresh.pop(i)
             self.started.append(f)
         else:
-            busy = [s for s in self.started if s.pending]
-            if not busy:
+            busy = sorted((s for s in self.started if s.pending), key=lambda s: -len(s.pending))
+            i = self.affinity.choose(id(worker), [(s.package, sum(s.weights[j] for j in s.pending)) for s in busy], must)
+            if i is None:
                 return None
-            f = max(busy, key=lambda s: len(s.pending))  # help with the largest file left
+            f = busy[i]
+        opens = self.affinity.hold(id(worker), f.package)
         if f.whole:
-            return _Unit(f, None, f.file_level, worker, self._token())
+            return _Unit(f, None, f.file_level, worker, self._token(), opens=opens)
         size = max(1, math.ceil(len(f.pending) / self.n))
         chunk, f.pending = f.pending[:size], f.pending[size:]
         first = f.file_level and not f.handed_file_level
         f.handed_file_level = f.handed_file_level or first
-        return _Unit(f, chunk, first, worker, self._token())
+        return _Unit(f, chunk, first, worker, self._token(), opens=opens)
 
     def _join(self, worker: Worker, folders: dict[str, dict[int, LaunchClaims]]) -> _Unit | None:
         """A helper's unit: a running launch whose newest claim is `join_after` old (its configs are
         slow), with more configs unclaimed than it has helpers on their way to a first claim (one at
         a time where its worker has not said how many configs it has)."""
         now = time.time()
-        for unit in self.active:
+        # a launch of a package this worker imported first: joining it costs no import
+        for unit in sorted(self.active, key=lambda u: not self.affinity.free(id(worker), u.file.package)):
             f = unit.file
             if f.claims is None or unit.chunk is None:
                 continue
@@ -312,7 +345,8 @@ class _Run:
                 helpers = [u for u in self.active if u.file is f and u.joined == i]
                 if sum(u.token not in seen.tokens for u in helpers) >= seen.unclaimed():
                     continue  # enough are importing the module or binding: wait for their claims
-                return _Unit(f, [i], False, worker, self._token(), joined=i)
+                opens = self.affinity.hold(id(worker), f.package)
+                return _Unit(f, [i], False, worker, self._token(), joined=i, opens=opens)
         return None
 
     def _stop_idle_helpers(self, folders: dict[str, dict[int, LaunchClaims]]) -> None:
@@ -347,6 +381,9 @@ class _Run:
                 result, by_index = _failed_part(f, chunk, f"{type(exc).__name__}: {exc}")
             with self.lock:
                 self.active.remove(unit)
+                if chunk is not None and unit.joined is None:  # a helper's time says how long it waited, not a pace
+                    weight = sum(f.weights.get(i, 1) for i in chunk)
+                    self.affinity.record(f.package, time.monotonic() - unit.since, weight, unit.opens)
                 if unit.dropped:
                     by_index = _lost(unit)
                     result = FileResult(result.path)

@@ -159,3 +159,34 @@ def test_no_branch_on_a_gpu_host(tmp_path: Path, start, monkeypatch):
     finally:
         for w in two:
             w.stop()
+
+
+def test_without_a_branch_each_worker_keeps_to_the_package_it_imported(tmp_path: Path, monkeypatch):
+    """Where no branch imports the packages (a GPU host), a worker pays each package's import itself:
+    given the modules of two packages interleaved, each of two workers imports one package, not both
+    (an import of 1.5 s outweighs the few launches left to the other worker)."""
+    monkeypatch.setattr(pool, "gpu_host", lambda: True)
+    site = tmp_path / "lib" / "site-packages"
+    log = tmp_path / "imports.log"
+    modules = ("m1", "m2", "m3", "m4")
+    for name in ("pkga", "pkgb"):
+        (site / name).mkdir(parents=True)
+        logged = f"import os, time\nopen({str(log)!r}, 'a').write(f'{name} {{os.getpid()}}\\n')\ntime.sleep(1.5)\n"
+        (site / name / "__init__.py").write_text(logged)
+        for module in modules:
+            (site / name / f"{module}.py").write_text(KERNEL)
+    files = [site / p / f"{m}.py" for m in modules for p in ("pkga", "pkgb")]  # a1 b1 a2 b2 ...
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    settings = Settings()
+    server = ForkServer.start(settings, lambda extra, stdin: spawn_process(settings, extra, stdin))
+    assert server is not None, "the fork server did not start"
+    two = [Worker(settings, fork_server=server) for _ in range(2)]
+    try:
+        results = analyze_files(two, files, tmp_path, None, settings)
+    finally:
+        for w in two:
+            w.stop()
+        server.stop()
+    assert [r.launches[0].status for r in results] == ["analyzed"] * len(files)
+    imports = sorted(tuple(line.split()) for line in log.read_text().splitlines())
+    assert len({pid for _, pid in imports}) == len(imports) == 2, imports  # no worker imported both

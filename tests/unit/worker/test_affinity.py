@@ -1,0 +1,61 @@
+"""A pool worker keeps to the installed packages it imported, spreads over the packages by the work
+each has left, and pays a new package's import only when that shortens the run (worker/affinity.py).
+The pool's own test of it, with real workers and imports, is in test_fork_branch.py."""
+
+from __future__ import annotations
+
+from tilelens_lsp.worker.affinity import Affinity, Pace
+
+
+def test_a_worker_takes_the_first_file_that_costs_it_no_import():
+    a = Affinity()
+    assert a.hold("w1", "gems") and not a.hold("w1", "gems")  # the first module pays the import, the next not
+    assert a.choose("w1", [("fla", 9), (None, 5), ("gems", 1)]) == 1  # workspace code costs nobody an import
+    assert a.choose("w1", [("fla", 9), ("gems", 1)]) == 1
+    assert Affinity(shared=True).choose("w1", [("fla", 9), ("gems", 1)]) == 0  # a branch imported all for all
+
+
+def test_new_workers_spread_over_the_packages_by_their_weight_per_worker():
+    a = Affinity()
+    cands = [("gems", 8), ("gems", 8), ("fla", 6), ("liger", 2)]
+    picks = []
+    for w in range(5):
+        i = a.choose(w, cands)
+        assert i is not None
+        picks.append(cands[i][0])
+        a.hold(w, cands[i][0])
+    # gems' 16 per worker on it plus one: 16, 8; then fla's 6 beats 16 / 3; then 16 / 3 and 16 / 4
+    # beat fla's 6 / 2 and liger's 2
+    assert picks == ["gems", "gems", "fla", "gems", "gems"]
+
+
+def test_a_worker_waits_rather_than_import_a_package_whose_workers_have_little_left():
+    a = Affinity()
+    a.hold("w1", "fla")
+    a.hold("w2", "gems")
+    a.record("fla", 10.5, 1, opened=True)  # a 10 s import and a launch
+    a.record("fla", 0.5, 1, opened=False)
+    a.record("gems", 2.5, 1, opened=True)
+    assert a.paces["fla"].rate() == 0.5 and a.paces["fla"].import_cost() == 10.0
+    # w2 is done with gems; fla has 4 launches left for w1: 2 s, against a 10 s import
+    assert a.choose("w2", [("fla", 4)]) is None
+    assert a.choose("w2", [("fla", 4)], must=True) == 0  # nothing else is running: somebody must
+    assert a.choose("w2", [("fla", 40)]) == 0  # 20 s left for w1: worth the import
+
+
+def test_an_import_still_in_flight_is_judged_by_the_imports_timed_so_far():
+    a = Affinity()
+    a.hold("w1", "a")
+    a.hold("w2", "b")
+    a.record("a", 1.51, 1, opened=True)
+    a.record("a", 0.01, 1, opened=False)
+    # b's first module has not come back: a's 1.5 s import and its pace stand in for it
+    assert a.choose("w1", [("b", 3)]) is None
+    assert Affinity().choose("w1", [("b", 3)]) == 0  # nothing timed at all: spread
+
+
+def test_a_pace_without_units_after_the_import_knows_the_import_only():
+    pace = Pace()
+    assert pace.rate() is None and pace.import_cost() is None
+    pace.opening_seconds, pace.opening_weight, pace.seconds, pace.weight = [4.0, 6.0], [1, 1], 10.0, 2
+    assert pace.rate() is None and pace.import_cost() == 5.0

@@ -1,0 +1,124 @@
+"""Which installed package a pool worker takes its next file from.
+
+A worker pays an installed package's import the first time it analyses a module of it (seconds for
+a torch package: `import liger_kernel.ops` takes about 10 s in a fresh worker on a 16-core host), and
+then keeps it. When no branch of the fork server imported the packages for every worker (a host
+with a GPU), sixteen workers handed files in plain weight order would each import every package
+of a corpus. So a worker keeps to the packages it imported, a worker that needs a new package takes
+the one with the most work left per worker already on it, and a worker leaves its packages for one
+that others have imported only when their share of what is left outweighs the import it would pay:
+both measured, as the run goes, from the units the workers hand back.
+
+Workspace modules (no installed package) cost no import of a package and go to anyone. This module
+decides; worker/pool.py hands out the units and times them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Pace:
+    """What a package's units took: all of them, and those that paid its import (a worker's first)."""
+
+    seconds: float = 0.0
+    weight: int = 0
+    opening_seconds: list[float] = field(default_factory=list)
+    opening_weight: list[int] = field(default_factory=list)
+
+    def rate(self) -> float | None:
+        """Seconds per unit of weight, from the units that paid no import; None before one came back
+        (a first unit's time is mostly the import, so it says little of the launches)."""
+        later_weight = self.weight - sum(self.opening_weight)
+        if later_weight <= 0:
+            return None
+        return max(0.0, self.seconds - sum(self.opening_seconds)) / later_weight
+
+    def import_cost(self) -> float | None:
+        """The seconds an import of the package took, on average over the units that paid one (their
+        own launches taken off at the package's rate, where it is known); None before any came back."""
+        if not self.opening_seconds:
+            return None
+        n = len(self.opening_seconds)
+        launches = (self.rate() or 0.0) * sum(self.opening_weight) / n
+        return max(0.0, sum(self.opening_seconds) / n - launches)
+
+
+class Affinity:
+    """The packages each worker was handed modules of, each package's pace, and the choice of a
+    worker's next file. `shared`: every worker has every package imported already (a branch)."""
+
+    def __init__(self, shared: bool = False) -> None:
+        self.shared = shared
+        self.held: dict[Hashable, set[str]] = {}
+        self.paces: dict[str, Pace] = {}
+
+    def free(self, worker: Hashable, package: str | None) -> bool:
+        """`worker` analyses a module of `package` without importing anything new."""
+        return self.shared or package is None or package in self.held.get(worker, ())
+
+    def hold(self, worker: Hashable, package: str | None) -> bool:
+        """`worker` is handed a module of `package`: True when this is its first (it pays the import)."""
+        if self.free(worker, package):
+            return False
+        assert package is not None
+        self.held.setdefault(worker, set()).add(package)
+        return True
+
+    def record(self, package: str | None, seconds: float, weight: int, opened: bool) -> None:
+        """A unit of `weight` came back after `seconds`; `opened`: its worker imported the package for it."""
+        if package is None or weight <= 0:
+            return
+        pace = self.paces.setdefault(package, Pace())
+        pace.seconds += seconds
+        pace.weight += weight
+        if opened:
+            pace.opening_seconds.append(seconds)
+            pace.opening_weight.append(weight)
+
+    def holders(self, package: str) -> int:
+        return sum(package in held for held in self.held.values())
+
+    def worth_opening(self, package: str, left: int) -> bool:
+        """A worker new to `package` should take some of its `left` weight: nobody has imported the
+        package, nothing has been timed yet (the workers are still spreading over the packages), or
+        what each worker on it has left takes longer than the import. The package's own import and
+        pace where they are known, else those of the packages timed so far."""
+        holders = self.holders(package)
+        cost, rate = self._estimates(package)
+        if holders == 0 or cost is None or rate is None:
+            return True
+        return left * rate / holders > cost
+
+    def _estimates(self, package: str) -> tuple[float | None, float | None]:
+        """The import's seconds and the seconds per weight of `package`, each from the package where
+        it was timed, else from all packages together."""
+        own = self.paces.get(package, Pace())
+        pooled = Pace()
+        for pace in self.paces.values():
+            pooled.seconds += pace.seconds
+            pooled.weight += pace.weight
+            pooled.opening_seconds += pace.opening_seconds
+            pooled.opening_weight += pace.opening_weight
+        cost = own.import_cost()
+        rate = own.rate()
+        return (pooled.import_cost() if cost is None else cost), (pooled.rate() if rate is None else rate)
+
+    def choose(self, worker: Hashable, candidates: Sequence[tuple[str | None, int]], must: bool = False) -> int | None:
+        """The index of the candidate (package, weight left), listed best first, that `worker` takes:
+        the first that costs it no import, else the first of the package with the most weight left
+        per worker on it that is worth opening; None (wait) when none is, unless it `must` take one."""
+        for i, (package, _) in enumerate(candidates):
+            if self.free(worker, package):
+                return i
+        left: dict[str, int] = {}
+        for package, weight in candidates:
+            assert package is not None  # a workspace module is free to anyone
+            left[package] = left.get(package, 0) + max(1, weight)
+        ranked = sorted(left, key=lambda p: -left[p] / (1 + self.holders(p)))  # stable: ties in listed order
+        for package in ranked:
+            if must or self.worth_opening(package, left[package]):
+                return next(i for i, (p, _) in enumerate(candidates) if p == package)
+        return None
