@@ -160,6 +160,8 @@ def unlaunched_files(paths: list[str], checked: list[Path]) -> list[tuple[Path, 
     column)]). A `@jit` function that a `@jit` function of any file there calls is a helper, not listed."""
     from tilelens_lsp.launches.kernels import find_kernels  # lazy: see declared_only
 
+    if not any(Path(raw).is_dir() for raw in paths):
+        return []  # only the checked files themselves: none of them is unlaunched (no need to parse them)
     done = set(checked)
     texts: dict[Path, str] = {}
     for raw in paths:

@@ -355,9 +355,12 @@ def _toml_target(files: list[Path], root: Path, config: Path | None) -> tuple[st
     from tilelens_lsp.launches.toml import find_config, read_target  # lazy: see cli/files.py
 
     seen: dict[str, str] = {}
+    targets: dict[Path, str | None] = {}  # each config read once, not once per file it declares
     for f in files:
         found = find_config(f, root, config)
-        target = read_target(found[0]) if found else None
+        if found and found[0] not in targets:
+            targets[found[0]] = read_target(found[0])
+        target = targets[found[0]] if found else None
         seen.setdefault(target or Settings().target, str(found[0]) if found and target else "the default")
     if len(seen) > 1:
         where = ", ".join(f"{t} from {origin}" for t, origin in seen.items())

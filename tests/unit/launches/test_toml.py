@@ -327,3 +327,17 @@ def test_a_module_inside_a_namespace_package_is_found_without_importing_anything
     found = module_file("pkg.ops.experimental.embedding", tmp_path / "site")
     assert found == (pkg / "ops" / "experimental" / "embedding.py").resolve()
     assert module_file("pkg.ops.missing", tmp_path / "site") is None
+
+
+def test_a_config_read_again_after_an_edit_gives_the_edit_not_the_parse_kept_of_before(tmp_path: Path):
+    """A toml's parse is kept for its text (a corpus toml is read once per file it declares): an
+    edit of the same length within the same second is still seen."""
+    root, kernel = workspace(tmp_path)
+    toml = write(root / "tilelens.toml", table("kernels/add.py", header="[[launch]]"))
+    first = launches_for_file(kernel, root).launches
+    assert first and launches_for_file(kernel, root).launches == first
+    toml.write_text(toml.read_text().replace("N = 4000", "N = 8000"))
+    again = launches_for_file(kernel, root).launches
+    assert again != first and again[0].grid != first[0].grid
+    toml.write_text("[[launch]\n")
+    assert launches_for_file(kernel, root).errors  # broken now: never the old parse
