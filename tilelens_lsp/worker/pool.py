@@ -5,10 +5,12 @@ chunks of launches: the heaviest files and launches first, a worker keeps to the
 while that file has launches left, and a worker with no unstarted file left takes launches of the
 file with most left (one large module does not serialise a package). The parts of a file come
 back together: launches in their declared order, the file's own diagnostics once. A launch whose
-configs run long is shared: once nothing is left to hand out, an idle worker joins a launch whose
-current config has run for `join_after` seconds, and the workers on it claim its configs one by one
-(claims.py), so the eight slow configs of one launch no longer keep one worker busy while the others
-wait. A helper that finds every config claimed before it claimed one is stopped, and its part dropped.
+configs run long is shared: a worker that asks for work joins a launch whose current config has run
+for `join_after` seconds and has configs unclaimed before it takes anything else, and the workers on
+it claim its configs one by one (claims.py), so the eight slow configs of one launch neither keep one
+worker busy while the others wait nor start only once everything else is done (the slowest launch is
+the run's longest path). A helper that finds every config claimed before it claimed one is stopped,
+and its part dropped.
 
 A shard (`Share`) keeps the launches whose stable identity (the file's portable name, the kernel,
 the declaration's origin and line) hashes to it, not their position: the same launch lands in the
@@ -286,12 +288,12 @@ class _Run:
         self.affinity = Affinity(shared)
 
     def next(self, worker: Worker, last: _File | None) -> _Unit | None:
-        """The next unit for `worker`: launches not handed out yet, else a launch to help with; None
-        once nothing is left and nothing is running (an idle worker waits while others work)."""
+        """The next unit for `worker`: a slow launch to help with, else launches not handed out yet;
+        None once nothing is left and nothing is running (an idle worker waits while others work)."""
         with self.lock:
             while True:
                 folders: dict[str, dict[int, LaunchClaims]] = {}  # each claims folder read once a pass
-                unit = self._take(worker, last, must=not self.active) or self._join(worker, folders)
+                unit = self._join(worker, folders) or self._take(worker, last, must=not self.active)
                 if unit is not None:
                     self.active.append(unit)
                     return unit
