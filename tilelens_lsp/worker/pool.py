@@ -21,7 +21,8 @@ Workers forked from a fork server share its imports. When the files include inst
 (`module =` launches of site-packages code), their packages are imported once more, in a branch of
 the server, while the files are planned; the workers are then forked from the branch, so N workers
 pay one import of the package instead of N at once (worker/forkserver.py says when a branch is
-refused; the workers are then forked from the server as before).
+refused; the workers are then forked from the server as before, each pays the imports itself and
+keeps to the packages it imported: affinity.py).
 What this module does not do: decide exit codes or print (the CLI's), or time anything itself
 (each worker times its own launches).
 """
