@@ -194,3 +194,21 @@ def test_a_reduced_row_broadcast_over_colliding_lanes_is_a_possible_race(tmp_pat
 """
     (d,) = _diagnostics(tmp_path, monkeypatch, body, "k[(1,)](fp32[64], fp32[64], 4, BLOCK=4)")
     assert d.code == "TL006" and "lanes [0, 1] and [1, 0]" in d.message
+
+
+def test_lanes_whose_loaded_operands_swap_places_may_race(tmp_path, monkeypatch):
+    """Lanes 0 and 1 store x[0] + y[1] and x[1] + y[0] to one element: each operand's class is known,
+    and the pairs differ, so the values may differ (no pair of classes may be merged into one key)."""
+    body = """def k(x, y, out):
+    offs = tl.arange(0, 2)
+    a = tl.load(x + offs)
+    b = tl.load(y + 1 - offs)
+    tl.store(out + offs // 2, a * b)
+"""
+    (d,) = _diagnostics(tmp_path, monkeypatch, body, "k[(1,)](fp32[2], fp32[2], fp32[1])")
+    assert d.code == "TL006" and "lanes [0] and [1]" in d.message
+    same = body.replace("y + 1 - offs", "y + offs * 0")  # the same y for both: still x[0] against x[1]
+    (d,) = _diagnostics(tmp_path, monkeypatch, same, "k[(1,)](fp32[2], fp32[2], fp32[1])")
+    assert d.code == "TL006"
+    one = body.replace("x + offs", "x + offs * 0").replace("y + 1 - offs", "y + offs * 0")
+    assert _diagnostics(tmp_path, monkeypatch, one, "k[(1,)](fp32[2], fp32[2], fp32[1])") == []  # one value

@@ -307,6 +307,11 @@ def _label(parts: list[np.ndarray]) -> np.ndarray:
     if len(cols) == 1:
         return cols[0]
     shape = np.broadcast_shapes(*(c.shape for c in cols))
-    stacked = np.stack([np.broadcast_to(c, shape) for c in cols], -1).reshape(-1, len(cols))
-    _, inverse = np.unique(stacked, axis=0, return_inverse=True)
-    return inverse.reshape(shape).astype(np.int64)
+    # the tuple's class, one column at a time: (class so far, this column's class) pairs numbered by a
+    # one-dimensional unique, so every key stays below the lane count (no overflow) and no row-wise
+    # unique (a sort of void records, many times slower) is needed; equal tuples get equal keys
+    key = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)
+    for c in cols:
+        _, col = np.unique(np.broadcast_to(c, shape).reshape(-1), return_inverse=True)
+        _, key = np.unique(key * (int(col.max(initial=0)) + 1) + col.reshape(-1), return_inverse=True)
+    return key.reshape(shape).astype(np.int64)
