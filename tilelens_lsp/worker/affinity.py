@@ -16,7 +16,7 @@ decides; worker/pool.py hands out the units and times them.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass
@@ -25,25 +25,40 @@ class Pace:
 
     seconds: float = 0.0
     weight: int = 0
-    opening_seconds: list[float] = field(default_factory=list)
-    opening_weight: list[int] = field(default_factory=list)
+    openings: int = 0  # units that paid the import
+    opening_seconds: float = 0.0
+    opening_weight: int = 0
+
+    def add(self, seconds: float, weight: int, opened: bool) -> None:
+        self.seconds += seconds
+        self.weight += weight
+        if opened:
+            self.openings += 1
+            self.opening_seconds += seconds
+            self.opening_weight += weight
+
+    def merge(self, other: Pace) -> None:
+        self.seconds += other.seconds
+        self.weight += other.weight
+        self.openings += other.openings
+        self.opening_seconds += other.opening_seconds
+        self.opening_weight += other.opening_weight
 
     def rate(self) -> float | None:
         """Seconds per unit of weight, from the units that paid no import; None before one came back
         (a first unit's time is mostly the import, so it says little of the launches)."""
-        later_weight = self.weight - sum(self.opening_weight)
+        later_weight = self.weight - self.opening_weight
         if later_weight <= 0:
             return None
-        return max(0.0, self.seconds - sum(self.opening_seconds)) / later_weight
+        return max(0.0, self.seconds - self.opening_seconds) / later_weight
 
     def import_cost(self) -> float | None:
         """The seconds an import of the package took, on average over the units that paid one (their
         own launches taken off at the package's rate, where it is known); None before any came back."""
-        if not self.opening_seconds:
+        if not self.openings:
             return None
-        n = len(self.opening_seconds)
-        launches = (self.rate() or 0.0) * sum(self.opening_weight) / n
-        return max(0.0, sum(self.opening_seconds) / n - launches)
+        launches = (self.rate() or 0.0) * self.opening_weight / self.openings
+        return max(0.0, self.opening_seconds / self.openings - launches)
 
 
 class Affinity:
@@ -71,12 +86,7 @@ class Affinity:
         """A unit of `weight` came back after `seconds`; `opened`: its worker imported the package for it."""
         if package is None or weight <= 0:
             return
-        pace = self.paces.setdefault(package, Pace())
-        pace.seconds += seconds
-        pace.weight += weight
-        if opened:
-            pace.opening_seconds.append(seconds)
-            pace.opening_weight.append(weight)
+        self.paces.setdefault(package, Pace()).add(seconds, weight, opened)
 
     def holders(self, package: str) -> int:
         return sum(package in held for held in self.held.values())
@@ -98,10 +108,7 @@ class Affinity:
         own = self.paces.get(package, Pace())
         pooled = Pace()
         for pace in self.paces.values():
-            pooled.seconds += pace.seconds
-            pooled.weight += pace.weight
-            pooled.opening_seconds += pace.opening_seconds
-            pooled.opening_weight += pace.opening_weight
+            pooled.merge(pace)
         cost = own.import_cost()
         rate = own.rate()
         return (pooled.import_cost() if cost is None else cost), (pooled.rate() if rate is None else rate)

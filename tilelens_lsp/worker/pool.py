@@ -71,10 +71,8 @@ def stable_name(path: Path, root: Path) -> str:
     except ValueError:
         pass
     parts = path.resolve().parts
-    for marker in ("site-packages", "dist-packages"):
-        if marker in parts:
-            return "/".join(parts[len(parts) - parts[::-1].index(marker) - 1 :])
-    return path.resolve().as_posix()
+    site = _site_index(parts)
+    return "/".join(parts[site:]) if site is not None else path.resolve().as_posix()
 
 
 def launch_keys(name: str, plan: dict) -> list[str]:
@@ -211,10 +209,19 @@ def package_of(path: Path) -> str | None:
 def _installed_parts(path: Path) -> tuple[str, ...] | None:
     """The package folders between the last site-packages folder of `path` and its file, or None."""
     parts = Path(path).parts
+    site = _site_index(parts)
+    if site is None:
+        return None
+    inner = parts[site + 1 : -1]
+    return inner if inner and all(p.isidentifier() for p in inner) else None
+
+
+def _site_index(parts: tuple[str, ...]) -> int | None:
+    """The index of the last site-packages folder among a path's parts (dist-packages where there is
+    none), or None."""
     for marker in ("site-packages", "dist-packages"):
         if marker in parts:
-            inner = parts[len(parts) - parts[::-1].index(marker) : -1]
-            return inner if inner and all(p.isidentifier() for p in inner) else None
+            return len(parts) - parts[::-1].index(marker) - 1
     return None
 
 

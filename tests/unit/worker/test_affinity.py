@@ -57,5 +57,6 @@ def test_an_import_still_in_flight_is_judged_by_the_imports_timed_so_far():
 def test_a_pace_without_units_after_the_import_knows_the_import_only():
     pace = Pace()
     assert pace.rate() is None and pace.import_cost() is None
-    pace.opening_seconds, pace.opening_weight, pace.seconds, pace.weight = [4.0, 6.0], [1, 1], 10.0, 2
+    pace.add(4.0, 1, opened=True)
+    pace.add(6.0, 1, opened=True)
     assert pace.rate() is None and pace.import_cost() == 5.0
