@@ -34,15 +34,30 @@ if TYPE_CHECKING:
     from tilelens_lsp.engines.values import LaunchModel
 
 
-def _tagged_runs(elems: np.ndarray, progs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Element indices with the program that touched each → runs of consecutive elements per program."""
+def tagged_runs(elems: np.ndarray, progs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Element indices with the program that touched each → runs of consecutive elements per program.
+
+    Lanes of one program touching one element (a broadcast row, `idx % n`) are one element: without
+    this every repeat would break the run, and a loop would keep a run per lane per iteration. The
+    (program, element) pairs are sorted as one integer key where that fits (a store in a loop runs
+    this every iteration, and one sort of integers is several times faster than a two-key lexsort)."""
+    if elems.size:
+        e0, p0 = int(elems.min()), int(progs.min())
+        span = int(elems.max()) - e0 + 1
+        if span * (int(progs.max()) - p0 + 1) < 1 << 62:
+            key = np.sort((progs.astype(np.int64) - p0) * span + (elems.astype(np.int64) - e0))
+            key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+            p, e = np.divmod(key, span)
+            return _runs(e + e0, p + p0)
     order = np.lexsort((elems, progs))
     e, p = elems[order], progs[order]
-    # lanes of one program touching one element (a broadcast row, `idx % n`) are one element: without
-    # this every repeat would break the run, and a loop would keep a run per lane per iteration
     first_of = np.ones(e.size, dtype=bool)
     first_of[1:] = (e[1:] != e[:-1]) | (p[1:] != p[:-1])
-    e, p = e[first_of], p[first_of]
+    return _runs(e[first_of], p[first_of])
+
+
+def _runs(e: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (element, program) pairs sorted by program, then element → their runs."""
     brk = np.ones(e.size, dtype=bool)
     brk[1:] = (np.diff(e) != 1) | (p[1:] != p[:-1])
     first = np.flatnonzero(brk)
@@ -132,7 +147,7 @@ class SiteRecorder:
         if elems.size:
             self.keep_intervals(site, lambda: site.add_elements(elems))
             if site.tagged is not None and site.exact:
-                starts, ends, progs = _tagged_runs(elems, np.nonzero(m)[0] + self.pid_base)
+                starts, ends, progs = tagged_runs(elems, np.nonzero(m)[0] + self.pid_base)
                 self.keep_runs(site, starts, ends, progs)
             if site.oob is None and (elems.min() < info.lo or elems.max() >= info.hi):
                 self._witness(site, boff, m, info, ctx, exact)
