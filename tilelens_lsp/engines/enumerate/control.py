@@ -41,18 +41,49 @@ def _for(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     trips = np.where(ctx.pred, np.maximum(0, -((lbv - ubv) // stv)), 0)
     values = list(inits)
     body = op.regions[0].blocks[0]
-    if not trips.size or int(trips.max()) == 0:
+    count = int(trips.max()) if trips.size else 0
+    if count == 0:
         g.mark_unreachable(body, ctx)  # no program enters the loop
-    for t in range(int(trips.max()) if trips.size else 0):
+    outer = env
+    if count > 1:  # what no iteration changes, worked out once under the first iteration's context
+        outer, body = hoist_invariants(g, op, env, Ctx(trips > 0, ctx.iters + (0,), ctx.exact, ctx.stack))
+    uniform = lb.a.shape[0] == 1 and step.a.shape[0] == 1  # the same iv in every program
+    for t in range(count):
         active = trips > t
-        inner = dict(env)
-        uniform = lb.a.shape[0] == 1 and step.a.shape[0] == 1  # the same iv in every program
+        inner = dict(outer)
         inner[iv] = IntV(wrap((lb.a + t * step.a) if uniform else (lbv + t * stv), lb.bits), lb.bits)
         for name, v in zip(carried, values):
             inner[name] = v
         yielded = g.eval_block(body, inner, Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))
         values = [blend(active, new, old, op) for new, old in zip(yielded, values)]
     return values
+
+
+def hoist_invariants(g: AccessGraph, op: Op, env, first: Ctx) -> tuple[dict, Block]:
+    """`env` with the loop-invariant ops of a loop's body evaluated once, under the first iteration's
+    context `first`, and the body without them. Those ops are pure and their operands the same on every
+    iteration, so each later iteration would compute the same values (under fewer programs) and find no
+    width wrap the first did not: the verdicts are those of following every op on every iteration, at a
+    fraction of the work (`mask_y & mask_x` of a loop over a whole tensor). An op that refuses here
+    leaves the loop to be followed op by op, so the refusal comes from where it stood."""
+    plan = g.loop_plans.get(id(op))
+    if plan is None:
+        body = op.regions[0].blocks[0]
+        header = op.for_header
+        inside = inductions.defined_inside([body]) | {a for a in (header.iv, *header.iter_args) if a}
+        hoist = [o for o in inductions.invariant_ops(body, inside) if o.results]
+        kept = {id(o) for o in hoist}
+        rest = Block(body.args, [o for o in body.ops if id(o) not in kept], body.label)
+        plan = g.loop_plans[id(op)] = (Block([], hoist), rest)
+    before, rest = plan
+    if not before.ops:
+        return env, op.regions[0].blocks[0]
+    outer = dict(env)
+    try:
+        g.eval_ops(before, outer, first)
+    except Refusal:
+        return env, op.regions[0].blocks[0]
+    return outer, rest
 
 
 def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:

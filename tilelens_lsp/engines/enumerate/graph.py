@@ -12,6 +12,7 @@ evaluated by the handlers of `arith`, `memory` and `control`; accesses are recor
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,45 @@ def _numel(t: Type) -> int:
     return n
 
 
+_FLOAT = re.compile(r"(b|t)?f\d")
+
+
+def stored_floats(index: guards.FuncIndex) -> frozenset[int]:
+    """The float arithmetic whose values reach nothing but the values stores write (a filter's taps
+    summed and stored): no address, mask, branch, loop or call reads them, and what a store writes is
+    read back from the definitions (`lanevalues`), never from the values, so evaluating them only
+    spends time: in a loop over a whole tensor, most of its ops. Pure ops of the `arith` and `math`
+    dialects with float results only; a value used anywhere else keeps its op and those it reads."""
+    candidates: dict[int, tuple[Op, dict[str, list[Op]]]] = {}
+    for fname, defs in index.defs.items():
+        uses = index.uses[fname]
+        for op in {id(o): o for o in defs.values()}.values():
+            if (
+                op.name.startswith(("arith.", "math."))
+                and not op.regions
+                and op.result_types
+                and all(_FLOAT.match(t.elem) for t in op.result_types)
+            ):
+                candidates[id(op)] = (op, uses)
+    dead = set(candidates)
+    changed = True
+    while changed:
+        changed = False
+        for key in list(dead):
+            op, uses = candidates[key]
+            for r in op.results:
+                # a float is never a store's pointer or mask: a store reads it as the value it writes
+                if any(id(u) not in dead and u.name != "tt.store" for u in uses.get(r, ())):
+                    dead.discard(key)
+                    changed = True
+                    break
+    return frozenset(dead)
+
+
+def _several_blocks(g: "AccessGraph", op: Op, env: dict[str, Value], ctx: Ctx) -> list[Value]:
+    raise Refusal("control-flow", f"{op.name} with a region of {len(op.regions[0].blocks)} blocks", op.loc)
+
+
 class AccessGraph(SiteRecorder):
     """Evaluates one launch; `run()` returns its access sites and width obligations."""
 
@@ -85,8 +125,11 @@ class AccessGraph(SiteRecorder):
         self._current_loc = ""
         self.unreachable: set[accounting.Context] = set()  # memory ops proven not to run
         self.index = guards.FuncIndex(model.module.funcs)  # defs and uses, for guards
+        self.unread = stored_floats(self.index)  # ops eval_ops skips (their values are never read)
         self.watch: frozenset[int] = frozenset()  # ops a while loop's condition depends on (control.py)
         self.wraps: dict[int, dict] = {}  # the first wrap of each watched op: where, and its exact value
+        self._plans: dict[int, tuple[list[tuple[Op, Any]], Op | None, Block]] = {}  # eval_ops' reading of each block
+        self.loop_plans: dict[int, tuple[Block, Block]] = {}  # per scf.for: its hoisted ops, the rest (control.py)
 
     def width_obligations(self) -> list[Obligation]:
         return list(self.obligations.values())
@@ -178,12 +221,8 @@ class AccessGraph(SiteRecorder):
 
     def eval_ops(self, block: Block, env: dict[str, Value], ctx: Ctx) -> Op | None:
         """Evaluate a block's ops up to its terminator, which is returned (not evaluated)."""
-        for op in block.ops:
-            if op.name in ("scf.yield", "tt.return", "scf.condition") or op.successors:
-                return op
-            if any(len(r.blocks) != 1 for r in op.regions):
-                raise Refusal("control-flow", f"{op.name} with a region of {len(op.regions[0].blocks)} blocks", op.loc)
-            handler = HANDLERS.get(op.name)
+        steps, term = self._plan(block)
+        for op, handler in steps:
             if handler is None:
                 results = self.unknown(op, env, ctx)
             else:
@@ -191,7 +230,27 @@ class AccessGraph(SiteRecorder):
             for name, value in zip(op.results, results):
                 env[name] = value
                 self._spend(_cost(value), op)
-        return None
+        return term
+
+    def _plan(self, block: Block) -> tuple[list[tuple[Op, Any]], Op | None]:
+        """A block's ops before its terminator, each with its handler, and the terminator: read once
+        per block, since a loop body is evaluated once per iteration. An op whose region has several
+        blocks is planned as a refusal where it stands."""
+        plan = self._plans.get(id(block))
+        if plan is None:
+            steps: list[tuple[Op, Any]] = []
+            term = None
+            for op in block.ops:
+                if op.name in ("scf.yield", "tt.return", "scf.condition") or op.successors:
+                    term = op
+                    break
+                if any(len(r.blocks) != 1 for r in op.regions):
+                    steps.append((op, _several_blocks))
+                    continue
+                if id(op) not in self.unread:
+                    steps.append((op, HANDLERS.get(op.name)))
+            plan = self._plans[id(block)] = (steps, term, block)
+        return plan[0], plan[1]
 
     # -- the control-flow graph protocol (tilelens_lsp.ttir.cfg)
 
