@@ -113,17 +113,50 @@ class Affinity:
         rate = own.rate()
         return (pooled.import_cost() if cost is None else cost), (pooled.rate() if rate is None else rate)
 
+    def _move(self, worker: Hashable, own: str | None, left: dict[str, int]) -> str | None:
+        """A package `worker` should import rather than go on with `own`, which it holds: one whose
+        work left per worker (itself added) outlasts what `own` has left per worker by more than the
+        import. Packages differ in seconds per unit of weight (FlagGems' launches take many times
+        Liger's), so a first spread by weight leaves one package with most of the time and few
+        workers; this moves workers over once their units have timed both. None: stay."""
+        if self.shared or own is None or own not in left:
+            return None
+        mine = self._seconds(own, left[own])
+        if mine is None:
+            return None
+        mine /= max(1, self.holders(own))
+        best, gain = None, 0.0
+        for package, weight in left.items():
+            if self.free(worker, package):
+                continue
+            cost, _ = self._estimates(package)
+            theirs = self._seconds(package, weight)
+            if cost is None or theirs is None:
+                continue
+            ahead = theirs / (1 + self.holders(package)) - mine - cost
+            if ahead > gain:
+                best, gain = package, ahead
+        return best
+
+    def _seconds(self, package: str, weight: int) -> float | None:
+        """What `weight` of `package` takes at its timed pace (that of all packages until its own is
+        timed); None before any pace is."""
+        _, rate = self._estimates(package)
+        return None if rate is None else weight * rate
+
     def choose(self, worker: Hashable, candidates: Sequence[tuple[str | None, int]], must: bool = False) -> int | None:
         """The index of the candidate (package, weight left), listed best first, that `worker` takes:
-        the first that costs it no import, else the first of the package with the most weight left
-        per worker on it that is worth opening; None (wait) when none is, unless it `must` take one."""
-        for i, (package, _) in enumerate(candidates):
-            if self.free(worker, package):
-                return i
+        the first that costs it no import (unless another package's timed work left outlasts it by
+        more than the import: `_move`), else the first of the package with the most weight left per
+        worker on it that is worth opening; None (wait) when none is, unless it `must` take one."""
         left: dict[str, int] = {}
         for package, weight in candidates:
-            assert package is not None  # a workspace module is free to anyone
-            left[package] = left.get(package, 0) + max(1, weight)
+            if package is not None:  # a workspace module is free to anyone
+                left[package] = left.get(package, 0) + max(1, weight)
+        for i, (package, _) in enumerate(candidates):
+            if self.free(worker, package):
+                move = self._move(worker, package, left)
+                return i if move is None else next(j for j, (p, _) in enumerate(candidates) if p == move)
         ranked = sorted(left, key=lambda p: -left[p] / (1 + self.holders(p)))  # stable: ties in listed order
         for package in ranked:
             if must or self.worth_opening(package, left[package]):

@@ -60,3 +60,29 @@ def test_a_pace_without_units_after_the_import_knows_the_import_only():
     pace.add(4.0, 1, opened=True)
     pace.add(6.0, 1, opened=True)
     assert pace.rate() is None and pace.import_cost() == 5.0
+
+
+def _timed(a: Affinity, package: str, rate: float, import_seconds: float) -> None:
+    a.record(package, import_seconds + rate, 1, opened=True)
+    a.record(package, rate, 1, opened=False)
+
+
+def test_a_worker_moves_to_a_package_whose_timed_work_per_worker_outlasts_its_own_by_more_than_the_import():
+    a = Affinity()
+    for w in ("w1", "w2", "w3"):
+        a.hold(w, "fla")
+    a.hold("w4", "gems")
+    _timed(a, "fla", 0.1, 3.0)  # fla: 0.1 s per unit of weight
+    _timed(a, "gems", 2.0, 3.0)  # gems: 2 s per unit, 20 times fla's
+    cands = [("fla", 30), ("gems", 20)]
+    # fla: 3 s left for each of 3 workers; gems: 40 s left for one, 20 s each with w1 on it: 17 s more than the 3 s import
+    assert a.choose("w1", cands) == 1
+    assert a.choose("w1", [("fla", 30), ("gems", 4)]) == 0  # gems: 4 s each with w1, less than 1 s + the import
+    assert Affinity(shared=True).choose("w1", cands) == 0  # a branch: no import to weigh, the heaviest file first
+
+
+def test_a_worker_keeps_to_its_package_until_both_are_timed():
+    a = Affinity()
+    a.hold("w1", "fla")
+    a.hold("w2", "gems")
+    assert a.choose("w1", [("fla", 30), ("gems", 2000)]) == 0  # nothing timed: weights alone never move it
