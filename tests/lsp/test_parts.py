@@ -213,6 +213,7 @@ class FakeWorker:
         self.proc = None
         self.hello: Hello | None = None
         self.last_stats: dict[str, int] | None = None
+        self.last_import: float | None = None
         self.triton = triton
         self.analyzed: list[Path] = []
         self.during = None  # called inside analyze (the run is in flight then)

@@ -21,44 +21,56 @@ from dataclasses import dataclass
 
 @dataclass
 class Pace:
-    """What a package's units took: all of them, and those that paid its import (a worker's first)."""
+    """What a package's units took. Where a unit's worker timed its import (`imported`: the seconds
+    until the module was imported and its launches listed), the import and the launches are apart;
+    a unit that paid the import without that split (`unsplit`) says only their sum."""
 
-    seconds: float = 0.0
+    seconds: float = 0.0  # launches' seconds, of the units whose split is known or that paid no import
     weight: int = 0
     openings: int = 0  # units that paid the import
-    opening_seconds: float = 0.0
-    opening_weight: int = 0
+    import_seconds: float = 0.0  # timed imports
+    unsplit_seconds: float = 0.0  # units that paid the import, their time not split
+    unsplit_weight: int = 0
 
-    def add(self, seconds: float, weight: int, opened: bool) -> None:
-        self.seconds += seconds
-        self.weight += weight
+    def add(self, seconds: float, weight: int, opened: bool, imported: float | None = None) -> None:
         if opened:
             self.openings += 1
-            self.opening_seconds += seconds
-            self.opening_weight += weight
+        if imported is not None:
+            imported = min(max(0.0, imported), seconds)
+            self.seconds += seconds - imported
+            self.weight += weight
+            if opened:
+                self.import_seconds += imported
+        elif opened:
+            self.unsplit_seconds += seconds
+            self.unsplit_weight += weight
+        else:
+            self.seconds += seconds
+            self.weight += weight
 
     def merge(self, other: Pace) -> None:
         self.seconds += other.seconds
         self.weight += other.weight
         self.openings += other.openings
-        self.opening_seconds += other.opening_seconds
-        self.opening_weight += other.opening_weight
+        self.import_seconds += other.import_seconds
+        self.unsplit_seconds += other.unsplit_seconds
+        self.unsplit_weight += other.unsplit_weight
 
     def rate(self) -> float | None:
-        """Seconds per unit of weight, from the units that paid no import; None before one came back
-        (a first unit's time is mostly the import, so it says little of the launches)."""
-        later_weight = self.weight - self.opening_weight
-        if later_weight <= 0:
+        """Seconds per unit of weight of the launches alone; None before one came back apart from an
+        import (a first unit's time is mostly the import, so its sum says little of the launches)."""
+        if self.weight <= 0:
             return None
-        return max(0.0, self.seconds - self.opening_seconds) / later_weight
+        return self.seconds / self.weight
 
     def import_cost(self) -> float | None:
-        """The seconds an import of the package took, on average over the units that paid one (their
-        own launches taken off at the package's rate, where it is known); None before any came back."""
+        """The seconds an import of the package took, on average over the units that paid one: as
+        timed where it was, else the unit's time less its launches at the package's rate (an estimate
+        that a slow first launch inflates); None before any came back."""
         if not self.openings:
             return None
-        launches = (self.rate() or 0.0) * self.opening_weight / self.openings
-        return max(0.0, self.opening_seconds / self.openings - launches)
+        inferred = max(0.0, self.unsplit_seconds - (self.rate() or 0.0) * self.unsplit_weight)
+        return (self.import_seconds + inferred) / self.openings
 
 
 class Affinity:
@@ -82,11 +94,12 @@ class Affinity:
         self.held.setdefault(worker, set()).add(package)
         return True
 
-    def record(self, package: str | None, seconds: float, weight: int, opened: bool) -> None:
-        """A unit of `weight` came back after `seconds`; `opened`: its worker imported the package for it."""
+    def record(self, package: str | None, seconds: float, weight: int, opened: bool, imported: float | None = None) -> None:
+        """A unit of `weight` came back after `seconds`; `opened`: its worker imported the package for it;
+        `imported`: the seconds until its module was imported, where the worker said (None: unknown)."""
         if package is None or weight <= 0:
             return
-        self.paces.setdefault(package, Pace()).add(seconds, weight, opened)
+        self.paces.setdefault(package, Pace()).add(seconds, weight, opened, imported)
 
     def holders(self, package: str) -> int:
         return sum(package in held for held in self.held.values())

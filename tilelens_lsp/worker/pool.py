@@ -393,7 +393,7 @@ class _Run:
                 self.active.remove(unit)
                 if chunk is not None and unit.joined is None:  # a helper's time says how long it waited, not a pace
                     weight = sum(f.weights.get(i, 1) for i in chunk)
-                    self.affinity.record(f.package, time.monotonic() - unit.since, weight, unit.opens)
+                    self.affinity.record(f.package, time.monotonic() - unit.since, weight, unit.opens, worker.last_import)
                 if unit.dropped:
                     by_index = _lost(unit)
                     result = FileResult(result.path)

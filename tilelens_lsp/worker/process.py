@@ -172,6 +172,9 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.hello: Hello | None = None
         self.last_stats: dict[str, int] | None = None  # the worker's counters, from its last analysis
+        # seconds from the last analyze_parts call to its module imported (its "ready"): what the pool
+        # times a package's import by; None where it never got that far
+        self.last_import: float | None = None
         self._lines: queue.Queue = queue.Queue()
         self._stderr = bytearray()  # the last STDERR_TAIL_BYTES of the current process's stderr
         self._stderr_lock = threading.Lock()
@@ -450,25 +453,31 @@ class Worker:
         parts). With `claims`, each launch answers only the configs this part claims (claims.py)."""
         settings = settings or self.settings
         stream = _Stream(on_partial)
-        while True:
-            extra: dict[str, Any] = {"stream": True, "select": select, "file_level": file_level and stream.ready is None}
-            if claims is not None:
-                extra["claims"] = claims.to_json()
-            reply, failure = self._file_request(
-                "analyze", path, workspace_root, config_file, settings, extra, stream.feed, probe=probe
-            )
-            probe = False  # a later part goes to the worker that just answered, or to a fresh one
-            if failure is None:
-                if isinstance(reply.get("stats"), dict):
-                    self.last_stats = reply["stats"]
-                return stream.result(FileResult.from_json(reply["result"])), stream.done
-            if stream.ready is None or reply.get("cancelled"):
-                # the import (or the worker's start) failed, hung, or the caller cancelled: the file
-                # as a whole is not analysed; launches streamed before a cancel are not reported
-                return failed_result(str(path), failure), {}
-            select = stream.fail_current(failure)
-            if not select:
-                return stream.result(None), stream.done
+        begun = time.monotonic()
+        self.last_import = None
+        try:
+            while True:
+                extra: dict[str, Any] = {"stream": True, "select": select, "file_level": file_level and stream.ready is None}
+                if claims is not None:
+                    extra["claims"] = claims.to_json()
+                reply, failure = self._file_request(
+                    "analyze", path, workspace_root, config_file, settings, extra, stream.feed, probe=probe
+                )
+                probe = False  # a later part goes to the worker that just answered, or to a fresh one
+                if failure is None:
+                    if isinstance(reply.get("stats"), dict):
+                        self.last_stats = reply["stats"]
+                    return stream.result(FileResult.from_json(reply["result"])), stream.done
+                if stream.ready is None or reply.get("cancelled"):
+                    # the import (or the worker's start) failed, hung, or the caller cancelled: the file
+                    # as a whole is not analysed; launches streamed before a cancel are not reported
+                    return failed_result(str(path), failure), {}
+                select = stream.fail_current(failure)
+                if not select:
+                    return stream.result(None), stream.done
+        finally:
+            if stream.ready_at is not None:
+                self.last_import = stream.ready_at - begun
 
     def plan(
         self,
@@ -569,6 +578,7 @@ class _Stream:
     def __init__(self, on_partial: Callable[[FileResult], None] | None = None) -> None:
         self.on_partial = on_partial  # hears the result so far after each launch
         self.ready: dict | None = None  # the first "ready" event (file diagnostics)
+        self.ready_at: float | None = None  # when it came (time.monotonic)
         self.order: list[tuple[int, str, int]] = []  # (index, kernel, line) in the order analysed
         self.done: Answers = {}
         self.answered: Answers = {}  # the configs of launches not done yet, as each was answered
@@ -578,6 +588,7 @@ class _Stream:
         if event.get("event") == "ready":
             if self.ready is None:
                 self.ready = event
+                self.ready_at = time.monotonic()
             known = {i for i, _, _ in self.order}
             self.order += [(int(i), str(k), int(line)) for i, k, line in event.get("launches", []) if int(i) not in known]
         elif event.get("event") == "config" and isinstance(event.get("result"), dict):

@@ -86,3 +86,15 @@ def test_a_worker_keeps_to_its_package_until_both_are_timed():
     a.hold("w1", "fla")
     a.hold("w2", "gems")
     assert a.choose("w1", [("fla", 30), ("gems", 2000)]) == 0  # nothing timed: weights alone never move it
+
+
+def test_a_timed_import_is_the_import_even_when_the_first_part_held_the_slowest_launch():
+    pace = Pace()
+    pace.add(26.0, 8, opened=True, imported=10.0)  # a 10 s import, then a 16 s launch (fused MoE)
+    pace.add(1.0, 4, opened=False, imported=0.1)
+    assert pace.import_cost() == 10.0
+    assert pace.rate() == (16.0 + 0.9) / 12  # both parts' launches count toward the pace
+    untimed = Pace()
+    untimed.add(26.0, 8, opened=True)
+    untimed.add(0.9, 4, opened=False)
+    assert untimed.import_cost() == 26.0 - 0.225 * 8  # inferred: the slow launch counts as import

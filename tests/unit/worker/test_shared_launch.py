@@ -102,6 +102,7 @@ class ClaimingWorker:
     def __init__(self, configs: int, cost: float, warmup: float = 0.0, announce: bool = False) -> None:
         self.configs, self.cost, self.warmup, self.announce = configs, cost, warmup, announce
         self.fork_server = None
+        self.last_import: float | None = None
         self.answered: list[int] = []
         self.parts = 0
         self.cancelled = threading.Event()

@@ -8,6 +8,7 @@ timeout), so the timing does not depend on how fast this machine compiles.
 from __future__ import annotations
 
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,18 @@ def test_a_selection_analyses_those_launches_and_the_parts_add_up(worker, tmp_pa
     # results come back in the order of their indices, whatever order they were asked in
     assert first.launches == (whole.launches[0], whole.launches[3])
     assert rest.launches == whole.launches[1:3]
+
+
+def test_the_worker_times_the_import_apart_from_the_launches(worker, tmp_path: Path):
+    # the pool weighs a package's import by this: a module that sleeps 0.8 s on import, a launch
+    # that naps 0.6 s after it (both lower bounds, whatever the load)
+    f = tmp_path / "slow_import.py"
+    f.write_text(launches([600]) + "import time as _t\n_t.sleep(0.8)\n" + SLEEPY)
+    begun = time.monotonic()
+    worker.analyze_parts(f, tmp_path)
+    took = time.monotonic() - begun
+    assert worker.last_import is not None
+    assert 0.8 <= worker.last_import <= took - 0.6
 
 
 def test_the_plan_names_every_launch_without_importing(tmp_path: Path):

@@ -112,6 +112,10 @@ class RunShare:
             return failed_result(str(path), "analysis cancelled"), {}
         return self.worker.analyze_parts(path, *args, **kwargs)
 
+    @property
+    def last_import(self) -> float | None:  # the pool times the package's import by it
+        return self.worker.last_import
+
     def stop(self) -> None:
         self.worker.stop()
 
