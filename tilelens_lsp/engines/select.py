@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Protocol
 
 from tilelens_lsp.engines import accounting
-from tilelens_lsp.engines.affine import AffineGraph, NotAffine
+from tilelens_lsp.engines.affine import AffineGraph, NotAffine, OutOfBoundsFound
 from tilelens_lsp.engines.enumerate import AccessGraph
 from tilelens_lsp.engines.grid import GridGraph, NotGrid
 from tilelens_lsp.engines.values import LaunchModel, Obligation, SiteResult
@@ -160,14 +160,22 @@ def _summary(model: LaunchModel, mode: str) -> AffineGraph | AccessGraph | None:
     """The affine summary (or, for an out-of-bounds launch that fits, its enumeration); None when the
     launch leaves the fragment."""
     summary = AffineGraph(model)
+    # an out-of-bounds launch is enumerated where that fits a share of the budget: at its first
+    # out-of-bounds site the summary stops and the enumeration is tried; only where it does not fit
+    # is the summary run whole, for the programs that show each witness
+    summary.stop_at_oob = True
     try:
-        summary.run()
-        if summary.pending:
+        try:
+            summary.run()
+        except OutOfBoundsFound:
             trial = AccessGraph(dataclasses.replace(model, budget=max(1, model.budget // WITNESS_SHARE)))
             trial.run()
             if trial.truncated is None:
                 ENGINES["enumeration"] += 1
                 return trial
+            summary = AffineGraph(model)
+            summary.run()
+        if summary.pending:
             summary.fill_witnesses()
     except (NotAffine, OverflowError):  # OverflowError: a coefficient past int64
         return None

@@ -86,8 +86,15 @@ def _same_form(a: Form, b: Form, shift: bool) -> bool:
     return same_values(np.asarray(a.c), np.asarray(b.c))
 
 
+class OutOfBoundsFound(Exception):
+    """A site left its storage while the summary's caller asked to hear of the first at once
+    (`stop_at_oob`): it enumerates such a launch when it can, so the rest of the summary is moot."""
+
+
 class SummaryFootprints:
     """The access-recording half of `AffineGraph`."""
+
+    stop_at_oob = False  # raise OutOfBoundsFound at the first out-of-bounds site
 
     m: "LaunchModel"
     P: int
@@ -96,6 +103,7 @@ class SummaryFootprints:
     symbolic_programs: bool
     probing: int
     to_tag: list
+    to_image: list
     race_work: int
     _images: dict[tuple, tuple[np.ndarray, np.ndarray]]
     unfollowable: Callable[[Any], bool]
@@ -159,14 +167,25 @@ class SummaryFootprints:
             cons = list(ctx.cons) + list(guard) + list(off.side)
             if mask is not None:
                 cons += list(mask.cons) + [f for f in mask.side if all(f is not g for g in off.side)]
+            self.to_image.append((key, site, off, cons, pred, info))
+
+    def image_sites(self) -> None:
+        """The footprints of the accesses recorded, in the order they were: once the whole launch is
+        in the fragment. A launch that leaves it at a later op (a store whose lanes may meet, a value
+        of too many pieces) then costs no footprint of its earlier loads, which is most of a summary's
+        time where they are large (a convolution's element-wise window)."""
+        for key, site, off, cons, pred, info in self.to_image:
             starts, ends = self.image(off, cons, pred, info)
             if starts.size:
                 site.add_intervals(starts, ends)
                 if (starts.min() < info.lo or ends.max() > info.hi) and key not in self.pending:
+                    if self.stop_at_oob:
+                        raise OutOfBoundsFound
                     self.pending[key] = self.witness_program(off, cons, pred, info)
                 if info.view is not None and views.first_outside(starts, ends, info.view, info.lo, info.hi) is not None:
                     raise NotAffine("an access leaves its declared view: the enumeration finds its witness")
             self.to_tag.append((site, off, cons, pred, info))
+        self.to_image.clear()
 
     def tag_for_races(self) -> None:
         """Per-program runs for the race check, once the launch is summarized: only for the arguments

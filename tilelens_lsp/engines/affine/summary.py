@@ -47,6 +47,7 @@ class AffineGraph(SummaryFootprints):
         self.unreachable: set[accounting.Context] = set()  # memory ops proven not to run
         self.loaded_from: dict[int, tuple] = {}  # id of a loaded value -> (it, its pointer, its mask)
         self.to_tag: list = []  # accesses whose per-program runs the race check may need
+        self.to_image: list = []  # accesses whose footprints are computed once the run is done
         # opaque values the enumeration cannot compute either (loaded data, an op no engine models, a
         # float), by id, each kept alive here: an address made of one is refused, not enumerated
         self.beyond: dict[int, Opaque] = {}
@@ -78,6 +79,7 @@ class AffineGraph(SummaryFootprints):
         entry = self.m.module.funcs[self.m.module.entry]
         env = {name: self._arg(self.m.arg_values[name]) for name, _ in entry.args}
         self.eval_body(entry.body, env, Ctx(np.ones(self.P, dtype=bool), (), ()))
+        self.image_sites()
         self.tag_for_races()
 
     def _arg(self, v: Any) -> Any:
