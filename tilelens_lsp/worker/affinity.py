@@ -134,28 +134,21 @@ class Affinity:
         workers; this moves workers over once their units have timed both. None: stay."""
         if self.shared or own is None or own not in left:
             return None
-        mine = self._seconds(own, left[own])
-        if mine is None:
+        _, rate = self._estimates(own)
+        if rate is None:
             return None
-        mine /= max(1, self.holders(own))
+        mine = left[own] * rate / max(1, self.holders(own))
         best, gain = None, 0.0
         for package, weight in left.items():
             if self.free(worker, package):
                 continue
-            cost, _ = self._estimates(package)
-            theirs = self._seconds(package, weight)
-            if cost is None or theirs is None:
+            cost, rate = self._estimates(package)
+            if cost is None or rate is None:
                 continue
-            ahead = theirs / (1 + self.holders(package)) - mine - cost
+            ahead = weight * rate / (1 + self.holders(package)) - mine - cost
             if ahead > gain:
                 best, gain = package, ahead
         return best
-
-    def _seconds(self, package: str, weight: int) -> float | None:
-        """What `weight` of `package` takes at its timed pace (that of all packages until its own is
-        timed); None before any pace is."""
-        _, rate = self._estimates(package)
-        return None if rate is None else weight * rate
 
     def choose(self, worker: Hashable, candidates: Sequence[tuple[str | None, int]], must: bool = False) -> int | None:
         """The index of the candidate (package, weight left), listed best first, that `worker` takes:
@@ -166,12 +159,15 @@ class Affinity:
         for package, weight in candidates:
             if package is not None:  # a workspace module is free to anyone
                 left[package] = left.get(package, 0) + max(1, weight)
+        first: dict[str | None, int] = {}  # each package's first candidate
+        for i, (package, _) in enumerate(candidates):
+            first.setdefault(package, i)
         for i, (package, _) in enumerate(candidates):
             if self.free(worker, package):
                 move = self._move(worker, package, left)
-                return i if move is None else next(j for j, (p, _) in enumerate(candidates) if p == move)
+                return i if move is None else first[move]
         ranked = sorted(left, key=lambda p: -left[p] / (1 + self.holders(p)))  # stable: ties in listed order
         for package in ranked:
             if must or self.worth_opening(package, left[package]):
-                return next(i for i, (p, _) in enumerate(candidates) if p == package)
+                return first[package]
         return None

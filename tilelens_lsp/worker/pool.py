@@ -96,10 +96,13 @@ class _File:
     handed_file_level: bool = False
     parts: list[tuple[bool, FileResult, Answers]] = field(default_factory=list)
     whole: bool = False  # analysed as one request (no plan)
-    weight: int = 0
     claims: str | None = None  # the folder its launches' configs are claimed in (None: not shared)
     package: str | None = None  # the installed package a worker imports to analyse it (None: workspace code)
     weights: dict[int, int] = field(default_factory=dict)  # planned launch index: its weight
+
+    @property
+    def weight(self) -> int:
+        return sum(self.weights.values())
 
 
 @dataclass(eq=False)
@@ -277,7 +280,6 @@ def _select(f: _File, root: Path, share: Share | None) -> None:
     kept.sort(key=lambda e: (-int(e.get("weight", 1)), e["index"]))
     f.pending = [e["index"] for e in kept]
     f.weights = {e["index"]: max(1, int(e.get("weight", 1))) for e in kept}
-    f.weight = sum(f.weights.values())
 
 
 class _Run:
