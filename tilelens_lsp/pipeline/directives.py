@@ -99,15 +99,22 @@ def unlaunched(kernels: list[KernelDef], launches: list[LaunchSpec], errors: lis
     return [k for k in kernels if k.name not in launched and not k.is_helper]
 
 
+UNKNOWN_CONFIGS = 8  # the estimate for configs computed at run time
+
+
 def config_counts(text: str) -> dict[str, int]:
-    """Per function of the file, how many autotune configs its decorators list (a literal list is
-    counted; configs computed at run time count as 8): the cost estimate `plan_path` gives. An
-    autotuner is `autotune(...)` or any decorator call given `configs=`: packages wrap Triton's in
-    their own (FlagGems' `libtuner`)."""
+    """Per function of the file, how many distinct compiles its autotune configs ask for: the cost
+    estimate `plan_path` gives. Configs that differ only in launch options (warps, stages, CTAs) bind to
+    one TTIR and are analysed once, so a list is counted by its distinct constexpr dicts, and a
+    comprehension by the product of the literal ranges its constexprs are drawn from
+    (`{'BT': BT} for BT in [32, 64] for num_warps in [2, 4, 8]` is 2); configs computed at run time
+    count as UNKNOWN_CONFIGS. An autotuner is `autotune(...)` or any decorator call given `configs=`:
+    packages wrap Triton's in their own (FlagGems' `libtuner`)."""
     tree = parse_file(text)
     out: dict[str, int] = {}
     if tree is None:
         return out
+    lengths = _module_sequences(tree)
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -118,5 +125,76 @@ def config_counts(text: str) -> dict[str, int]:
             if not named and not any(k.arg == "configs" for k in dec.keywords):
                 continue
             configs = next((k.value for k in dec.keywords if k.arg == "configs"), dec.args[0] if dec.args else None)
-            out[fn.name] = len(configs.elts) if isinstance(configs, (ast.List, ast.Tuple)) else 8
+            out[fn.name] = _distinct_configs(configs, lengths)
     return out
+
+
+def _distinct_configs(configs: ast.expr | None, lengths: dict[str, int]) -> int:
+    if isinstance(configs, (ast.List, ast.Tuple)):
+        return max(1, len({ast.dump(_constexprs(e)) for e in configs.elts}))
+    if isinstance(configs, ast.ListComp):
+        # a generator counts when its variables reach the constexprs, directly or through a later
+        # generator's range or filter; the filters are not evaluated (an upper bound)
+        used = _names(_constexprs(configs.elt))
+        count = 1
+        for gen in reversed(configs.generators):
+            if not _names(gen.target) & used:
+                continue
+            length = _length(gen.iter, lengths)
+            if length is None:
+                return UNKNOWN_CONFIGS
+            count *= length
+            used |= _names(gen.iter) | {n for cond in gen.ifs for n in _names(cond)}
+        return max(1, count)
+    return UNKNOWN_CONFIGS
+
+
+def _constexprs(config: ast.expr) -> ast.expr:
+    """The constexpr dict of a `Config(...)` call (its first argument, or `kwargs=`), else the whole."""
+    if isinstance(config, ast.Call):
+        if config.args:
+            return config.args[0]
+        return next((k.value for k in config.keywords if k.arg == "kwargs"), ast.Dict(keys=[], values=[]))
+    return config
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _length(node: ast.expr, lengths: dict[str, int]) -> int | None:
+    """The number of items a comprehension's range yields, where the source says it (a literal, a
+    module-level literal sequence, `range` of literal ints); None otherwise."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return len(node.elts)
+    if isinstance(node, ast.Name):
+        return lengths.get(node.id)
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "range" and not node.keywords:
+        bounds = [a.value for a in node.args if isinstance(a, ast.Constant) and type(a.value) is int]
+        if len(bounds) == len(node.args) and 1 <= len(bounds) <= 3 and (len(bounds) < 3 or bounds[2] != 0):
+            return len(range(*bounds))
+    return None
+
+
+def _module_sequences(tree: ast.Module) -> dict[str, int]:
+    """The lengths of the literal sequences bound to a name at module level (`BK_LIST = [32, 64]`); a
+    name bound more than once is left out (which binding a kernel sees depends on run time)."""
+    lengths: dict[str, int] = {}
+    seen: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        else:
+            continue
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            if target.id in seen:
+                lengths.pop(target.id, None)
+                continue
+            seen.add(target.id)
+            if isinstance(value, (ast.List, ast.Tuple)):
+                lengths[target.id] = len(value.elts)
+    return lengths

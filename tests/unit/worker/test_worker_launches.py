@@ -147,13 +147,14 @@ def test_the_plan_weighs_a_launch_by_its_autotune_configs(tmp_path: Path):
         def p(x_ptr, BLOCK: tl.constexpr):
             tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
 
-        @tuner(configs=[triton.Config({}), triton.Config({})], key=[])  # a package's own autotuner
+        @tuner(configs=[triton.Config({"B": 1}), triton.Config({"B": 2})], key=[])  # a package's own autotuner
         @triton.jit
         def w(x_ptr):
             tl.store(x_ptr + tl.arange(0, 64), 1.0)
     """)
     )
-    assert [x["weight"] for x in plan_path(f, tmp_path)["launches"]] == [8, 3, 2]
+    # t: two BLOCK values; p: three configs, one constexpr dict; w: a package's tuner, two configs
+    assert [x["weight"] for x in plan_path(f, tmp_path)["launches"]] == [2, 1, 2]
 
 
 TRICKY = [
