@@ -313,23 +313,19 @@ class _Run:
                 self.lock.wait(POLL)
 
     def _take(self, worker: Worker, last: _File | None, must: bool) -> _Unit | None:
-        """Launches not handed out yet: more of the file it analysed last, else an unstarted file, else
+        """Launches not handed out yet: more of the file it analysed last, else those of a started file
+        nobody is analysing (its worker went to help with a slow launch), else an unstarted file, else
         launches of the started file with most left; None when nothing is left, or when all that is
         left is of packages others imported and this worker's import would not pay (unless `must`)."""
         if last is not None and last.pending:
             f = last  # the module this worker imported already
-        elif self.fresh:
-            i = self.affinity.choose(id(worker), [(s.package, s.weight) for s in self.fresh], must)
-            if i is None:
-                return None
-            f = self.fresh.pop(i)
-            self.started.append(f)
         else:
-            busy = sorted((s for s in self.started if s.pending), key=lambda s: -len(s.pending))
-            i = self.affinity.choose(id(worker), [(s.package, sum(s.weights[j] for j in s.pending)) for s in busy], must)
-            if i is None:
+            found = self._started(worker, alone=True) or self._fresh(worker, False) or self._started(worker)
+            if found is None and must:
+                found = self._fresh(worker, True) or self._started(worker, must=True)
+            if found is None:
                 return None
-            f = busy[i]
+            f = found
         opens = self.affinity.hold(id(worker), f.package)
         if f.whole:
             return _Unit(f, None, f.file_level, worker, self._token(), opens=opens)
@@ -338,6 +334,35 @@ class _Run:
         first = f.file_level and not f.handed_file_level
         f.handed_file_level = f.handed_file_level or first
         return _Unit(f, chunk, first, worker, self._token(), opens=opens)
+
+    def _fresh(self, worker: Worker, must: bool) -> _File | None:
+        if not self.fresh:
+            return None
+        i = self.affinity.choose(id(worker), [(s.package, s.weight) for s in self.fresh], must)
+        if i is None:
+            return None
+        f = self.fresh.pop(i)
+        self.started.append(f)
+        return f
+
+    def _started(self, worker: Worker, alone: bool = False, must: bool = False) -> _File | None:
+        """A started file with launches left, most left first. `alone`: only one that no unit is
+        analysing and that costs this worker no import (taken before unstarted files: it was started
+        because it weighed most). Looked at whether or not unstarted files are left: a worker must not
+        wait while a module of a package it imported has launches nobody took."""
+        running = {id(u.file) for u in self.active} if alone else set()
+        busy = sorted(
+            (
+                s
+                for s in self.started
+                if s.pending and id(s) not in running and (not alone or self.affinity.free(id(worker), s.package))
+            ),
+            key=lambda s: -len(s.pending),
+        )
+        if not busy:
+            return None
+        i = self.affinity.choose(id(worker), [(s.package, sum(s.weights[j] for j in s.pending)) for s in busy], must)
+        return None if i is None else busy[i]
 
     def _join(self, worker: Worker, folders: dict[str, dict[int, LaunchClaims]]) -> _Unit | None:
         """A helper's unit: a running launch whose newest claim is `join_after` old (its configs are

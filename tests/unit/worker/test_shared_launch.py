@@ -193,3 +193,62 @@ def test_two_real_workers_sharing_every_launch_give_the_one_worker_result(tmp_pa
     assert shared.launches == alone.launches and shared.diagnostics == alone.diagnostics
     assert len(alone.launches) == 8 and not any(launch.status == "crashed" for launch in alone.launches)
     assert not [name for name in os.listdir(os.path.dirname(str(tmp_path))) if name.startswith("tilelens-claims-")]
+
+
+class PackageWorker:
+    """A worker of a check over installed packages: each file's launches as `LAUNCHES` plans them
+    (name: (launches, seconds each, configs)); a launch with several configs answers only those it
+    claims. It logs when each request started and what it asked for."""
+
+    LAUNCHES = {"a1": (2, 0.05, 1), "b1": (1, 0.3, 4), "b2": (1, 0.5, 1), "b3": (1, 0.5, 1)}
+
+    def __init__(self, log: list[tuple[float, str, tuple[int, ...]]]) -> None:
+        self.fork_server = None
+        self.last_import: float | None = None
+        self.log = log
+
+    def plan(self, path, root, config_file, settings) -> dict:
+        n, _, _ = self.LAUNCHES[path.stem]
+        launches = [{"index": i, "kernel": "k", "line": 3 + i, "origin": "comment", "weight": 5} for i in range(n)]
+        return {"path": path.name, "launches": launches}
+
+    def analyze_parts(self, path, root, config_file, settings, select, file_level, claims=None):
+        self.log.append((time.monotonic(), path.stem, tuple(select or ())))
+        _, cost, configs = self.LAUNCHES[path.stem]
+        by_index = {}
+        for i in select:
+            answers = []
+            for j in range(configs):
+                if configs == 1 or claims is None or claims.claim(i, j):
+                    time.sleep(cost)
+                    answers.append((j, LaunchResult("k", 3 + i, {"j": j}, "analyzed")))
+            if claims is not None:
+                claims.finish(i)
+            by_index[i] = answers
+        return FileResult(path.name, tuple(r for a in by_index.values() for _, r in a)), by_index
+
+    def cancel(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_launch_left_by_a_worker_that_went_to_help_is_taken_before_unstarted_files(tmp_path):
+    """Package a's module is started by one worker; when its first launch is done, that worker joins
+    package b's slow launch as a helper, leaving a's second launch to nobody. Once it is back (it
+    holds package a), it takes that launch before b's unstarted modules, as it would had it not
+    helped: a started module was started because it weighed most."""
+    site = tmp_path / "lib" / "site-packages"
+    files = []
+    for package, names in (("pkga", ["a1"]), ("pkgb", ["b1", "b2", "b3"])):
+        (site / package).mkdir(parents=True)
+        for name in names:
+            (site / package / f"{name}.py").write_text("# a planned file\n")
+            files.append(site / package / f"{name}.py")
+    log: list[tuple[float, str, tuple[int, ...]]] = []
+    workers = [PackageWorker(log), PackageWorker(log)]
+    results = analyze_files(workers, files, tmp_path, None, Settings(), join_after=0.05)  # type: ignore[arg-type]
+    assert [len(r.launches) for r in results] == [2, 4, 1, 1]
+    order = [(stem, select) for _, stem, select in sorted(log)]
+    assert order.index(("a1", (1,))) < order.index(("b3", (0,))), order
