@@ -231,7 +231,50 @@ def _location(path: str, line: int, column: int) -> dict[str, Any]:
 
 
 def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2)
+    """The document as JSON indented by two spaces, except that an object or array holding no object
+    is written on one line: each access (with its element intervals) and each stack frame is one line.
+    Most of the bytes then go through json's C encoder: a whole-corpus check's document took 1.3 s to
+    write fully indented (56 MB, an interval pair over eight lines) and takes 0.4 s (15 MB)."""
+    out: list[str] = []
+    _write(doc, 0, out)
+    return "".join(out)
+
+
+def _write(value: Any, depth: int, out: list[str]) -> None:
+    one_line = all(map(_flat, value.values())) if isinstance(value, dict) else _flat(value)
+    if one_line or not value:
+        out.append(json.dumps(value))
+        return
+    pad = "\n" + "  " * (depth + 1)
+    if isinstance(value, dict):
+        out.append("{")
+        for i, (key, item) in enumerate(value.items()):
+            # json writes a key that is no string (a number, a bool, None) as its JSON text, quoted
+            out.append(("," if i else "") + pad + json.dumps(key if isinstance(key, str) else json.dumps(key)) + ": ")
+            _write(item, depth + 1, out)
+        out.append("\n" + "  " * depth + "}")
+    else:
+        out.append("[")
+        for i, item in enumerate(value):
+            out.append(("," if i else "") + pad)
+            _write(item, depth + 1, out)
+        out.append("\n" + "  " * depth + "]")
+
+
+def _flat(value: Any) -> bool:
+    """No object anywhere in `value`: a scalar, or arrays of scalars and arrays."""
+    if isinstance(value, dict):
+        return False
+    if not isinstance(value, (list, tuple)):
+        return True
+    stack = [value]
+    while stack:
+        for item in stack.pop():
+            if isinstance(item, dict):
+                return False
+            if isinstance(item, (list, tuple)):
+                stack.append(item)
+    return True
 
 
 # ---------------------------------------------------------------- GitHub Actions
