@@ -241,8 +241,9 @@ def dumps(doc: dict[str, Any]) -> str:
 
 
 def _write(value: Any, depth: int, out: list[str]) -> None:
+    # an empty object or array counts as one line here too: `all` of nothing, no item to look at
     one_line = all(map(_flat, value.values())) if isinstance(value, dict) else _flat(value)
-    if one_line or not value:
+    if one_line:
         out.append(json.dumps(value))
         return
     pad = "\n" + "  " * (depth + 1)
