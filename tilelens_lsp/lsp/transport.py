@@ -99,37 +99,97 @@ async def robust_run_async(
     the next header line), dies with a traceback on a huge Content-Length (it allocates the body up
     front) and logs a traceback per non-JSON body. Here a header is found again after garbage, a body
     over MAX_BODY or a header line over MAX_HEADER_LINE is skipped, and a body that is not a JSON-RPC
-    message costs one log line.
+    message costs one log line (`Framing`).
+
+    Over stdio one thread of ours reads whole messages and hands each body to the event loop: pygls'
+    reader takes a trip through its thread pool per header line and per body (three a message, a
+    save's didChange and didSave six), each a wake-up of the loop and of a pool thread.
     """
-    length: int | None = None
-    garbage = 0  # bytes skipped since the last message: logged once per run of garbage
+    stdin = getattr(reader, "stdin", None)
+    if stdin is not None:  # pygls' StdinAsyncReader
+        await _run_stdin(stop_event, stdin, protocol, error_handler)
+        return
+    framing = Framing()
     while not stop_event.is_set():
         header = await _read_header_line(reader)
         if not header:
             break
-        if not header.strip():
-            if length is None:
-                continue  # a blank line without a Content-Length: garbage between messages
-            body = await _read_body(reader, length)
-            length = None
-            if body is None:
-                break  # EOF in the middle of a body
-            garbage = 0
-            _handle_body(body, protocol, error_handler)
+        length = framing.header(header)
+        if length is None:
             continue
-        match = _CONTENT_LENGTH.search(header)
+        body = await _read_body(reader, length)
+        if body is None:
+            break  # EOF in the middle of a body
+        _handle_body(body, protocol, error_handler)
+
+
+class Framing:
+    """The LSP base protocol's headers, line by line, resynchronised after garbage: `header(line)` is
+    the length of the body to read next when `line` ends a header (a blank line after a valid
+    Content-Length), else None."""
+
+    def __init__(self) -> None:
+        self.length: int | None = None
+        self.garbage = 0  # bytes skipped since the last message: logged once per run of garbage
+
+    def header(self, line: bytes) -> int | None:
+        if not line.strip():
+            length, self.length = self.length, None
+            if length is not None:  # else a blank line without a Content-Length: garbage between messages
+                self.garbage = 0
+            return length
+        match = _CONTENT_LENGTH.search(line)
         if match is None:
-            if not header.lower().startswith(b"content-type:"):
-                if not garbage:
+            if not line.lower().startswith(b"content-type:"):
+                if not self.garbage:
                     log.warning("ignoring input that is not an LSP header, up to the next Content-Length")
-                garbage += len(header)
-            continue
+                self.garbage += len(line)
+            return None
         if match.start() > 0:
             log.warning("skipped %d bytes of garbage before a Content-Length header", match.start())
-        length = int(match.group(1))
-        if length > MAX_BODY:
-            log.warning("ignored a Content-Length of %d bytes (more than %d)", length, MAX_BODY)
-            length = None
+        self.length = int(match.group(1))
+        if self.length > MAX_BODY:
+            log.warning("ignored a Content-Length of %d bytes (more than %d)", self.length, MAX_BODY)
+            self.length = None
+        return None
+
+
+async def _run_stdin(stop_event: threading.Event, stdin: Any, protocol: Any, error_handler: Any) -> None:
+    """Messages read whole by a thread of ours, handled on the event loop in the order they came;
+    returns at the end of the input. A daemon thread: one blocked on a silent client never holds up
+    the server's exit."""
+    loop = asyncio.get_running_loop()
+    ended = loop.create_future()
+
+    def handle(body: bytes) -> None:
+        _handle_body(body, protocol, error_handler)
+
+    def end() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    def read() -> None:
+        framing = Framing()
+        try:
+            while not stop_event.is_set():
+                line = stdin.readline(MAX_HEADER_LINE)
+                if not line:
+                    break
+                length = framing.header(line)
+                if length is None:
+                    continue
+                body = stdin.read(length)
+                if len(body) != length:
+                    break  # EOF in the middle of a body
+                loop.call_soon_threadsafe(handle, body)
+        except (OSError, ValueError):  # stdin closed under us
+            pass
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is closed already
+                loop.call_soon_threadsafe(end)
+
+    threading.Thread(target=read, name="tilelens-lsp-stdin", daemon=True).start()
+    await ended
 
 
 async def _read_header_line(reader: Any) -> bytes:
