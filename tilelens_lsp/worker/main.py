@@ -244,7 +244,12 @@ def main() -> int:
     out = _protocol_stream()
     requests = _request_stream()
     hello = _prepare()
-    return serve(out, requests, hello)
+    if not hello.get("ready"):
+        return serve(out, requests, hello)
+    from tilelens_lsp.worker.template import settled_heap
+
+    with settled_heap():
+        return serve(out, requests, hello)
 
 
 def _serve_forked(hello: dict) -> int:
