@@ -6,7 +6,8 @@ as its stdin. Each request carries the three pipe ends of a new worker (SCM_RIGH
 leads its own session, dies with this process, and serves like any worker (main.serve). This
 process reaps its children and reports each exit status, which the parent needs for a TL050
 message ("crashed (signal 11)"). It starts no thread (forking a threaded process is unsafe) and
-never analyses anything itself, so every child starts from the same state.
+never analyses anything itself, so every child starts from the same state. Before its first fork
+it moves what it prepared out of the garbage collector's walks (`settled_heap`).
 
 A request that carries one socket end instead asks for a *branch*: a child that imports the named
 installed packages (the parents of the site-packages modules a `check` analyses), then serves forks
@@ -61,7 +62,7 @@ def settled_heap() -> Iterator[None]:
     """What is alive once a process has prepared (Triton, torch, the pipeline, a branch's packages)
     lives as long as the process: it is moved out of the collector's reach (`gc.freeze`, after one
     collection so that no garbage is kept). A full collection then walks only what the files made
-    (with a package such as FlagGems imported, about 150 ms each time, a tenth of a worker's time,
+    (with a package such as FlagGems imported, about 200 ms each time, a tenth of a worker's time,
     measured in-process over 60 of its modules), and a forked worker's collections neither walk
     nor copy its parent's pages. Young objects are collected less often (GC_THRESHOLDS). On the
     way out it is handed back, so that the interpreter's exit frees it as before (nanobind, which
