@@ -193,9 +193,7 @@ async def _run_stdin(stop_event: threading.Event, stdin: Any, protocol: Any, err
 
 
 async def _read_header_line(reader: Any) -> bytes:
-    stdin = getattr(reader, "stdin", None)
-    if stdin is not None:  # pygls' StdinAsyncReader reads lines without a bound
-        return await reader.loop.run_in_executor(reader.executor, stdin.readline, MAX_HEADER_LINE)
+    """A line of an asyncio stream (TCP; stdin is read by `_run_stdin`)."""
     try:
         return await reader.readline()
     except ValueError:  # asyncio.StreamReader: a line over its limit (dropped by the reader)
