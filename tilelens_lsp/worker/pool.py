@@ -10,7 +10,8 @@ for `join_after` seconds and has configs unclaimed before it takes anything else
 it claim its configs one by one (claims.py), so the eight slow configs of one launch neither keep one
 worker busy while the others wait nor start only once everything else is done (the slowest launch is
 the run's longest path). A helper that finds every config claimed before it claimed one is stopped,
-and its part dropped.
+and its part dropped. A worker that alone imported a package with launches left does not help: those
+launches would wait for the slow one, as nobody else would pay the package's import for them.
 
 A shard (`Share`) keeps the launches whose stable identity (the file's portable name, the kernel,
 the declaration's origin and line) hashes to it, not their position: the same launch lands in the
@@ -368,6 +369,8 @@ class _Run:
         """A helper's unit: a running launch whose newest claim is `join_after` old (its configs are
         slow), with more configs unclaimed than it has helpers on their way to a first claim (one at
         a time where its worker has not said how many configs it has)."""
+        if self._stranding(worker):
+            return None
         now = time.time()
         # a launch of a package this worker imported first: joining it costs no import
         for unit in sorted(self.active, key=lambda u: not self.affinity.free(id(worker), u.file.package)):
@@ -385,6 +388,16 @@ class _Run:
                 opens = self.affinity.hold(id(worker), f.package)
                 return _Unit(f, [i], False, worker, self._token(), joined=i, opens=opens)
         return None
+
+    def _stranding(self, worker: Worker) -> bool:
+        """`worker` alone holds a package with launches not handed out: were it to help with another's
+        slow launch, nobody else would pay that package's import for what is left, and those
+        launches would wait for the slow one to end (the run's tail, not its middle)."""
+        if self.affinity.shared:
+            return False
+        left = [f for f in self.started if f.pending] + self.fresh  # a started whole file was handed out
+        mine = {f.package for f in left if f.package is not None}
+        return any(self.affinity.free(id(worker), p) and self.affinity.holders(p) == 1 for p in mine)
 
     def _stop_idle_helpers(self, folders: dict[str, dict[int, LaunchClaims]]) -> None:
         """Stop each helper whose launch has every config claimed while it has claimed none: it can
