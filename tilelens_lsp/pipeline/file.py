@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tilelens_lsp.claims import Claims
+from tilelens_lsp.launches.kernels import parse_file
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, LaunchSpec
 from tilelens_lsp.pipeline.directives import Directives, config_counts, declared_launches, unlaunched
 from tilelens_lsp.pipeline.imports import ImportFailure, file_scope, import_roots, load_module
 from tilelens_lsp.pipeline.launch import analyze_configs, directive_error, with_origin
 from tilelens_lsp.pipeline.warm import WarmState
+from tilelens_lsp.pipeline.weight import launch_weights
 from tilelens_lsp.settings import Settings
 from tilelens_lsp.ttir.locs import PathMapper, default_mapper
 
@@ -186,8 +188,9 @@ def plan_path(
     state: WarmState | None = None,
 ) -> dict[str, Any]:
     """What `analyze_path` would analyse, without importing anything: the file's portable path and, per
-    launch, its index, kernel, line, origin and a cost estimate (its autotune configs, read from the
-    source). A parent splits a file's launches between workers, and shards, by these."""
+    launch, its index, kernel, line, origin and a cost estimate (its autotune configs times the code
+    its kernel unrolls into, read from the source: weight.py). A parent splits a file's launches
+    between workers, and shards, by these."""
     path = Path(path).resolve()
     root = Path(workspace_root).resolve() if workspace_root else None
     mapper = default_mapper(root)
@@ -198,7 +201,7 @@ def plan_path(
         return {"path": portable, "launches": []}
     directives = state.directives if state is not None else Directives()
     _, launches, _, _ = _file_launches(path, text, root, settings or Settings(), config_file, mapper, directives)
-    weights = config_counts(text)
+    weights = launch_weights(parse_file(text), launches, config_counts(text))
     return {
         "path": portable,
         "launches": [
@@ -207,9 +210,9 @@ def plan_path(
                 "kernel": launch.kernel,
                 "line": launch.line,
                 "origin": launch.origin if launch.origin == "comment" else mapper.portable(launch.origin),
-                "weight": weights.get(launch.kernel, 1),
+                "weight": weight,
             }
-            for i, launch in enumerate(launches)
+            for i, (launch, weight) in enumerate(zip(launches, weights))
         ],
     }
 
