@@ -68,15 +68,23 @@ class Claims:
 
 @dataclass(frozen=True)
 class LaunchClaims:
-    """What the folder says of one launch: how many configs are claimed, when the newest was, by whom
-    ("" for a claim still being written), whether every config is claimed (`finished`), and how many
-    configs the launch has (`total`, None until a worker has bound them)."""
+    """What the folder says of one launch: how many configs are claimed, when the newest and the oldest
+    claims were, by whom ("" for a claim still being written), whether every config is claimed
+    (`finished`), and how many configs the launch has (`total`, None until a worker has bound them)."""
 
     count: int
     newest: float
     tokens: frozenset[str]
     finished: bool
     total: int | None = None
+    oldest: float = 0.0
+
+    def left_seconds(self, now: float) -> float:
+        """The seconds its unclaimed configs would take at the pace of those claimed so far (each
+        claimed config taken as done by now: an estimate that errs short)."""
+        if not self.count or not self.oldest:
+            return 0.0
+        return (now - self.oldest) / self.count * self.unclaimed()
 
     def unclaimed(self) -> int:
         """Configs no worker has claimed yet (at least one while the count is unknown or unfinished)."""
@@ -97,7 +105,9 @@ def read_claims(folder: str) -> dict[int, LaunchClaims]:
         launch, _, rest = name.partition(".")
         if not launch.isdigit():
             continue
-        seen = found.setdefault(int(launch), {"count": 0, "newest": 0.0, "tokens": set(), "finished": False, "total": None})
+        seen = found.setdefault(
+            int(launch), {"count": 0, "newest": 0.0, "oldest": 0.0, "tokens": set(), "finished": False, "total": None}
+        )
         if rest == "all":
             seen["finished"] = True
         elif rest == "n":
@@ -107,12 +117,15 @@ def read_claims(folder: str) -> dict[int, LaunchClaims]:
             try:
                 with open(path, "rb") as f:
                     seen["tokens"].add(f.read().decode("utf-8", "replace"))
-                seen["newest"] = max(seen["newest"], os.stat(path).st_mtime)
+                when = os.stat(path).st_mtime
+                seen["newest"] = max(seen["newest"], when)
+                seen["oldest"] = min(seen["oldest"] or when, when)
             except OSError:
                 seen["tokens"].add("")
             seen["count"] += 1
     return {
-        i: LaunchClaims(d["count"], d["newest"], frozenset(d["tokens"]), d["finished"], d["total"]) for i, d in found.items()
+        i: LaunchClaims(d["count"], d["newest"], frozenset(d["tokens"]), d["finished"], d["total"], d["oldest"])
+        for i, d in found.items()
     }
 
 

@@ -347,9 +347,10 @@ class _Run:
         return f
 
     def _started(self, worker: Worker, alone: bool = False, must: bool = False) -> _File | None:
-        """A started file with launches left, most left first. `alone`: only one that no unit is
-        analysing and that costs this worker no import (taken before unstarted files: it was started
-        because it weighed most). Looked at whether or not unstarted files are left: a worker must not
+        """A started file with launches left, the most weight left first (one heavy launch left
+        outweighs many light ones: taken last, it would end the run last). `alone`: only one that no
+        unit is analysing and that costs this worker no import (taken before unstarted files: it was
+        started because it weighed most). Looked at whether or not unstarted files are left: a worker must not
         wait while a module of a package it imported has launches nobody took."""
         running = {id(u.file) for u in self.active} if alone else set()
         busy = sorted(
@@ -358,7 +359,7 @@ class _Run:
                 for s in self.started
                 if s.pending and id(s) not in running and (not alone or self.affinity.free(id(worker), s.package))
             ),
-            key=lambda s: -len(s.pending),
+            key=lambda s: -sum(s.weights.get(j, 1) for j in s.pending),
         )
         if not busy:
             return None
@@ -367,8 +368,10 @@ class _Run:
 
     def _join(self, worker: Worker, folders: dict[str, dict[int, LaunchClaims]]) -> _Unit | None:
         """A helper's unit: a running launch whose newest claim is `join_after` old (its configs are
-        slow), with more configs unclaimed than it has helpers on their way to a first claim (one at
-        a time where its worker has not said how many configs it has)."""
+        slow), or whose unclaimed configs would take `join_after` more at the pace of its claimed ones
+        (many configs, each quick: twelve of 1.6 s are 19 s for one worker), with more configs
+        unclaimed than it has helpers on their way to a first claim (one at a time where its worker
+        has not said how many configs it has)."""
         if self._stranding(worker):
             return None
         now = time.time()
@@ -380,7 +383,11 @@ class _Run:
             claimed = _read(f.claims, folders)
             for i in unit.chunk:
                 seen = claimed.get(i, NOTHING)
-                if seen.finished or not seen.count or now - seen.newest < self.join_after:
+                if seen.finished or not seen.count:
+                    continue
+                if now - seen.newest < self.join_after and (
+                    now - seen.oldest < self.join_after or seen.left_seconds(now) < self.join_after
+                ):
                     continue
                 helpers = [u for u in self.active if u.file is f and u.joined == i]
                 if sum(u.token not in seen.tokens for u in helpers) >= seen.unclaimed():

@@ -9,7 +9,7 @@ import textwrap
 import threading
 import time
 
-from tilelens_lsp.claims import Claims, read_claims
+from tilelens_lsp.claims import NOTHING, Claims, read_claims
 from tilelens_lsp.model import Diagnostic, FileResult, LaunchResult
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
@@ -151,6 +151,28 @@ def test_helpers_start_together_when_the_launch_says_how_many_configs_are_left(t
     (result,) = analyze_files(workers, [tmp_path / "k.py"], tmp_path, None, Settings(), join_after=0.05)  # type: ignore[arg-type]
     assert [launch.config["j"] for launch in result.launches] == list(range(8))
     assert all(w.answered for w in workers), [w.answered for w in workers]  # all four took configs
+
+
+def test_a_launch_of_many_quick_configs_is_joined_once_what_is_left_would_take_long(tmp_path):
+    """Twelve configs of 0.15 s, none reaching the 0.5 s a config must run before a worker joins: at
+    the pace of the first claims, what is left takes more than that, so the idle worker joins."""
+    (tmp_path / "k.py").write_text("# a planned file\n")
+    workers = [ClaimingWorker(12, 0.15, announce=True), ClaimingWorker(12, 0.15, announce=True)]
+    (result,) = analyze_files(workers, [tmp_path / "k.py"], tmp_path, None, Settings(), join_after=0.5)  # type: ignore[arg-type]
+    assert [launch.config["j"] for launch in result.launches] == list(range(12))
+    assert all(w.answered for w in workers), [w.answered for w in workers]
+
+
+def test_the_pace_of_a_launchs_claims_says_how_long_its_unclaimed_configs_would_take(tmp_path):
+    a = Claims(str(tmp_path), "a")
+    assert read_claims(str(tmp_path)) == {} and NOTHING.left_seconds(100.0) == 0.0
+    a.announce(0, 10)
+    for config in range(3):
+        a.claim(0, config)
+        os.utime(tmp_path / f"0.{config}", (100.0 + config, 100.0 + config))
+    seen = read_claims(str(tmp_path))[0]
+    assert (seen.oldest, seen.newest, seen.unclaimed()) == (100.0, 102.0, 7)
+    assert seen.left_seconds(103.0) == 3.0 / 3 * 7  # a second a config so far, seven left
 
 
 def test_without_a_long_config_no_worker_joins(tmp_path):
