@@ -369,9 +369,10 @@ class _Run:
     def _join(self, worker: Worker, folders: dict[str, dict[int, LaunchClaims]]) -> _Unit | None:
         """A helper's unit: a running launch whose newest claim is `join_after` old (its configs are
         slow), or whose unclaimed configs would take `join_after` more at the pace of its claimed ones
-        (many configs, each quick: twelve of 1.6 s are 19 s for one worker), with more configs
-        unclaimed than it has helpers on their way to a first claim (one at a time where its worker
-        has not said how many configs it has)."""
+        (many configs, each quick: twelve of 1.6 s are 19 s for one worker) where this worker holds
+        its package (a helper that arrives after the last claim is stopped, and a stopped worker
+        loses what it imported), with more configs unclaimed than it has helpers on their way to a
+        first claim (one at a time where its worker has not said how many configs it has)."""
         if self._stranding(worker):
             return None
         now = time.time()
@@ -385,9 +386,14 @@ class _Run:
                 seen = claimed.get(i, NOTHING)
                 if seen.finished or not seen.count:
                     continue
-                if now - seen.newest < self.join_after and (
-                    now - seen.oldest < self.join_after or seen.left_seconds(now) < self.join_after
-                ):
+                slow = now - seen.newest >= self.join_after
+                # quick configs: only a worker that imports nothing for them gets there in time
+                paced = (
+                    now - seen.oldest >= self.join_after
+                    and seen.left_seconds(now) >= self.join_after
+                    and self.affinity.free(id(worker), f.package)
+                )
+                if not slow and not paced:
                     continue
                 helpers = [u for u in self.active if u.file is f and u.joined == i]
                 if sum(u.token not in seen.tokens for u in helpers) >= seen.unclaimed():

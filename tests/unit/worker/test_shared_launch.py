@@ -163,6 +163,30 @@ def test_a_launch_of_many_quick_configs_is_joined_once_what_is_left_would_take_l
     assert all(w.answered for w in workers), [w.answered for w in workers]
 
 
+class TwoPackageWorker(ClaimingWorker):
+    """A `ClaimingWorker` whose launch has twelve quick configs in package a's module, one in b's."""
+
+    def analyze_parts(self, path, root, config_file, settings, select, file_level, claims=None):
+        self.configs = 12 if "pkga" in str(path) else 1
+        self.answered_in = getattr(self, "answered_in", set()) | {path.parent.name}
+        return super().analyze_parts(path, root, config_file, settings, select, file_level, claims)
+
+
+def test_a_worker_joins_a_launch_of_quick_configs_only_where_it_holds_the_package(tmp_path):
+    """It would pay the import first, arrive after the last claim, and be stopped (losing the import):
+    the worker that imported package b only waits for package a's quick configs to finish."""
+    files = []
+    for package, name in (("pkga", "a1"), ("pkgb", "b1")):
+        folder = tmp_path / "lib" / "site-packages" / package
+        folder.mkdir(parents=True)
+        (folder / f"{name}.py").write_text("# a planned file\n")
+        files.append(folder / f"{name}.py")
+    workers = [TwoPackageWorker(12, 0.15, announce=True), TwoPackageWorker(12, 0.15, announce=True)]
+    analyze_files(workers, files, tmp_path, None, Settings(), join_after=0.5)  # type: ignore[arg-type]
+    assert sorted(sorted(w.answered_in) for w in workers) == [["pkga"], ["pkgb"]]  # b's worker never joined a
+    assert not any(w.cancelled.is_set() for w in workers)
+
+
 def test_the_pace_of_a_launchs_claims_says_how_long_its_unclaimed_configs_would_take(tmp_path):
     a = Claims(str(tmp_path), "a")
     assert read_claims(str(tmp_path)) == {} and NOTHING.left_seconds(100.0) == 0.0
