@@ -20,6 +20,7 @@ from tilelens_lsp.model import LaunchSpec, ScalarSpec
 SIZE_CAP = 1 << 20  # statements: past this an estimate only orders launches, which it already does
 STATEMENTS_PER_UNIT = 25  # statements worth one unit of weight: about the fixed cost of a compile
 UNROLLED = frozenset({"static_range"})
+HELPER_DEPTH = 32  # helpers calling helpers past this depth are not counted (the walk is recursive)
 
 
 def launch_weights(tree: ast.Module | None, launches: Iterable[LaunchSpec], configs: dict[str, int]) -> list[int]:
@@ -86,7 +87,7 @@ class _Sizer:
         for sub in ast.walk(node):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
                 name = sub.func.id
-                if name in self.functions and name not in stack:
+                if name in self.functions and name not in stack and len(stack) <= HELPER_DEPTH:
                     total += self._helper(name, stack)
         return total
 

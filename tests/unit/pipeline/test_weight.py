@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from tilelens_lsp.pipeline import plan_path
-from tilelens_lsp.pipeline.weight import STATEMENTS_PER_UNIT
+from tilelens_lsp.pipeline.weight import HELPER_DEPTH, STATEMENTS_PER_UNIT
 
 SOURCE = textwrap.dedent("""\
     # tilelens: looping[(1,)](fp32[4096], 10, HC=16)
@@ -76,3 +76,15 @@ def test_a_trip_count_the_text_does_not_give_counts_once_and_configs_multiply(tm
     """`tuned` has three configs; its static loop's bound is a config's constexpr, so it counts once
     (a guess never raises the estimate)."""
     assert _weights(tmp_path)[-1] == 3
+
+
+def test_a_chain_of_helpers_deeper_than_the_walk_goes_is_weighed_without_failing(tmp_path):
+    """Two thousand helpers each calling the next (Python's recursion limit is 1000): the plan still
+    weighs the launch, counting the chain as far as it goes."""
+    chain = "".join(f"def h{i}(x):\n    h{i + 1}(x)\n\n" for i in range(2000)) + "def h2000(x):\n    pass\n\n"
+    path = tmp_path / "deep.py"
+    path.write_text(
+        "# tilelens: k[(1,)](fp32[64])\nimport triton\n\n" + chain + "@triton.jit\ndef k(x_ptr):\n    h0(x_ptr)\n"
+    )
+    (launch,) = plan_path(path, tmp_path)["launches"]
+    assert launch["weight"] == 1 + (1 + HELPER_DEPTH + 1) // STATEMENTS_PER_UNIT  # k, then the chain that deep
