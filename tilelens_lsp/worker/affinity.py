@@ -129,9 +129,10 @@ class Affinity:
     def _move(self, worker: Hashable, own: str | None, left: dict[str, int]) -> str | None:
         """A package `worker` should import rather than go on with `own`, which it holds: one whose
         work left per worker (itself added) outlasts what `own` has left per worker by more than the
-        import. Packages differ in seconds per unit of weight (FlagGems' launches take many times
-        Liger's), so a first spread by weight leaves one package with most of the time and few
-        workers; this moves workers over once their units have timed both. None: stay."""
+        import. Packages still differ in seconds per unit of weight (the weight, read from the text,
+        misses runtime loops and the engines' costs), so a first spread by weight can leave one
+        package with most of the time and few workers; this moves workers over once their units
+        have timed both. None: stay."""
         if self.shared or own is None or own not in left:
             return None
         _, rate = self._estimates(own)
