@@ -4,7 +4,7 @@ A launch costs one compile and one analysis per distinct autotune config (`confi
 grows with the code Triton generates for the kernel: the statements of its body, of the `@jit`
 helpers it calls (inlined), and `tl.static_range` loops unrolled, their trip counts read from the
 launch's own integers (`HC=16`), the parameters' defaults, or literals. FlagGems'
-`mhc_pre_generic_kernel` with `HC=16` unrolls nested `static_range(HC)` loops into some eleven
+`mhc_pre_generic_kernel` with `HC=16` unrolls nested `static_range(HC)` loops into some twenty-eight
 thousand statements and takes seconds a config where a plain kernel takes milliseconds; counted by
 its configs alone it looked like any other launch and started last. A trip count that depends on
 what the text does not say counts once, so the estimate never grows from a guess.

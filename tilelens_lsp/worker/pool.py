@@ -3,15 +3,17 @@
 Each file is planned first (its launches named and weighed, nothing imported), then handed out in
 chunks of launches: the heaviest files and launches first, a worker keeps to the file it imported
 while that file has launches left, and a worker with no unstarted file left takes launches of the
-file with most left (one large module does not serialise a package). The parts of a file come
-back together: launches in their declared order, the file's own diagnostics once. A launch whose
-configs run long is shared: a worker that asks for work joins a launch whose current config has run
-for `join_after` seconds and has configs unclaimed before it takes anything else, and the workers on
-it claim its configs one by one (claims.py), so the eight slow configs of one launch neither keep one
-worker busy while the others wait nor start only once everything else is done (the slowest launch is
-the run's longest path). A helper that finds every config claimed before it claimed one is stopped,
-and its part dropped. A worker that alone imported a package with launches left does not help: those
-launches would wait for the slow one, as nobody else would pay the package's import for them.
+file with most weight left (one large module does not serialise a package). The parts of a file come back
+together: launches in their declared order, the file's own diagnostics once. A launch whose configs
+run long is shared: a worker that asks for work joins a launch whose current config has run for
+`join_after` seconds and has configs unclaimed before it takes anything else (or, where it holds the
+launch's package, one whose unclaimed configs would take that long at the pace of its claimed ones),
+and the workers on it claim its configs one by one (claims.py), so the eight slow configs of one
+launch neither keep one worker busy while the others wait nor start only once everything else is
+done (the slowest launch is the run's longest path). A helper that finds every config claimed before
+it claimed one is stopped, and its part dropped. A worker that alone imported a package with
+launches left does not help: those launches would wait for the slow one, as nobody else would pay
+the package's import for them.
 
 A shard (`Share`) keeps the launches whose stable identity (the file's portable name, the kernel,
 the declaration's origin and line) hashes to it, not their position: the same launch lands in the
@@ -23,9 +25,8 @@ Workers forked from a fork server share its imports. When the files include inst
 the server, while the files are planned; the workers are then forked from the branch, so N workers
 pay one import of the package instead of N at once (worker/forkserver.py says when a branch is
 refused; the workers are then forked from the server as before, each pays the imports itself and
-keeps to the packages it imported: affinity.py).
-What this module does not do: decide exit codes or print (the CLI's), or time anything itself
-(each worker times its own launches).
+keeps to the packages it imported: affinity.py). What this module does not do: decide exit codes or
+print (the CLI's), or time anything itself (each worker times its own launches).
 """
 
 from __future__ import annotations
