@@ -300,3 +300,37 @@ def test_the_only_worker_holding_a_package_with_launches_left_takes_them_before_
     assert order.count(("b1", (0,))) == 2, order  # the a worker did help with b's slow launch, after
     helped = len(order) - 1 - order[::-1].index(("b1", (0,)))
     assert order.index(("a1", (1,))) < helped, order
+
+
+class WeighedWorker(PackageWorker):
+    """A `PackageWorker` whose plan gives each file's launches their own weight: (launches, seconds
+    each, weight each)."""
+
+    LAUNCHES = {"a": (2, 0.6, 50), "b": (4, 0.6, 1), "c": (1, 0.05, 1)}
+
+    def plan(self, path, root, config_file, settings) -> dict:
+        n, _, weight = self.LAUNCHES[path.stem]
+        launches = [{"index": i, "kernel": "k", "line": 3 + i, "origin": "comment", "weight": weight} for i in range(n)]
+        return {"path": path.name, "launches": launches}
+
+    def analyze_parts(self, path, root, config_file, settings, select, file_level, claims=None):
+        self.log.append((time.monotonic(), path.stem, tuple(select or ())))
+        _, cost, _ = self.LAUNCHES[path.stem]
+        time.sleep(cost * len(select))
+        answers = {i: [(0, LaunchResult("k", 3 + i, {}, "analyzed"))] for i in select}
+        return FileResult(path.name, tuple(r for a in answers.values() for _, r in a)), answers
+
+
+def test_a_worker_with_nothing_of_its_own_left_takes_the_started_file_with_most_weight_left(tmp_path):
+    """File a's second launch (weight 50) and file b's last two (weight 1 each) are left while their
+    files run: the worker done with file c takes a's, which would otherwise end the run last."""
+    files = []
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text("# a planned file\n")
+        files.append(tmp_path / f"{name}.py")
+    log: list[tuple[float, str, tuple[int, ...]]] = []
+    workers = [WeighedWorker(log) for _ in range(3)]
+    analyze_files(workers, files, tmp_path, None, Settings(), join_after=30)  # type: ignore[arg-type]
+    order = [(stem, select) for _, stem, select in sorted(log)]
+    assert sorted(order[:3]) == [("a", (0,)), ("b", (0, 1)), ("c", (0,))], order
+    assert order[3] == ("a", (1,)), order
