@@ -101,6 +101,10 @@ class Affinity:
             return
         self.paces.setdefault(package, Pace()).add(seconds, weight, opened, imported)
 
+    def forget(self, worker: Hashable) -> None:
+        """`worker` was stopped (killed): the process that replaces it imports its packages again."""
+        self.held.pop(worker, None)
+
     def holders(self, package: str) -> int:
         return sum(package in held for held in self.held.values())
 

@@ -424,6 +424,7 @@ class _Run:
             if seen.finished and unit.token not in seen.tokens and "" not in seen.tokens:
                 unit.dropped = True
                 unit.worker.cancel()
+                self.affinity.forget(id(unit.worker))
 
     def _token(self) -> str:
         return f"p{next(self.tokens)}"

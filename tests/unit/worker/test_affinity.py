@@ -15,6 +15,14 @@ def test_a_worker_takes_the_first_file_that_costs_it_no_import():
     assert Affinity(shared=True).choose("w1", [("fla", 9), ("gems", 1)]) == 0  # a branch imported all for all
 
 
+def test_a_stopped_worker_holds_nothing_and_pays_its_imports_again():
+    a = Affinity()
+    a.hold("w1", "gems")
+    a.hold("w2", "gems")
+    a.forget("w1")
+    assert a.holders("gems") == 1 and not a.free("w1", "gems") and a.hold("w1", "gems")
+
+
 def test_new_workers_spread_over_the_packages_by_their_weight_per_worker():
     a = Affinity()
     cands = [("gems", 8), ("gems", 8), ("fla", 6), ("liger", 2)]
