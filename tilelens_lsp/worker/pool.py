@@ -3,8 +3,8 @@
 Each file is planned first (its launches named and weighed, nothing imported), then handed out in
 chunks of launches: the heaviest files and launches first, a worker keeps to the file it imported
 while that file has launches left, and a worker with no unstarted file left takes launches of the
-file with most weight left (one large module does not serialise a package). The parts of a file come back
-together: launches in their declared order, the file's own diagnostics once. A launch whose configs
+file with most weight left (one large module does not serialise a package). The parts of a file come
+back together: launches in their declared order, the file's own diagnostics once. A launch whose configs
 run long is shared: a worker that asks for work joins a launch whose current config has run for
 `join_after` seconds and has configs unclaimed before it takes anything else (or, where it holds the
 launch's package, one whose unclaimed configs would take that long at the pace of its claimed ones),
@@ -105,6 +105,11 @@ class _File:
     @property
     def weight(self) -> int:
         return sum(self.weights.values())
+
+    @property
+    def weight_left(self) -> int:
+        """The weight of its launches not handed out yet."""
+        return sum(self.weights.get(j, 1) for j in self.pending)
 
 
 @dataclass(eq=False)
@@ -351,8 +356,8 @@ class _Run:
         """A started file with launches left, the most weight left first (one heavy launch left
         outweighs many light ones: taken last, it would end the run last). `alone`: only one that no
         unit is analysing and that costs this worker no import (taken before unstarted files: it was
-        started because it weighed most). Looked at whether or not unstarted files are left: a worker must not
-        wait while a module of a package it imported has launches nobody took."""
+        started because it weighed most). Looked at whether or not unstarted files are left: a worker
+        must not wait while a module of a package it imported has launches nobody took."""
         running = {id(u.file) for u in self.active} if alone else set()
         busy = sorted(
             (
@@ -360,11 +365,11 @@ class _Run:
                 for s in self.started
                 if s.pending and id(s) not in running and (not alone or self.affinity.free(id(worker), s.package))
             ),
-            key=lambda s: -sum(s.weights.get(j, 1) for j in s.pending),
+            key=lambda s: -s.weight_left,
         )
         if not busy:
             return None
-        i = self.affinity.choose(id(worker), [(s.package, sum(s.weights[j] for j in s.pending)) for s in busy], must)
+        i = self.affinity.choose(id(worker), [(s.package, s.weight_left) for s in busy], must)
         return None if i is None else busy[i]
 
     def _join(self, worker: Worker, folders: dict[str, dict[int, LaunchClaims]]) -> _Unit | None:
