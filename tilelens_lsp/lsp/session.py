@@ -65,13 +65,13 @@ class Session:
                     code="TL050",
                 )
             ]
+        self.publish(doc.uri, diagnostics, version)  # first: what follows is for later hovers and edits
         snapshot = doc.snapshot
         if snapshot is not None and snapshot.generation == generation and snapshot.tracked.base == text:
             tracked, label = snapshot.tracked, snapshot.label
         else:
             tracked, label = linemap.resync(linemap.start(text), self.editor.text(doc.uri)), "the last save"
         doc.published = Published(generation, result, text, rel, tracked, label)
-        self.publish(doc.uri, diagnostics, version)
 
     def preview(self, doc: Doc, version: int | None, partial: FileResult, text: str, rel: str, root: Path) -> None:
         """Publish the verdicts of the launches answered so far (a first run still going), remembering

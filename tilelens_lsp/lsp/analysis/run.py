@@ -157,15 +157,18 @@ class Runner:
         result = await self._host.lane.submit(self._analyze, run, preview)
         elapsed = time.monotonic() - t0
         run.finished = True
+        current = self._docs.get(doc.uri)
+        stale = run.cancelled or current is not doc or doc.generation != run.generation
+        if result is not None and not stale:
+            # the diagnostics go out first: the log line and the progress bar's end can follow them
+            self._sink.accept(doc, run.generation, run.version, result, text, rel, root)
         if progress is not None:
             await self._progress.end(run, progress)
-        current = self._docs.get(doc.uri)
-        if result is None or run.cancelled or current is not doc or doc.generation != run.generation:
+        if result is None or stale:
             self.counters["dropped"] += 1
             self._editor.log(f"dropped a stale run of {doc.path.name} ({elapsed:.2f} s)")
             return
         self._editor.log(f"analysed {doc.path.name} in {elapsed:.2f} s: {convert.summary(result)}")
-        self._sink.accept(doc, run.generation, run.version, result, text, rel, root)
 
     def _previewer(self, doc: Doc, run: Run, text: str, rel: str, root: Path) -> Callable[[FileResult], None]:
         """On a document's first run (nothing of it is published yet, so nothing can flicker) that takes
