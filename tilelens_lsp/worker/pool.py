@@ -431,6 +431,14 @@ class _Run:
                 unit.worker.cancel()
                 self.affinity.forget(id(unit.worker))
 
+    def _replaced(self, worker: Worker, f: _File) -> None:
+        """`worker`'s process crashed, timed out or was retired during its part: the packages that
+        process imported went with it. A process that took over within the part (to finish the file's
+        launches) imported this file's module, and holds its package only."""
+        self.affinity.forget(id(worker))
+        if worker.alive():
+            self.affinity.hold(id(worker), f.package)
+
     def _token(self) -> str:
         return f"p{next(self.tokens)}"
 
@@ -442,6 +450,7 @@ class _Run:
                 return
             f, chunk = unit.file, unit.chunk
             claims = Claims(f.claims, unit.token) if f.claims is not None and chunk is not None else None
+            process = worker.pid()
             try:
                 result, by_index = worker.analyze_parts(
                     f.path, root, config_file, settings, chunk, unit.first, claims=claims
@@ -451,6 +460,8 @@ class _Run:
                 result, by_index = _failed_part(f, chunk, f"{type(exc).__name__}: {exc}")
             with self.lock:
                 self.active.remove(unit)
+                if worker.pid() != process or not worker.alive():
+                    self._replaced(worker, f)
                 if chunk is not None and unit.joined is None:  # a helper's time says how long it waited, not a pace
                     weight = sum(f.weights.get(i, 1) for i in chunk)
                     self.affinity.record(f.package, time.monotonic() - unit.since, weight, unit.opens, worker.last_import)

@@ -130,6 +130,12 @@ class ClaimingWorker:
     def cancel(self) -> None:
         self.cancelled.set()
 
+    def pid(self) -> int:
+        return id(self)
+
+    def alive(self) -> bool:
+        return True
+
     def stop(self) -> None:
         pass
 
@@ -276,6 +282,12 @@ class PackageWorker:
     def cancel(self) -> None:
         pass
 
+    def pid(self) -> int | None:
+        return id(self)
+
+    def alive(self) -> bool:
+        return True
+
     def stop(self) -> None:
         pass
 
@@ -300,6 +312,50 @@ def test_the_only_worker_holding_a_package_with_launches_left_takes_them_before_
     assert order.count(("b1", (0,))) == 2, order  # the a worker did help with b's slow launch, after
     helped = len(order) - 1 - order[::-1].index(("b1", (0,)))
     assert order.index(("a1", (1,))) < helped, order
+
+
+class CrashingPackageWorker(PackageWorker):
+    """A `PackageWorker` whose process dies once it has answered a1's first launch (a crash, a timeout
+    or a retirement): none is running until its next part starts another."""
+
+    def __init__(self, log: list[tuple[float, str, tuple[int, ...]]]) -> None:
+        super().__init__(log)
+        self.process: int | None = 1
+
+    def analyze_parts(self, path, root, config_file, settings, select, file_level, claims=None):
+        if self.process is None:
+            self.process = 2  # a fresh process, which imports what this part needs
+        found = super().analyze_parts(path, root, config_file, settings, select, file_level, claims)
+        if (path.stem, tuple(select or ())) == ("a1", (0,)):
+            self.process = None
+        return found
+
+    def pid(self) -> int | None:
+        return self.process
+
+    def alive(self) -> bool:
+        return self.process is not None
+
+
+def test_a_worker_whose_process_was_replaced_no_longer_holds_its_packages(tmp_path):
+    """The stranding case above, but the a worker's process died with a1's first launch: the package
+    it imported went with it, so that worker strands nothing by helping with b's slow launch, and
+    does (a1's second launch pays the import whoever takes it)."""
+    site = tmp_path / "lib" / "site-packages"
+    files = []
+    for package, names in (("pkga", ["a1"]), ("pkgb", ["b1", "b2", "b3"])):
+        (site / package).mkdir(parents=True)
+        for name in names:
+            (site / package / f"{name}.py").write_text("# a planned file\n")
+            files.append(site / package / f"{name}.py")
+    log: list[tuple[float, str, tuple[int, ...]]] = []
+    workers = [CrashingPackageWorker(log), CrashingPackageWorker(log)]
+    results = analyze_files(workers, files, tmp_path, None, Settings(), join_after=0.05)  # type: ignore[arg-type]
+    assert [len(r.launches) for r in results] == [2, 4, 1, 1]
+    order = [(stem, select) for _, stem, select in sorted(log)]
+    assert order.count(("b1", (0,))) == 2, order
+    helped = len(order) - 1 - order[::-1].index(("b1", (0,)))
+    assert helped < order.index(("a1", (1,))), order
 
 
 class WeighedWorker(PackageWorker):

@@ -116,6 +116,12 @@ class RunShare:
     def last_import(self) -> float | None:  # the pool times the package's import by it
         return self.worker.last_import
 
+    def pid(self) -> int | None:  # the pool forgets what a replaced process imported
+        return self.worker.pid()
+
+    def alive(self) -> bool:
+        return self.worker.alive()
+
     def stop(self) -> None:
         self.worker.stop()
 
