@@ -247,12 +247,23 @@ class LspClient:
 
     def wait_whole(self, uri: str, name: str, since: int, timeout: float = 600.0) -> tuple[float, dict]:
         """The publish of a run's whole result: on a first run the server shows each launch's verdicts as
-        they come, and logs `analysed NAME in …` just before the whole result (logs from `since` on)."""
+        they come, publishes the whole result, then logs `analysed NAME in …` (logs from `since` on).
+        Messages are read in order, so once that line is in, every publish before it is queued."""
         deadline = time.monotonic() + timeout
-        while True:
-            t, params = self.wait_diagnostics(uri, None, max(0.1, deadline - time.monotonic()))
-            if any(m.startswith(f"analysed {name} in") and when <= t for when, m in self.logs[since:]):
-                return t, params
+        last: tuple[float, dict] | None = None
+        while time.monotonic() < deadline:
+            logged = any(m.startswith(f"analysed {name} in") for _, m in self.logs[since:])
+            try:
+                item = self.diagnostics.get(timeout=0.05)
+            except queue.Empty:
+                if logged and last is not None:
+                    return last
+                continue
+            if item is None:
+                raise LspError(f"the server exited before publishing {uri}; stderr: {self.stderr[-5:]}")
+            if item[1].get("uri") == uri:
+                last = item
+        raise LspError(f"no whole result for {uri} in {timeout} s; stderr: {self.stderr[-5:]}")
 
     def initialize(self, root: Path, options: dict | None = None) -> dict:
         caps = {
