@@ -292,11 +292,10 @@ class PackageWorker:
         pass
 
 
-def test_the_only_worker_holding_a_package_with_launches_left_takes_them_before_helping_another(tmp_path):
-    """Package a's module is started by one worker; when its first launch is done, package b's launch
-    has run long enough to be joined. That worker alone imported package a, so nobody else would take
-    a's second launch without paying the import: it takes that launch first, and helps with b's only
-    once a has nothing left (as the run's end would otherwise wait on a's launch behind b's)."""
+def _help_with_b(tmp_path, worker_class) -> tuple[list[tuple[str, tuple[int, ...]]], int]:
+    """Two workers of `worker_class` over package a's one file and package b's three, b1's launch slow
+    enough to be joined: the order the parts started in, and the index of the part that helped with
+    b1's launch (every launch answered, b1's by two workers)."""
     site = tmp_path / "lib" / "site-packages"
     files = []
     for package, names in (("pkga", ["a1"]), ("pkgb", ["b1", "b2", "b3"])):
@@ -305,12 +304,20 @@ def test_the_only_worker_holding_a_package_with_launches_left_takes_them_before_
             (site / package / f"{name}.py").write_text("# a planned file\n")
             files.append(site / package / f"{name}.py")
     log: list[tuple[float, str, tuple[int, ...]]] = []
-    workers = [PackageWorker(log), PackageWorker(log)]
+    workers = [worker_class(log), worker_class(log)]
     results = analyze_files(workers, files, tmp_path, None, Settings(), join_after=0.05)  # type: ignore[arg-type]
     assert [len(r.launches) for r in results] == [2, 4, 1, 1]
     order = [(stem, select) for _, stem, select in sorted(log)]
-    assert order.count(("b1", (0,))) == 2, order  # the a worker did help with b's slow launch, after
-    helped = len(order) - 1 - order[::-1].index(("b1", (0,)))
+    assert order.count(("b1", (0,))) == 2, order  # a worker did help with b's slow launch
+    return order, len(order) - 1 - order[::-1].index(("b1", (0,)))
+
+
+def test_the_only_worker_holding_a_package_with_launches_left_takes_them_before_helping_another(tmp_path):
+    """Package a's module is started by one worker; when its first launch is done, package b's launch
+    has run long enough to be joined. That worker alone imported package a, so nobody else would take
+    a's second launch without paying the import: it takes that launch first, and helps with b's only
+    once a has nothing left (as the run's end would otherwise wait on a's launch behind b's)."""
+    order, helped = _help_with_b(tmp_path, PackageWorker)
     assert order.index(("a1", (1,))) < helped, order
 
 
@@ -341,20 +348,7 @@ def test_a_worker_whose_process_was_replaced_no_longer_holds_its_packages(tmp_pa
     """The stranding case above, but the a worker's process died with a1's first launch: the package
     it imported went with it, so that worker strands nothing by helping with b's slow launch, and
     does (a1's second launch pays the import whoever takes it)."""
-    site = tmp_path / "lib" / "site-packages"
-    files = []
-    for package, names in (("pkga", ["a1"]), ("pkgb", ["b1", "b2", "b3"])):
-        (site / package).mkdir(parents=True)
-        for name in names:
-            (site / package / f"{name}.py").write_text("# a planned file\n")
-            files.append(site / package / f"{name}.py")
-    log: list[tuple[float, str, tuple[int, ...]]] = []
-    workers = [CrashingPackageWorker(log), CrashingPackageWorker(log)]
-    results = analyze_files(workers, files, tmp_path, None, Settings(), join_after=0.05)  # type: ignore[arg-type]
-    assert [len(r.launches) for r in results] == [2, 4, 1, 1]
-    order = [(stem, select) for _, stem, select in sorted(log)]
-    assert order.count(("b1", (0,))) == 2, order
-    helped = len(order) - 1 - order[::-1].index(("b1", (0,)))
+    order, helped = _help_with_b(tmp_path, CrashingPackageWorker)
     assert helped < order.index(("a1", (1,))), order
 
 
