@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from tilelens_lsp.paths import resolved_prefixes, stdlib_end
-from tilelens_lsp.pipeline.reuse import Kept, RecordingFinder, Watch, keepable
+from tilelens_lsp.pipeline.reuse import Kept, RecordingFinder, SourceLoader, Watch, keepable
 
 _INSTALLED = ("site-packages", "dist-packages")
 _OURS = ("tilelens_lsp", "triton")  # top-level packages never treated as the user's
@@ -72,14 +72,14 @@ class Imports:
 
     @contextlib.contextmanager
     def watching(self, roots: list[Path]) -> Iterator[Watch | None]:
-        """While the import runs: what it reads and how each user module looks once it has run."""
-        if not self.reuse:
-            yield None
-            return
-        if not self._hooked:
-            sys.addaudithook(self._audit)  # hooks cannot be removed: this one is idle outside `watching`
-            self._hooked = True
-        watch = Watch(tuple(str(r) for r in roots))
+        """While the import runs: the user's modules load from their source (never a cached `.pyc`),
+        and, with `reuse`, what the import reads and how each user module looks once it has run."""
+        watch = None
+        if self.reuse:
+            if not self._hooked:
+                sys.addaudithook(self._audit)  # hooks cannot be removed: this one is idle outside `watching`
+                self._hooked = True
+            watch = Watch(tuple(str(r) for r in roots))
         finder = RecordingFinder(watch, lambda origin: _is_user_file(origin, roots))
         at = next((i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder), len(sys.meta_path))
         sys.meta_path.insert(at, finder)
@@ -246,7 +246,7 @@ def _import_fresh(path: Path, roots: list[Path]) -> types.ModuleType:
             importlib.invalidate_caches()
             return importlib.import_module(dotted)
         name = loose_name(path)
-        spec = importlib.util.spec_from_file_location(name, path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=SourceLoader(name, str(path)))
         assert spec is not None and spec.loader is not None, "a .py path always has a spec"
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module

@@ -163,7 +163,18 @@ def _prefixes() -> tuple[str, ...]:
     return tuple({os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
 
 
-class _RecordingLoader(importlib.machinery.SourceFileLoader):
+class SourceLoader(importlib.machinery.SourceFileLoader):
+    """A user module's loader that compiles the file's source on every import, never a cached `.pyc`:
+    Python runs a `.pyc` whose recorded source mtime (whole seconds) and size match the file, so an
+    edit that keeps the size, saved within the second the user's own run cached it, would otherwise
+    run the code from before the edit (its constants, its autotune configs) under the new verdict."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+
+class _RecordingLoader(SourceLoader):
     """A user module's loader that stamps its source before running it and prints it afterwards."""
 
     watch: Watch
@@ -180,9 +191,10 @@ class _RecordingLoader(importlib.machinery.SourceFileLoader):
 
 class RecordingFinder:
     """Placed just before Python's path finder while an import runs: a module found on the path whose
-    file is the user's gets a `_RecordingLoader`; any other is left to the finders after this one."""
+    file is the user's gets a `SourceLoader` (a `_RecordingLoader` where a `watch` records what the
+    import reads); any other is left to the finders after this one."""
 
-    def __init__(self, watch: Watch, is_user_file: Callable[[str], bool]) -> None:
+    def __init__(self, watch: Watch | None, is_user_file: Callable[[str], bool]) -> None:
         self.watch = watch
         self.is_user_file = is_user_file
 
@@ -192,6 +204,9 @@ class RecordingFinder:
             return None
         if not self.is_user_file(spec.origin):
             return None
+        if self.watch is None:
+            spec.loader = SourceLoader(fullname, spec.origin)
+            return spec
         loader = _RecordingLoader(fullname, spec.origin)
         loader.watch = self.watch
         spec.loader = loader

@@ -1,0 +1,67 @@
+"""A `.pyc` left beside the user's file by their own runs is never what the analysis executes: Python
+trusts a cached `.pyc` whose recorded source mtime (whole seconds) and size match, so an edit that
+keeps the file's size within the same second would otherwise run the code from before the edit."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import py_compile
+import textwrap
+
+import pytest
+
+from tilelens_lsp.pipeline import Imports, WarmState, analyze_path
+
+SOURCE = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    OFFSET = tl.constexpr({offset})
+
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK) + OFFSET, 1.0)
+    # tilelens: k[(1,)](fp32[16], BLOCK=16)
+""")
+
+
+def test_a_stale_pyc_with_the_same_mtime_and_size_is_not_executed(tmp_path):
+    path = tmp_path / "offset_kernel.py"
+    path.write_text(SOURCE.format(offset=0))
+    stamp = os.stat(path).st_mtime
+    py_compile.compile(str(path), cfile=importlib.util.cache_from_source(str(path)), doraise=True)
+    path.write_text(SOURCE.format(offset=1))  # the same size
+    os.utime(path, (stamp, stamp))  # saved within the same second
+    codes = [d.code for launch in analyze_path(path, tmp_path).launches for d in launch.diagnostics]
+    assert "TL001" in codes  # the store one element past the end, as the file now says
+
+
+HELPER_KERNEL = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    from offset_consts import OFFSET
+
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK) + OFFSET, 1.0)
+    # tilelens: k[(1,)](fp32[16], BLOCK=16)
+""")
+
+
+@pytest.mark.parametrize("reuse", [False, True], ids=["fresh", "warm worker"])
+def test_a_helpers_stale_pyc_is_not_executed_either(tmp_path, reuse):
+    helper = tmp_path / "offset_consts.py"
+    helper.write_text("import triton.language as tl\nOFFSET = tl.constexpr(0)\n")
+    stamp = os.stat(helper).st_mtime
+    py_compile.compile(str(helper), cfile=importlib.util.cache_from_source(str(helper)), doraise=True)
+    helper.write_text("import triton.language as tl\nOFFSET = tl.constexpr(1)\n")
+    os.utime(helper, (stamp, stamp))
+    path = tmp_path / "uses_consts.py"
+    path.write_text(HELPER_KERNEL)
+    state = WarmState(imports=Imports(reuse=reuse))
+    codes = [d.code for launch in analyze_path(path, tmp_path, state=state).launches for d in launch.diagnostics]
+    assert "TL001" in codes
