@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,20 @@ def test_a_mapper_remembers_its_answers_and_a_new_mapper_sees_a_moved_link(tmp_p
 def test_default_mapper_knows_tritons_installation():
     core = Path(triton.__file__).parent / "language" / "core.py"
     assert default_mapper(None).portable(str(core)) == "triton/language/core.py"
+
+
+def test_installed_roots_follow_sys_path(tmp_path: Path, monkeypatch):
+    """Kept for one sys.path, asked again for another: a folder put on sys.path is a root at once."""
+    from tilelens_lsp.ttir.locs import installed_roots
+
+    before = installed_roots()
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+    assert os.path.realpath(site) in installed_roots()
+    assert os.path.realpath(site) not in before
+    monkeypatch.undo()
+    assert installed_roots() == before
 
 
 def test_portable_stack_maps_every_frame(mapper, tmp_path: Path):
