@@ -37,6 +37,7 @@ def analyze_path(
     on_event: Callable[[str, dict[str, Any]], None] | None = None,
     state: WarmState | None = None,
     claims: Claims | None = None,
+    on_done: Callable[[FileResult], None] | None = None,
 ) -> FileResult:
     """Analyse every declared launch of one file (or, with `select`, the launches of those indices, in
     that order; `file_level=False` leaves out the file's own diagnostics, which another part reports).
@@ -49,7 +50,10 @@ def analyze_path(
     launch or the file, and keeps the configs answered before one that hangs. `state` is the worker's
     memory (`WarmState`); without one, this call starts from nothing and keeps nothing. With `claims`
     (workers sharing this file's launches, see claims.py), each launch answers only the configs this
-    call claims."""
+    call claims. `on_done` hears the file's whole result (the one returned) once its module is
+    imported and its launches answered, while the module's scope is still in place: a worker replies
+    from it, and undoing what the import did to the process (a fifth of a millisecond and more)
+    follows the reply instead of delaying it."""
     state = state if state is not None else WarmState()
     path = Path(path).resolve()
     root = Path(workspace_root).resolve() if workspace_root else None
@@ -108,7 +112,10 @@ def analyze_path(
                 sent = answered.sent if answered is not None else 0
                 rest = {"results": [r.to_json() for r in found[sent:]], "configs": [j for j, _ in pairs[sent:]]}
                 on_event("launch", {"index": i, **rest})
-    return _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
+        done = _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
+        if on_done is not None:
+            on_done(done)
+    return done
 
 
 class _ConfigEvents:

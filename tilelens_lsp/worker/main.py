@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tilelens_lsp.claims import Claims
-from tilelens_lsp.model import LaunchSpec, ScalarSpec, TensorSpec
+from tilelens_lsp.model import FileResult, LaunchSpec, ScalarSpec, TensorSpec
 from tilelens_lsp.paths import stdlib_end
 from tilelens_lsp.settings import Settings, merge
 
@@ -138,12 +138,14 @@ def leftovers(threads_before: set[threading.Thread]) -> str | None:
     return " and ".join(parts) + " left running" if parts else None
 
 
-def handle(request: dict, state: "WarmState", emit=None) -> dict:
+def handle(request: dict, state: "WarmState", emit=None, answer=None) -> dict:
     """The reply to one request, with this worker's `state` (a `pipeline.WarmState`: its result cache,
     counters, imports). `emit(event, fields)` sends a progress line before the reply: an analysis
     streams each launch's results as it finishes (so the parent times launches, not files, and
     keeps the verdicts of the launches before one that hangs or crashes); the final reply then
-    holds only the file's own diagnostics."""
+    holds only the file's own diagnostics. `answer(reply)`, where given, sends an analysis' reply as
+    soon as it is known, before the process is restored from the module's import (`serve` then
+    sends nothing more for it)."""
     from tilelens_lsp import pipeline  # lazy: imports Triton, after main() set the memory limit and sys.path
 
     method = request.get("method")
@@ -152,6 +154,14 @@ def handle(request: dict, state: "WarmState", emit=None) -> dict:
         settings = merge(Settings(), params.get("settings"))
         extra = [LaunchSpec.from_json(x) for x in params.get("launches", [])]
         stream = emit is not None and params.get("stream", False)
+
+        sent: list[dict] = []
+
+        def reply(result: FileResult) -> dict:
+            if stream:
+                result = replace(result, launches=())  # the launches went ahead (absolute paths kept)
+            return {"result": result.to_json(), "stats": state.stats.to_json()}
+
         result = pipeline.analyze_path(
             params["path"],
             params.get("workspace_root"),
@@ -163,10 +173,9 @@ def handle(request: dict, state: "WarmState", emit=None) -> dict:
             emit if stream else None,
             state,
             Claims.from_json(params.get("claims")),
+            on_done=None if answer is None else lambda done: sent.append(answer(reply(done))),
         )
-        if stream:
-            result = replace(result, launches=())  # the launches went ahead (absolute paths kept)
-        return {"result": result.to_json(), "stats": state.stats.to_json()}
+        return sent[0] if sent else reply(result)
     if method == "plan":
         settings = merge(Settings(), params.get("settings"))
         return {
@@ -282,18 +291,33 @@ def serve(out, requests, hello: dict) -> int:
         def emit(event: str, fields: dict, rid=request.get("id")) -> None:
             out.write(json.dumps({"id": rid, "event": event, **fields}, separators=(",", ":")) + "\n")
 
+        answered: list[dict] = []
+
+        def answer(reply: dict, request=request) -> dict:
+            """The request's one reply line (a module that left threads or children: `retire`)."""
+            reply["id"] = request.get("id")
+            if request.get("method") in ("analyze", "suggest"):
+                why = leftovers(threads_before)
+                if why:
+                    reply["retire"] = why
+            out.write(json.dumps(reply, separators=(",", ":")) + "\n")
+            answered.append(reply)
+            return reply
+
         try:
-            reply = handle(request, state, emit)
+            reply = handle(request, state, emit, answer)
         except MemoryError:
             reply = {"error": "the worker ran out of memory", "kind": "memory"}
         except Exception as exc:  # noqa: BLE001 - a bug answers this request, never kills the worker
             reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-        reply["id"] = request.get("id")
-        if request.get("method") in ("analyze", "suggest"):
-            why = leftovers(threads_before)
-            if why:
-                reply["retire"] = why
-        out.write(json.dumps(reply, separators=(",", ":")) + "\n")
+        if not answered:
+            answer(reply)
+        elif "error" in reply:
+            # answered, then undoing the module's import failed: this process is not as a file found it,
+            # so it serves no other (the parent starts a fresh one for the next request)
+            sys.stderr.write(f"tilelens worker: restoring the process after a file failed: {reply['error']}\n")
+            sys.stderr.flush()
+            return 1
     return 0
 
 
