@@ -203,7 +203,7 @@ def load_module(path: Path, roots: list[Path], imports: Imports) -> types.Module
         sys.path[:] = [p for p in sys.path if p not in names]
         at = stdlib_end(sys.path)
         sys.path[at:at] = names
-    linecache.checkcache()
+    _forget_sources(roots)
     carried = imports.restore(path, roots)
     before = set(sys.modules)
     outside = (dict(os.environ), os.getcwd(), list(sys.path))
@@ -216,6 +216,19 @@ def load_module(path: Path, roots: list[Path], imports: Imports) -> types.Module
             imports.loaded.update(carried.modules)
     imports.remember(path, module, watch, carried, outside == (dict(os.environ), os.getcwd(), list(sys.path)))
     return module
+
+
+def _forget_sources(roots: Sequence[Path]) -> None:
+    """Let `inspect` (and so `@triton.jit`, which compiles a kernel from the source it reads) see the
+    user's files as they are now. `linecache.checkcache` trusts a file whose size and mtime did not
+    change: a same-size edit restored with its old mtime (`cp -p`, `rsync -t`, an archive) or saved
+    twice within a coarse clock (HFS+, FAT, some network mounts: one or two seconds) kept the lines
+    from before it, and Triton compiled the old kernel. So every file under the import roots is read
+    again; the rest (installed code, other folders on sys.path) is checked by size and mtime."""
+    prefixes = tuple(str(r) + os.sep for r in roots)
+    for name in [n for n in linecache.cache if n.startswith(prefixes)]:
+        linecache.cache.pop(name, None)
+    linecache.checkcache()
 
 
 def import_module(path: Path, workspace_root: Path | None, imports: Imports | None = None) -> types.ModuleType:

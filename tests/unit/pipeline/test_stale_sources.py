@@ -1,6 +1,10 @@
-"""A `.pyc` left beside the user's file by their own runs is never what the analysis executes: Python
-trusts a cached `.pyc` whose recorded source mtime (whole seconds) and size match, so an edit that
-keeps the file's size within the same second would otherwise run the code from before the edit."""
+"""What the analysis runs and compiles is the file as it is now, whatever its mtime says.
+
+A `.pyc` left beside the user's file by their own runs is never executed: Python trusts a cached
+`.pyc` whose recorded source mtime (whole seconds) and size match, so an edit that keeps the file's
+size within the same second would otherwise run the module's code from before the edit. And a
+kernel's source is read again on every analysis: `linecache` trusts an unchanged size and mtime, so
+a same-size file put back with its old mtime (`cp -p`, `rsync -t`) had Triton compile the old kernel."""
 
 from __future__ import annotations
 
@@ -65,3 +69,28 @@ def test_a_helpers_stale_pyc_is_not_executed_either(tmp_path, reuse):
     state = WarmState(imports=Imports(reuse=reuse))
     codes = [d.code for launch in analyze_path(path, tmp_path, state=state).launches for d in launch.diagnostics]
     assert "TL001" in codes
+
+
+SWAPPED = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK) {op} 1, 1.0)
+    # tilelens: k[(1,)](fp32[16], BLOCK=16)
+""")
+
+
+def test_a_kernel_replaced_with_the_same_size_and_mtime_is_compiled_as_it_now_reads(tmp_path):
+    path = tmp_path / "swapped_kernel.py"
+    path.write_text(SWAPPED.format(op="*"))  # in bounds
+    stamp = os.stat(path).st_mtime_ns
+    state = WarmState(imports=Imports(reuse=True))  # a warm worker: it read this file before
+    first = analyze_path(path, tmp_path, state=state)
+    assert [d.code for launch in first.launches for d in launch.diagnostics] == []
+    path.write_text(SWAPPED.format(op="+"))  # one past the end, the same size
+    os.utime(path, ns=(stamp, stamp))
+    second = analyze_path(path, tmp_path, state=state)
+    assert "TL001" in [d.code for launch in second.launches for d in launch.diagnostics]
