@@ -78,3 +78,14 @@ async def test_without_a_file_watcher_the_server_sees_the_change_itself(ws: Work
     ws.write("tilelens.toml", table(96))  # no notification at all: the poll finds it
     diags = await ws.diagnostics(ws.uri("fill.py"), timeout=30, until=lambda d: codes(d) == ["TL001"])
     assert diags[0].range.start.line == STORE_LINE
+
+
+async def test_a_module_that_only_re_exports_a_kernel_gets_its_toml_launchs_verdict(ws: Workspace):
+    # it names neither Triton nor tilelens: the server once published nothing for it (a false clean
+    # in the editor where `check` reported the TL001 of its toml launch)
+    ws.write(
+        "tilelens.toml", table(128) + '\n[[launch]]\nfile = "fills.py"\nlaunch = "fill[(4,)](fp32[100], 100, BLOCK=32)"\n'
+    )
+    changed(ws, "tilelens.toml")
+    uri = ws.open("fills.py", "from fill import fill_kernel as fill\n\n__all__ = ['fill']\n")
+    assert codes(await ws.diagnostics(uri, until=lambda d: codes(d) == ["TL001"])) == ["TL001"]

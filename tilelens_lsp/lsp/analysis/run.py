@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from lsprotocol import types
 
-from tilelens_lsp.lsp import convert
+from tilelens_lsp.lsp import convert, tomlwatch
 from tilelens_lsp.lsp.state import Doc, Run, Tasks, is_config_file, relative
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.settings import MAX_FILE_BYTES, Settings
@@ -142,8 +142,12 @@ class Runner:
             self._sink.publish(doc.uri, diags, doc.version)
             return
         rel = relative(doc.path, root)
-        if "triton" not in text and "tilelens" not in text:
-            # Not a kernel file: nothing to import, keep the worker free.
+        if (
+            "triton" not in text
+            and "tilelens" not in text
+            and not tomlwatch.may_declare(doc.path, root, self._settings().interpreter)
+        ):
+            # Not a kernel file, and no toml table launches it: nothing to import, keep the worker free.
             self._sink.accept(doc, doc.generation, doc.version, FileResult(rel), text, rel, root)
             return
         run = Run(doc.uri, doc.generation, doc.version, text, doc.path, root, rel, self._settings())
