@@ -223,12 +223,24 @@ def _forget_sources(roots: Sequence[Path]) -> None:
     user's files as they are now. `linecache.checkcache` trusts a file whose size and mtime did not
     change: a same-size edit restored with its old mtime (`cp -p`, `rsync -t`, an archive) or saved
     twice within a coarse clock (HFS+, FAT, some network mounts: one or two seconds) kept the lines
-    from before it, and Triton compiled the old kernel. So every file under the import roots is read
-    again; the rest (installed code, other folders on sys.path) is checked by size and mtime."""
-    prefixes = tuple(str(r) + os.sep for r in roots)
-    for name in [n for n in linecache.cache if n.startswith(prefixes)]:
+    from before it, and Triton compiled the old kernel. So every file of the user's (under the
+    import roots, or anywhere but an installed folder: a `PYTHONPATH` folder of theirs) is read
+    again; installed code is checked by size and mtime."""
+    under_roots = tuple(str(r) + os.sep for r in roots)
+    for name in [n for n in linecache.cache if n.startswith(under_roots) or not _installed_source(n)]:
         linecache.cache.pop(name, None)
     linecache.checkcache()
+
+
+def _installed_source(name: str) -> bool:
+    """Whether a line-cache entry is installed code (or no file at all, `<string>`): by its name
+    alone, as `is_user_module` tells without a root, so that a few hundred entries cost no `stat`."""
+    if not os.path.isabs(name):
+        return True
+    if any(part in name for part in (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")):
+        return True
+    prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix)
+    return any(name.startswith(p + os.sep) for p in (*prefixes, *resolved_prefixes(prefixes)))
 
 
 def import_module(path: Path, workspace_root: Path | None, imports: Imports | None = None) -> types.ModuleType:

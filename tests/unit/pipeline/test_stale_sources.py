@@ -94,3 +94,46 @@ def test_a_kernel_replaced_with_the_same_size_and_mtime_is_compiled_as_it_now_re
     os.utime(path, ns=(stamp, stamp))
     second = analyze_path(path, tmp_path, state=state)
     assert "TL001" in [d.code for launch in second.launches for d in launch.diagnostics]
+
+
+HELPER_OUTSIDE = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def step():
+        return {step}
+""")
+
+USES_STEP = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    from outside_step import step
+
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK) * step(), 1.0)
+    # tilelens: k[(1,)](fp32[16], BLOCK=16)
+""")
+
+
+def test_a_jit_helper_outside_the_workspace_is_read_again_too(tmp_path, monkeypatch):
+    """A folder of the user's on sys.path (their PYTHONPATH), not under any import root."""
+    extra, ws = tmp_path / "extra", tmp_path / "ws"
+    extra.mkdir()
+    ws.mkdir()
+    monkeypatch.syspath_prepend(str(extra))
+    helper = extra / "outside_step.py"
+    helper.write_text(HELPER_OUTSIDE.format(step=1))
+    stamp = os.stat(helper).st_mtime_ns
+    (ws / "uses_step.py").write_text(USES_STEP)
+    state = WarmState(imports=Imports(reuse=True))
+    first = analyze_path(ws / "uses_step.py", ws, state=state)
+    assert [d.code for launch in first.launches for d in launch.diagnostics] == []
+    helper.write_text(HELPER_OUTSIDE.format(step=2))  # every other lane past the end, the same size
+    os.utime(helper, ns=(stamp, stamp))
+    second = analyze_path(ws / "uses_step.py", ws, state=state)
+    assert "TL001" in [d.code for launch in second.launches for d in launch.diagnostics]
