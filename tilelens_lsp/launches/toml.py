@@ -409,8 +409,9 @@ def launches_for_file(
     cfg = _load(*found)
     out = ConfigLaunches(errors=list(cfg.errors), target=cfg.target, config_path=cfg.path)
     target = Path(path).resolve()
+    names = _ImportNames(target, cfg.path.parent)
     for table in cfg.tables:
-        if _table_file(cfg, table) != target:
+        if not _launches(cfg, table, target, names):
             continue
         problems = _table_problems(table)
         out.errors.extend(
@@ -420,6 +421,63 @@ def launches_for_file(
         if not problems:
             _evaluate_table(cfg, table, known_kernels, out)
     return out
+
+
+def may_launch(path: Path, workspace_root: Path | None) -> bool:
+    """Whether a table of the config `launches_for_file` reads for `path` could launch it, told
+    without resolving a module in any interpreter: a `file =` naming it, or a `module =` whose last
+    name is the file's own (the worker resolves it). Over, never under: for a server deciding
+    whether a file that names no kernel is worth the worker's look."""
+    found = find_config(path, workspace_root)
+    if found is None:
+        return False
+    cfg = _load(*found)
+    target = Path(path).resolve()
+    own = target.parent.name if target.name == "__init__.py" else target.stem
+    for table in cfg.tables:
+        module = table.data.get("module") if isinstance(table.data, dict) else None
+        if isinstance(module, str) and module and "file" not in table.data:
+            if module.rpartition(".")[2] == own:
+                return True
+        elif _table_file(cfg, table) == target:
+            return True
+    return False
+
+
+class _ImportNames:
+    """The dotted names `import` could load the file `target` by (from this interpreter's `sys.path`
+    and `folder`, as `module_file` searches), worked out on first use."""
+
+    def __init__(self, target: Path, folder: Path) -> None:
+        self.target, self.folder = target, folder
+        self._names: set[str] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        if self._names is None:
+            self._names = set()
+            stem = self.target.parent if self.target.name == "__init__.py" else self.target.with_suffix("")
+            for base in [p for p in sys.path if p] + [str(self.folder)]:
+                try:
+                    rel = stem.relative_to(os.path.realpath(base))
+                except ValueError:
+                    continue
+                if rel.parts:
+                    self._names.add(".".join(rel.parts))
+        return name in self._names
+
+
+def _launches(cfg: _Config, table: _Table, target: Path, names: _ImportNames) -> bool:
+    """Whether `table` launches the file `target`. A `module =` table is resolved once per process
+    (`module_file` keeps its answers), so where the kept answer is not `target` but the module's name
+    is one `target` imports by, the module may be new since (written after the toml) or moved: it
+    is looked up again, never trusted stale (a toml launch silently dropped would read as clean)."""
+    if _table_file(cfg, table) == target:
+        return True
+    module = table.data.get("module") if isinstance(table.data, dict) else None
+    if not isinstance(module, str) or "file" in table.data or module not in names:
+        return False
+    module_file.cache_clear()
+    return _table_file(cfg, table) == target
 
 
 class ConfigError(ValueError):

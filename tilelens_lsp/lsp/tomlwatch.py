@@ -93,18 +93,17 @@ def affects(toml: Path, doc_path: Path, named: set[Path]) -> bool:
     return real == base or real.startswith(base + os.sep) or Path(real) in named
 
 
-def may_declare(path: Path, root: Path, python: str | None) -> bool:
+def may_declare(path: Path, root: Path) -> bool:
     """Whether the launch toml the worker reads for the file at `path` (the workspace's
-    `tilelens.toml`, else the nearest `pyproject.toml` with a `[tool.tilelens]` table) has a table
-    naming it. A module that only re-exports a kernel (`from .impl import add_kernel as fill`)
-    names neither Triton nor tilelens, and a table may launch it all the same."""
-    from tilelens_lsp.launches.toml import find_config
+    `tilelens.toml`, else the nearest `pyproject.toml` with a `[tool.tilelens]` table) could launch
+    it. A module that only re-exports a kernel (`from .impl import add_kernel as fill`) names
+    neither Triton nor tilelens, and a table may launch it all the same."""
+    from tilelens_lsp.launches.toml import may_launch
 
     try:
-        found = find_config(path, root)
+        return may_launch(path, root)
     except OSError:
         return True  # cannot tell: the worker reads the toml, as for any kernel file
-    return found is not None and Path(os.path.realpath(path)) in named_files(found[0], python)
 
 
 def named_files(toml: Path, python: str | None) -> set[Path]:

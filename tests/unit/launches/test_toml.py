@@ -341,3 +341,39 @@ def test_a_config_read_again_after_an_edit_gives_the_edit_not_the_parse_kept_of_
     assert again != first and again[0].grid != first[0].grid
     toml.write_text("[[launch]\n")
     assert launches_for_file(kernel, root).errors  # broken now: never the old parse
+
+
+def test_a_module_written_after_the_toml_named_it_gets_its_launch(tmp_path: Path):
+    # `module_file` keeps its answers for the process: a warm worker once kept "no such module" and
+    # dropped the launch of a module written later (the editor showed it clean; `check` did not)
+    root = tmp_path
+    write(root / "tilelens.toml", module_table("latepkg.ops"))
+    write(root / "latepkg" / "__init__.py", "")
+    other = write(root / "latepkg" / "impl.py", "# kernel\n")
+    assert launches_for_file(other, root).launches == []  # looks the module up: not there yet
+    late = write(root / "latepkg" / "ops.py", "# kernel\n")
+    assert [x.kernel for x in launches_for_file(late, root).launches] == ["add_kernel"]
+
+
+def test_a_module_moved_after_its_first_lookup_is_followed(tmp_path: Path):
+    root = tmp_path
+    write(root / "tilelens.toml", module_table("movepkg.ops"))
+    write(root / "movepkg" / "__init__.py", "")
+    first = write(root / "movepkg" / "ops.py", "# kernel\n")
+    assert [x.kernel for x in launches_for_file(first, root).launches] == ["add_kernel"]
+    first.unlink()
+    moved = write(root / "movepkg" / "ops" / "__init__.py", "# kernel\n")  # now a package
+    assert [x.kernel for x in launches_for_file(moved, root).launches] == ["add_kernel"]
+
+
+def test_may_launch_is_told_by_the_toml_alone_and_never_misses_a_launched_file(tmp_path: Path):
+    from tilelens_lsp.launches.toml import may_launch
+
+    root, kernel = workspace(tmp_path)
+    assert not may_launch(kernel, root)  # no toml
+    write(root / "tilelens.toml", f'[[launch]]\nfile = "kernels/add.py"\nlet = "N = 4000"\nlaunch = "{ADD}"\n')
+    assert may_launch(kernel, root) and not may_launch(write(root / "kernels" / "other.py", ""), root)
+    write(root / "tilelens.toml", module_table("somewhere.ops"))  # resolved by the worker, not here
+    assert may_launch(write(root / "x" / "ops.py", ""), root)
+    assert may_launch(write(root / "y" / "ops" / "__init__.py", ""), root)
+    assert not may_launch(write(root / "x" / "util.py", ""), root)

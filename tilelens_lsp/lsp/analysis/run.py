@@ -142,11 +142,7 @@ class Runner:
             self._sink.publish(doc.uri, diags, doc.version)
             return
         rel = relative(doc.path, root)
-        if (
-            "triton" not in text
-            and "tilelens" not in text
-            and not tomlwatch.may_declare(doc.path, root, self._settings().interpreter)
-        ):
+        if "triton" not in text and "tilelens" not in text and not tomlwatch.may_declare(doc.path, root):
             # Not a kernel file, and no toml table launches it: nothing to import, keep the worker free.
             self._sink.accept(doc, doc.generation, doc.version, FileResult(rel), text, rel, root)
             return
