@@ -250,9 +250,20 @@ def _table_problems(table: _Table) -> list[tuple[str, str]]:
     return out
 
 
-def _table_file(cfg: _Config, table: _Table, python: str | None = None) -> Path | None:
+def _table_module(table: _Table) -> str | None:
+    """The module a table launches by name (`module =`, and no `file =`, which would win), or None."""
     module = table.data.get("module") if isinstance(table.data, dict) else None
-    if isinstance(module, str) and module and "file" not in table.data:
+    return module if isinstance(module, str) and module and "file" not in table.data else None
+
+
+def _module_path(target: Path) -> Path:
+    """`target` as a module's path: its package's folder for an `__init__.py`, else without `.py`."""
+    return target.parent if target.name == "__init__.py" else target.with_suffix("")
+
+
+def _table_file(cfg: _Config, table: _Table, python: str | None = None) -> Path | None:
+    module = _table_module(table)
+    if module is not None:
         return module_file(module, cfg.path.parent, python)
     value = table.data.get("file") if isinstance(table.data, dict) else None
     if not isinstance(value, str) or not value:
@@ -433,10 +444,10 @@ def may_launch(path: Path, workspace_root: Path | None) -> bool:
         return False
     cfg = _load(*found)
     target = Path(path).resolve()
-    own = target.parent.name if target.name == "__init__.py" else target.stem
+    own = _module_path(target).name
     for table in cfg.tables:
-        module = table.data.get("module") if isinstance(table.data, dict) else None
-        if isinstance(module, str) and module and "file" not in table.data:
+        module = _table_module(table)
+        if module is not None:
             if module.rpartition(".")[2] == own:
                 return True
         elif _table_file(cfg, table) == target:
@@ -455,7 +466,7 @@ class _ImportNames:
     def __contains__(self, name: object) -> bool:
         if self._names is None:
             self._names = set()
-            stem = self.target.parent if self.target.name == "__init__.py" else self.target.with_suffix("")
+            stem = _module_path(self.target)
             for base in [p for p in sys.path if p] + [str(self.folder)]:
                 try:
                     rel = stem.relative_to(os.path.realpath(base))
@@ -473,8 +484,8 @@ def _launches(cfg: _Config, table: _Table, target: Path, names: _ImportNames) ->
     is looked up again, never trusted stale (a toml launch silently dropped would read as clean)."""
     if _table_file(cfg, table) == target:
         return True
-    module = table.data.get("module") if isinstance(table.data, dict) else None
-    if not isinstance(module, str) or "file" in table.data or module not in names:
+    module = _table_module(table)
+    if module is None or module not in names:
         return False
     module_file.cache_clear()
     return _table_file(cfg, table) == target
@@ -505,18 +516,7 @@ def files_in_config(config_file: Path, python: str | None = None) -> list[Path]:
     """
     cfg = _load_or_raise(config_file)
     files: list[Path] = []
-    _resolve_in(
-        [
-            t.data["module"]
-            for t in cfg.tables
-            if isinstance(t.data, dict)
-            and isinstance(t.data.get("module"), str)
-            and t.data["module"]
-            and "file" not in t.data
-        ],
-        cfg.path.parent,
-        python,
-    )
+    _resolve_in([m for m in map(_table_module, cfg.tables) if m is not None], cfg.path.parent, python)
     for table in cfg.tables:
         file = _table_file(cfg, table, python)
         if file is not None and file not in files:
