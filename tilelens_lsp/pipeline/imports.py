@@ -237,7 +237,7 @@ def _installed_source(name: str) -> bool:
     alone, as `is_user_module` tells without a root, so that a few hundred entries cost no `stat`."""
     if not os.path.isabs(name):
         return True
-    if any(part in name for part in (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")):
+    if any(f"{os.sep}{part}{os.sep}" in name for part in _INSTALLED):
         return True
     prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix)
     return any(name.startswith(p + os.sep) for p in (*prefixes, *resolved_prefixes(prefixes)))

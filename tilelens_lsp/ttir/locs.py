@@ -98,17 +98,13 @@ def installed_roots() -> tuple[str, ...]:
 
     Asked on every analysis with the same `sys.path`: the answer is kept for that `sys.path` (a
     dozen `realpath`s and `isdir`s a save, a tenth of a millisecond, otherwise)."""
-    key = tuple(sys.path)
-    kept = _INSTALLED_ROOTS.get(key)
-    if kept is None:
-        real = {os.path.realpath(p) for p in key if p and os.path.isabs(p) and os.path.isdir(p) and not p.endswith(".zip")}
-        kept = tuple(sorted(real, key=lambda r: (-r.count(os.sep), r)))
-        _INSTALLED_ROOTS.clear()  # one sys.path at a time: a worker's never changes between analyses
-        _INSTALLED_ROOTS[key] = kept
-    return kept
+    return _installed_roots(tuple(sys.path))
 
 
-_INSTALLED_ROOTS: dict[tuple[str, ...], tuple[str, ...]] = {}
+@functools.lru_cache(maxsize=1)  # one sys.path at a time: a worker's never changes between analyses
+def _installed_roots(path: tuple[str, ...]) -> tuple[str, ...]:
+    real = {os.path.realpath(p) for p in path if p and os.path.isabs(p) and os.path.isdir(p) and not p.endswith(".zip")}
+    return tuple(sorted(real, key=lambda r: (-r.count(os.sep), r)))
 
 
 class LocTable:
