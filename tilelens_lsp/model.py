@@ -336,7 +336,11 @@ class FileResult(Record):
     # the absolute file behind each portable path of this result that is not the workspace's (an
     # installed package's `liger_kernel/ops/x.py`), as the worker found it
     absolute_paths: dict[str, str] = field(default_factory=dict)
+    # the user's own files the import ran besides this one (helpers, their packages), absolute: a
+    # change to one of them makes this result stale (the server re-analyses an open file on it)
+    sources: tuple[str, ...] = ()
     _nested = {"launches": LaunchResult, "diagnostics": Diagnostic}
+    _tuples = frozenset({"sources"})
 
     def all_diagnostics(self) -> list[Diagnostic]:
         out = list(self.diagnostics)

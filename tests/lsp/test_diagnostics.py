@@ -156,6 +156,83 @@ async def test_closing_a_document_clears_its_diagnostics(ws: Workspace):
     assert await ws.hover(uri, UNMASKED_LINE) is None
 
 
+_MASKED_HELPER = kernel("""
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def load_upto(ptr, offs, n):
+        return tl.load(ptr + offs, mask=offs < n, other=0.0)
+""")
+
+_USES_HELPER = kernel("""
+    import triton
+    import triton.language as tl
+    from loaders import load_upto
+
+    # tilelens: gather_kernel[(4,)](fp32[1000], fp32[1000], 1000, BLOCK=256)
+    @triton.jit
+    def gather_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = load_upto(x_ptr, offs, n)
+        tl.store(out_ptr + offs, x, mask=offs < n)
+""")
+
+
+async def test_saving_a_helper_reanalyses_the_open_kernel_that_imports_it(ws: Workspace):
+    """The kernel's verdict was made from the helper's text: a save that breaks the helper must not
+    leave the kernel's file showing clean until the kernel's own next save."""
+    ws.write("loaders.py", _MASKED_HELPER)
+    uri = ws.open("gather.py", _USES_HELPER)
+    assert await ws.diagnostics(uri) == []
+    ws.client.diagnostics.pop(uri, None)
+    ws.open("loaders.py")
+    ws.save("loaders.py", _MASKED_HELPER.replace("mask=offs < n,", "mask=offs < n + 1,"))
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL001"]
+    assert diags[0].range.start.line == 8  # the call site in gather.py
+    # a helper that no longer imports: the kernel says so, and a fix brings its verdict back
+    ws.client.diagnostics.pop(uri, None)
+    ws.save("loaders.py", _MASKED_HELPER + "\nthis is not python\n")
+    assert codes(await ws.diagnostics(uri)) == ["TL010"]
+    ws.client.diagnostics.pop(uri, None)
+    ws.save("loaders.py", _MASKED_HELPER)
+    assert await ws.diagnostics(uri) == []
+    ws.close("loaders.py")
+
+
+async def test_a_helper_rewritten_by_another_program_reanalyses_the_kernel(ws: Workspace):
+    """`git checkout` or a formatter run in a terminal announces nothing to the server: it notices
+    the helper's new stamp within a poll and re-runs the kernel that imports it."""
+    uri = ws.uri("gather.py")
+    ws.client.diagnostics.pop(uri, None)
+    ws.write("loaders.py", _MASKED_HELPER.replace("mask=offs < n,", "mask=offs <= n,"))
+    assert codes(await ws.diagnostics(uri, timeout=30)) == ["TL001"]
+    ws.client.diagnostics.pop(uri, None)
+    ws.write("loaders.py", _MASKED_HELPER)
+    assert await ws.diagnostics(uri, timeout=30) == []
+
+
+async def test_an_open_file_rewritten_by_another_program_is_reanalysed(ws: Workspace):
+    """The editor reloads the buffer of a file changed on disk with a didChange and no save."""
+    uri = ws.open("reloaded.py", ADD_FIXED)
+    assert await ws.diagnostics(uri) == []
+    ws.client.diagnostics.pop(uri, None)
+    ws.write("reloaded.py", ADD_BUGGY)
+    ws.versions[uri] += 1
+    ws.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=ws.versions[uri]),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=ADD_BUGGY)],
+        )
+    )
+    diags = await ws.diagnostics(uri, timeout=30)
+    assert codes(diags) == ["TL001"]
+    assert diags[0].range.start.line == UNMASKED_LINE
+    ws.close("reloaded.py")
+
+
 async def test_helper_in_the_same_file_flags_the_access_and_its_call_site(ws: Workspace):
     uri = ws.open(
         "same_file_helper.py",

@@ -15,6 +15,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+from tilelens_lsp.lsp.tomlwatch import POLL_SECONDS
+
 from .lsphelp import ADD_BUGGY, ADD_FIXED, CLEAN, HUNG, UNMASKED_LINE, Workspace, client_fixture, codes
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -123,6 +125,29 @@ async def test_a_burst_of_saves_publishes_once_after_the_first(ws: Workspace):
     assert after["published"] - before["published"] <= 2
     assert after["runs"] - before["runs"] <= 3
     ws.close("burst.py")
+
+
+async def test_a_save_is_run_once_though_its_files_are_followed_on_disk(ws: Workspace):
+    """The server follows the files an open document's verdict was made from (another program may
+    rewrite them): the editor's own save of the file, or of a helper it imports, is taken in when
+    announced, so the next polls start no second run."""
+    ws.write("offsets.py", "SHIFT = 0\n")
+    text = ADD_FIXED.replace("import triton.language as tl", "import triton.language as tl\nimport offsets")
+    uri = ws.open("followed.py", text)
+    assert await ws.diagnostics(uri) == []
+    before = await ws.stats()
+    ws.save("followed.py", text + "\n")
+    assert await ws.diagnostics(uri) == []
+    ws.open("offsets.py")
+    ws.client.diagnostics.pop(uri, None)
+    ws.save("offsets.py", "SHIFT = 1\n")
+    assert await ws.diagnostics(uri) == []  # re-run: followed.py imports it
+    await asyncio.sleep(2 * POLL_SECONDS + 0.5)
+    after = await ws.stats()
+    # followed.py twice (its save, its helper's); offsets.py names no kernel: published without a run
+    assert after["runs"] - before["runs"] == 2
+    ws.close("offsets.py")
+    ws.close("followed.py")
 
 
 async def test_editing_the_toml_reruns_open_documents(ws: Workspace, client):

@@ -106,6 +106,7 @@ def json_document(
     files = []
     for i, result in enumerate(results):
         data = result.to_json()
+        data.pop("sources", None)  # the editor's reason to re-analyse, not a verdict: no part of the report
         if absolute is not None and absolute[i]:
             data["absolute_path"] = absolute[i]
         files.append(data)

@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from tilelens_lsp import suppress
 from tilelens_lsp.lsp import convert, linemap, tomlwatch
+from tilelens_lsp.lsp.sourcewatch import SourceStamps
 from tilelens_lsp.lsp.state import Doc, Published, Tasks, log
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.paths import find_root
@@ -40,6 +41,7 @@ class Session:
         self.shutdown_requested = False
         self.counters = {"published": 0}
         self.tasks = Tasks()
+        self.stamps = SourceStamps()  # the files the published verdicts were made from, as taken in
 
     # -- publishing
 
@@ -66,6 +68,7 @@ class Session:
                 )
             ]
         self.publish(doc.uri, diagnostics, version)  # first: what follows is for later hovers and edits
+        self.stamps.took_in(result.sources)
         snapshot = doc.snapshot
         if snapshot is not None and snapshot.generation == generation and snapshot.tracked.base == text:
             tracked, label = snapshot.tracked, snapshot.label

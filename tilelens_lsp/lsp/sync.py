@@ -9,6 +9,7 @@ converts results or answers requests (features/).
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ def initialized(session: "Session", editor: "Editor", analysis: "Analysis") -> N
         session.tasks.spawn(editor.register_watchers())
     else:  # Neovim on Linux, among others: look at the tomls' modification times instead
         session.tasks.spawn(poll_tomls(session, editor, analysis))
+    session.tasks.spawn(poll_sources(session, editor, analysis))
     for toml in tomlwatch.workspace_tomls(editor.folders(), []):
         session.tasks.spawn(session.publish_toml(toml))
 
@@ -62,6 +64,8 @@ def did_open(session: "Session", editor: "Editor", analysis: "Analysis", item: t
     editor.opened(item)
     doc = Doc(item.uri, file_path(item.uri), item.version, too_large=over_limit(item.text))
     session.docs[item.uri] = doc
+    if doc.path is not None:
+        session.stamps.took_in([os.path.realpath(doc.path)])
     analysis.schedule(doc, "opened")
 
 
@@ -86,6 +90,24 @@ def did_save(session: "Session", editor: "Editor", analysis: "Analysis", uri: st
     doc = session.docs.get(uri)
     if doc is not None:
         analysis.schedule(doc, "saved")
+    if path is not None:
+        session.stamps.took_in([os.path.realpath(path)])
+        rerun_dependents(session, editor, analysis, path, f"{path.name} saved")
+
+
+def rerun_dependents(session: "Session", editor: "Editor", analysis: "Analysis", path: Path, why: str) -> None:
+    """Re-analyse the other open documents whose last verdict was made from `path` (a helper module
+    their import ran): a verdict about the helper's old text would stand until each one is saved."""
+    real = os.path.realpath(path)
+    stale = [
+        doc
+        for doc in session.docs.values()
+        if doc.published is not None and real in doc.published.result.sources and doc.path != path
+    ]
+    if stale:
+        editor.log(f"{why}: re-running {len(stale)} open document(s) that import it")
+    for doc in stale:
+        analysis.schedule(doc, why)
 
 
 def did_close(session: "Session", editor: "Editor", analysis: "Analysis", uri: str) -> None:
@@ -94,6 +116,46 @@ def did_close(session: "Session", editor: "Editor", analysis: "Analysis", uri: s
     analysis.forget(uri)
     if doc is not None:
         session.publish(uri, [], None)
+
+
+# -- files changed by another program (sourcewatch.py)
+
+
+async def poll_sources(session: "Session", editor: "Editor", analysis: "Analysis") -> None:
+    """Every few seconds: re-run the open documents whose file, or a file their verdict was made from,
+    another program changed (a `git checkout`, a formatter run in a terminal). The editor reloads
+    such a buffer without a save, and the verdict about the old text would otherwise stand."""
+    while not session.closing:
+        await asyncio.sleep(tomlwatch.POLL_SECONDS)
+        try:
+            disk_changed(session, editor, analysis)
+        except Exception as exc:  # noqa: BLE001 - one bad poll must not end the following
+            editor.log(f"following the open documents' files failed: {type(exc).__name__}: {exc}")
+
+
+def disk_changed(session: "Session", editor: "Editor", analysis: "Analysis") -> None:
+    """One poll of `poll_sources`."""
+    own: dict[str, list[Doc]] = {}
+    followed: set[str] = set()
+    for doc in list(session.docs.values()):
+        if doc.path is None or is_config_file(doc.uri) or doc.too_large:
+            continue
+        own.setdefault(os.path.realpath(doc.path), []).append(doc)
+        if doc.published is not None:
+            followed.update(doc.published.result.sources)
+    for changed in session.stamps.changed(sorted(followed | set(own))):
+        for doc in own.get(changed, []):
+            if doc.snapshot is None or _disk_text(changed) != doc.snapshot.tracked.base:
+                analysis.schedule(doc, "changed on disk")
+        rerun_dependents(session, editor, analysis, Path(changed), f"{Path(changed).name} changed on disk")
+
+
+def _disk_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:  # line breaks as written, as the buffer has them
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 # -- the launch tomls (tomlwatch.py)

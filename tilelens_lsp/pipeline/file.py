@@ -78,7 +78,10 @@ def analyze_path(
             module = load_module(path, roots, state.imports)
         except ImportFailure as failure:
             file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
-            return _located(FileResult(portable, (), tuple(file_diags)), root, mapper)
+            own = os.path.realpath(path)
+            sources = tuple(sorted(set(state.imports.sources(path)) | {f for f in failure.files if f != own}))
+            return _located(FileResult(portable, (), tuple(file_diags), sources=sources), root, mapper)
+        sources = state.imports.sources(path)
         if on_event is not None:
             on_event(
                 "ready",
@@ -112,7 +115,7 @@ def analyze_path(
                 sent = answered.sent if answered is not None else 0
                 rest = {"results": [r.to_json() for r in found[sent:]], "configs": [j for j, _ in pairs[sent:]]}
                 on_event("launch", {"index": i, **rest})
-        done = _located(FileResult(portable, tuple(results), tuple(file_diags)), root, mapper)
+        done = _located(FileResult(portable, tuple(results), tuple(file_diags), sources=sources), root, mapper)
         if on_done is not None:
             on_done(done)
     return done

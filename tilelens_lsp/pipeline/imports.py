@@ -34,6 +34,7 @@ _OURS = ("tilelens_lsp", "triton")  # top-level packages never treated as the us
 class ImportFailure(Exception):
     line: int
     message: str
+    files: tuple[str, ...] = ()  # the user's files the failed import went through (a fix to one is a reason to retry)
 
 
 @dataclass
@@ -59,6 +60,14 @@ class Imports:
             sys.modules.pop(name, None)
         self.loaded.clear()
         importlib.invalidate_caches()
+
+    def sources(self, besides: Path) -> tuple[str, ...]:
+        """The files of the user's modules the last import brought in or kept, `besides` left out,
+        resolved: what that file's verdict was made from beyond its own text (asked while the modules
+        are still in `sys.modules`, inside `file_scope`)."""
+        files = {getattr(sys.modules.get(name), "__file__", None) for name in self.loaded}
+        own = os.path.realpath(besides)
+        return tuple(sorted({os.path.realpath(f) for f in files if f} - {own}))
 
     def restore(self, path: Path, roots: list[Path]) -> Kept | None:
         """Forget the last import's modules, except the helpers kept for this same file when they are
@@ -280,7 +289,7 @@ def _import_fresh(path: Path, roots: list[Path]) -> types.ModuleType:
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, even SystemExit
         if isinstance(exc, (KeyboardInterrupt, MemoryError)):
             raise  # runaway memory is the worker's fault to report (TL050, fresh worker), not an import error
-        raise ImportFailure(_user_line(exc, path), _import_message(exc)) from None
+        raise ImportFailure(_user_line(exc, path), _import_message(exc), _user_files(exc, roots)) from None
 
 
 def loose_name(path: Path) -> str:
@@ -299,6 +308,15 @@ def _user_line(exc: BaseException, path: Path) -> int:
         except OSError:
             continue
     return line
+
+
+def _user_files(exc: BaseException, roots: Sequence[Path]) -> tuple[str, ...]:
+    """The user's files an import error went through (a helper that raised, the file of a syntax
+    error), resolved."""
+    files = {frame.f_code.co_filename for frame, _ in traceback.walk_tb(exc.__traceback__)}
+    if isinstance(exc, SyntaxError) and exc.filename:
+        files.add(exc.filename)
+    return tuple(sorted({os.path.realpath(f) for f in files if os.path.isabs(f) and _is_user_file(f, roots)}))
 
 
 def _import_message(exc: BaseException) -> str:

@@ -540,7 +540,11 @@ def _assemble(f: _File) -> tuple[FileResult, tuple[int, ...]]:
     launches = tuple(r for i in sorted(by_index) for _, r in by_index[i])
     path = next((p[1].path for p in parts if p[1].path), f.plan["path"] if f.plan else "")
     located = {k: v for _, result, _ in parts for k, v in result.absolute_paths.items()}
-    return (FileResult(path, launches, tuple(diags), located), tuple(i for i in sorted(by_index) for _ in by_index[i]))
+    sources = tuple(sorted({s for _, result, _ in parts for s in result.sources}))
+    return (
+        FileResult(path, launches, tuple(diags), located, sources),
+        tuple(i for i in sorted(by_index) for _ in by_index[i]),
+    )
 
 
 def _each(workers: list[Worker], loop: Callable[[Worker], None]) -> None:

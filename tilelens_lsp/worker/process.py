@@ -632,6 +632,7 @@ class _Stream:
             launches,
             diags + tuple(self.late),
             dict(final.absolute_paths) if final is not None else {},
+            final.sources if final is not None else (),
         )
 
 

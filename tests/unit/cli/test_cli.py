@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -109,7 +110,7 @@ def computed_afresh(monkeypatch):
 
 @pytest.mark.parametrize("name", ["launch_forms.py", "tuned.py", "dtypes.py", "helper_calls.py", "clean.py"])
 def test_cli_verdicts_are_those_of_the_in_process_pipeline(files, ws, name, computed_afresh):
-    expected = analyze_path(ws / "kernels" / name, ws)
+    expected = replace(analyze_path(ws / "kernels" / name, ws), sources=())  # the report leaves them out
     assert FileResult.from_json(files[f"kernels/{name}"]) == expected
 
 

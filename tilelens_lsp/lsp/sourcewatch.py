@@ -1,0 +1,49 @@
+"""The Python files the open documents' verdicts were made from, followed for changes no save announced.
+
+An editor announces its own saves; nothing announces a file rewritten by another program (`git
+checkout`, `git pull`, a formatter run from a terminal, a code generator): the editor reloads the
+buffer with a `didChange`, and a verdict about the old text would stand until the next save. So the
+server keeps, per file, the (mtime, size) it last took in (at an open, at a save, when a result made
+from it arrived) and compares them every few seconds; `sync.py` decides what a changed file re-runs.
+Nothing here talks to the client or the worker.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+Stamp = tuple[int, int] | None  # (st_mtime_ns, st_size); None: no such file
+
+
+def stamp(path: str) -> Stamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+class SourceStamps:
+    """Each followed file's stamp as of the last time the server took its contents in."""
+
+    def __init__(self) -> None:
+        self._stamps: dict[str, Stamp] = {}
+
+    def took_in(self, paths: Iterable[str]) -> None:
+        """These files (resolved paths) were just read for a verdict, or announced by a save."""
+        for path in paths:
+            self._stamps[path] = stamp(path)
+
+    def changed(self, paths: Iterable[str]) -> list[str]:
+        """Of `paths` (resolved), the files whose stamp moved since it was last taken in; only these are
+        followed from now on (a file no open document was made from is dropped)."""
+        out: list[str] = []
+        kept: dict[str, Stamp] = {}
+        for path in paths:
+            now = stamp(path)
+            if path in self._stamps and self._stamps[path] != now:
+                out.append(path)
+            kept[path] = now
+        self._stamps = kept
+        return out
