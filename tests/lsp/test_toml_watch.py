@@ -89,3 +89,20 @@ async def test_a_module_that_only_re_exports_a_kernel_gets_its_toml_launchs_verd
     changed(ws, "tilelens.toml")
     uri = ws.open("fills.py", "from fill import fill_kernel as fill\n\n__all__ = ['fill']\n")
     assert codes(await ws.diagnostics(uri, until=lambda d: codes(d) == ["TL001"])) == ["TL001"]
+
+
+async def test_a_project_with_its_own_toml_inside_the_workspace_gets_its_launches(ws: Workspace):
+    # a monorepo opened at its top: `check proj/fill.py` takes proj/ (its tilelens.toml) as the root
+    # and reports the TL001; the editor once read only the workspace folder's toml and called the
+    # kernel "not checked" (TL100)
+    ws.write("proj/fill.py", FILL)
+    ws.write("proj/tilelens.toml", table(100))
+    uri = ws.open("proj/fill.py")
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL001"]
+    assert diags[0].range.start.line == STORE_LINE
+    ws.client.diagnostics.pop(uri, None)
+    ws.write("proj/tilelens.toml", table(128))  # the project's toml is followed like the folder's
+    changed(ws, "proj/tilelens.toml")
+    assert await ws.diagnostics(uri, timeout=30) == []
+    ws.close("proj/fill.py")

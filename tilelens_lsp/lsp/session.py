@@ -117,7 +117,8 @@ class Session:
     # -- where a file belongs
 
     def root_for(self, path: Path) -> Path | None:
-        """The workspace folder holding `path` (the innermost), else None unless allowed outside."""
+        """The workspace folder holding `path` (the innermost), or the project inside it that has its
+        own `tilelens.toml` (the nearest above the file); else None unless allowed outside."""
         real = Path(os.path.realpath(path))
         best: Path | None = None
         for folder in self.editor.folders():
@@ -126,7 +127,7 @@ class Session:
                 if best is None or len(base.parts) > len(best.parts):
                     best = base
         if best is not None:
-            return best
+            return _project_in(real, best)
         # lazy: the toml reader loads directives (~80 ms at start); only files outside the folders need it
         from tilelens_lsp.launches.toml import declared_by_folder
 
@@ -136,3 +137,16 @@ class Session:
         if self.settings.allow_outside_workspace:
             return find_root(real.parent)
         return None
+
+
+def _project_in(path: Path, folder: Path) -> Path:
+    """The nearest folder between `path` and the workspace `folder` that holds a `tilelens.toml`, else
+    `folder`. A monorepo opened at its top keeps one `tilelens.toml` per project: `check` on a file
+    takes the project's folder as its root and reads that toml, and so must the editor, or it calls
+    the file's kernels "not checked" where `check` reports their launches' verdicts."""
+    for parent in path.parents:
+        if parent == folder or folder not in parent.parents:
+            break
+        if (parent / "tilelens.toml").is_file():
+            return parent
+    return folder

@@ -116,8 +116,8 @@ def named_files(toml: Path, python: str | None) -> set[Path]:
 
 
 def workspace_tomls(folders: list[Path], doc_paths: list[Path]) -> list[Path]:
-    """The tomls that can declare launches of these documents: each folder's, and each pyproject.toml
-    between a document and its folder."""
+    """The tomls that can declare launches of these documents: each folder's, and each toml between a
+    document and its folder (a project's `tilelens.toml`, `pyproject.toml`)."""
     out: list[Path] = []
     for folder in folders:
         for name in CONFIG_NAMES:
@@ -128,9 +128,10 @@ def workspace_tomls(folders: list[Path], doc_paths: list[Path]) -> list[Path]:
         for parent in doc.parents:
             if not any(parent == f or f in parent.parents for f in folders):
                 break
-            candidate = parent / "pyproject.toml"
-            if candidate.is_file() and candidate not in out:
-                out.append(candidate)
+            for name in CONFIG_NAMES:  # a project's own tilelens.toml inside the folder too
+                candidate = parent / name
+                if candidate.is_file() and candidate not in out:
+                    out.append(candidate)
     return out
 
 
