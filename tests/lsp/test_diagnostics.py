@@ -204,6 +204,18 @@ async def test_saving_a_helper_reanalyses_the_open_kernel_that_imports_it(ws: Wo
     ws.close("loaders.py")
 
 
+async def test_writing_the_module_a_kernel_could_not_import_reanalyses_it(ws: Workspace):
+    uri = ws.open("needs.py", _USES_HELPER.replace("from loaders import", "from later_loaders import"))
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL010"] and "later_loaders" in diags[0].message
+    ws.client.diagnostics.pop(uri, None)
+    ws.open("later_loaders.py", _MASKED_HELPER)  # a new file, written by the editor's first save
+    ws.save("later_loaders.py")
+    assert await ws.diagnostics(uri) == []
+    ws.close("later_loaders.py")
+    ws.close("needs.py")
+
+
 async def test_a_helper_rewritten_by_another_program_reanalyses_the_kernel(ws: Workspace):
     """`git checkout` or a formatter run in a terminal announces nothing to the server: it notices
     the helper's new stamp within a poll and re-runs the kernel that imports it."""

@@ -17,6 +17,7 @@ from lsprotocol import types
 
 from tilelens_lsp.lsp import tomlwatch
 from tilelens_lsp.lsp.state import Doc, file_path, follow_edits, is_config_file, over_limit
+from tilelens_lsp.model import FileResult
 from tilelens_lsp.settings import merge
 
 if TYPE_CHECKING:
@@ -102,7 +103,9 @@ def rerun_dependents(session: "Session", editor: "Editor", analysis: "Analysis",
     stale = [
         doc
         for doc in session.docs.values()
-        if doc.published is not None and real in doc.published.result.sources and doc.path != path
+        if doc.published is not None
+        and doc.path != path
+        and (real in doc.published.result.sources or (path.suffix == ".py" and _stopped_at_import(doc.published.result)))
     ]
     if stale:
         editor.log(f"{why}: re-running {len(stale)} open document(s) that import it")
@@ -116,6 +119,12 @@ def did_close(session: "Session", editor: "Editor", analysis: "Analysis", uri: s
     analysis.forget(uri)
     if doc is not None:
         session.publish(uri, [], None)
+
+
+def _stopped_at_import(result: FileResult) -> bool:
+    """The file's analysis ended at its import (a TL010, no launch): the module it could not find may
+    be the one just written, which no result names yet."""
+    return not result.launches and any(d.code == "TL010" for d in result.diagnostics)
 
 
 # -- files changed by another program (sourcewatch.py)
