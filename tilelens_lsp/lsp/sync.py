@@ -98,17 +98,19 @@ def did_save(session: "Session", editor: "Editor", analysis: "Analysis", uri: st
 
 def rerun_dependents(session: "Session", editor: "Editor", analysis: "Analysis", path: Path, why: str) -> None:
     """Re-analyse the other open documents whose last verdict was made from `path` (a helper module
-    their import ran): a verdict about the helper's old text would stand until each one is saved."""
+    their import ran), or whose import failed: a verdict about the helper's old text would stand
+    until each one is saved."""
     real = os.path.realpath(path)
     stale = [
         doc
         for doc in session.docs.values()
         if doc.published is not None
-        and doc.path != path
+        and doc.path is not None
+        and os.path.realpath(doc.path) != real
         and (real in doc.published.result.sources or (path.suffix == ".py" and _stopped_at_import(doc.published.result)))
     ]
     if stale:
-        editor.log(f"{why}: re-running {len(stale)} open document(s) that import it")
+        editor.log(f"{why}: re-running {len(stale)} open document(s) that may import it")
     for doc in stale:
         analysis.schedule(doc, why)
 
