@@ -78,8 +78,7 @@ def analyze_path(
             module = load_module(path, roots, state.imports)
         except ImportFailure as failure:
             file_diags.append(Diagnostic("TL010", failure.message, failure.line, 1))
-            own = os.path.realpath(path)
-            sources = tuple(sorted(set(state.imports.sources(path)) | {f for f in failure.files if f != own}))
+            sources = state.imports.sources(path, failure)
             return _located(FileResult(portable, (), tuple(file_diags), sources=sources), root, mapper)
         sources = state.imports.sources(path)
         if on_event is not None:

@@ -61,13 +61,13 @@ class Imports:
         self.loaded.clear()
         importlib.invalidate_caches()
 
-    def sources(self, besides: Path) -> tuple[str, ...]:
-        """The files of the user's modules the last import brought in or kept, `besides` left out,
-        resolved: what that file's verdict was made from beyond its own text (asked while the modules
-        are still in `sys.modules`, inside `file_scope`)."""
+    def sources(self, besides: Path, failed: ImportFailure | None = None) -> tuple[str, ...]:
+        """The files of the user's modules the last import brought in or kept (and those a `failed`
+        import went through), `besides` left out, resolved: what that file's verdict was made from
+        beyond its own text. Asked inside `file_scope`, while the modules are in `sys.modules`."""
         files = {getattr(sys.modules.get(name), "__file__", None) for name in self.loaded}
-        own = os.path.realpath(besides)
-        return tuple(sorted({os.path.realpath(f) for f in files if f} - {own}))
+        found = {os.path.realpath(f) for f in files if f} | set(failed.files if failed is not None else ())
+        return tuple(sorted(found - {os.path.realpath(besides)}))
 
     def restore(self, path: Path, roots: list[Path]) -> Kept | None:
         """Forget the last import's modules, except the helpers kept for this same file when they are
