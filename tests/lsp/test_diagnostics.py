@@ -226,6 +226,13 @@ async def test_a_helper_rewritten_by_another_program_reanalyses_the_kernel(ws: W
     ws.client.diagnostics.pop(uri, None)
     ws.write("loaders.py", _MASKED_HELPER)
     assert await ws.diagnostics(uri, timeout=30) == []
+    # a branch without the helper, then back: the import fails, and the helper's return is noticed
+    ws.client.diagnostics.pop(uri, None)
+    (ws.root / "loaders.py").unlink()
+    assert codes(await ws.diagnostics(uri, timeout=30)) == ["TL010"]
+    ws.client.diagnostics.pop(uri, None)
+    ws.write("loaders.py", _MASKED_HELPER.replace("mask=offs < n,", "mask=offs <= n,"))
+    assert codes(await ws.diagnostics(uri, timeout=30)) == ["TL001"]
 
 
 async def test_an_open_file_rewritten_by_another_program_is_reanalysed(ws: Workspace):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from lsprotocol import types
 from tilelens_lsp import suppress
 from tilelens_lsp.lsp import convert, linemap, tomlwatch
 from tilelens_lsp.lsp.sourcewatch import SourceStamps
-from tilelens_lsp.lsp.state import Doc, Published, Tasks, log
+from tilelens_lsp.lsp.state import Doc, Published, Tasks, log, stopped_at_import
 from tilelens_lsp.model import FileResult
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, from_environment
@@ -68,6 +69,10 @@ class Session:
                 )
             ]
         self.publish(doc.uri, diagnostics, version)  # first: what follows is for later hovers and edits
+        if stopped_at_import(result) and doc.published is not None:
+            # a helper deleted (a branch switched) fails the import and leaves the sources: they are
+            # still followed, so that putting it back re-runs this file
+            result = replace(result, sources=tuple(sorted({*result.sources, *doc.published.result.sources})))
         self.stamps.took_in(result.sources)
         snapshot = doc.snapshot
         if snapshot is not None and snapshot.generation == generation and snapshot.tracked.base == text:

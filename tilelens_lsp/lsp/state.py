@@ -83,6 +83,12 @@ class Run:
     token: str | None = None
 
 
+def stopped_at_import(result: FileResult) -> bool:
+    """The file's analysis ended at its import (a TL010, no launch): the module it could not find may
+    be one written later, which no result names yet."""
+    return not result.launches and any(d.code == "TL010" for d in result.diagnostics)
+
+
 def follow_edits(doc: Doc, changes: Any, current: str, encoding: str) -> None:
     """Follow unsaved edits, so hovers land on the lines the analysed ones are now."""
     moved: dict[int, linemap.Tracked] = {}

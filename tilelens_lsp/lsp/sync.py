@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from tilelens_lsp.lsp import tomlwatch
-from tilelens_lsp.lsp.state import Doc, file_path, follow_edits, is_config_file, over_limit
-from tilelens_lsp.model import FileResult
+from tilelens_lsp.lsp.state import Doc, file_path, follow_edits, is_config_file, over_limit, stopped_at_import
 from tilelens_lsp.settings import merge
 
 if TYPE_CHECKING:
@@ -107,7 +106,7 @@ def rerun_dependents(session: "Session", editor: "Editor", analysis: "Analysis",
         if doc.published is not None
         and doc.path is not None
         and os.path.realpath(doc.path) != real
-        and (real in doc.published.result.sources or (path.suffix == ".py" and _stopped_at_import(doc.published.result)))
+        and (real in doc.published.result.sources or (path.suffix == ".py" and stopped_at_import(doc.published.result)))
     ]
     if stale:
         editor.log(f"{why}: re-running {len(stale)} open document(s) that may import it")
@@ -121,12 +120,6 @@ def did_close(session: "Session", editor: "Editor", analysis: "Analysis", uri: s
     analysis.forget(uri)
     if doc is not None:
         session.publish(uri, [], None)
-
-
-def _stopped_at_import(result: FileResult) -> bool:
-    """The file's analysis ended at its import (a TL010, no launch): the module it could not find may
-    be the one just written, which no result names yet."""
-    return not result.launches and any(d.code == "TL010" for d in result.diagnostics)
 
 
 # -- files changed by another program (sourcewatch.py)
