@@ -6,6 +6,8 @@ One server per client snapshot (VS Code, Neovim), shared by the tests of this mo
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types
 
@@ -233,6 +235,23 @@ async def test_a_helper_rewritten_by_another_program_reanalyses_the_kernel(ws: W
     ws.client.diagnostics.pop(uri, None)
     ws.write("loaders.py", _MASKED_HELPER.replace("mask=offs < n,", "mask=offs <= n,"))
     assert codes(await ws.diagnostics(uri, timeout=30)) == ["TL001"]
+
+
+async def test_a_helper_saved_while_the_first_run_still_goes_is_not_missed(ws: Workspace):
+    """The kernel's first run has imported the helper and is still busy (its module sleeps after the
+    import) when the helper is saved: no result names the helper yet, so the save re-runs nothing,
+    and the result that arrives was made from the helper's old text. It is re-run at the next poll."""
+    ws.write("slow_loaders.py", _MASKED_HELPER)
+    slow = _USES_HELPER.replace("from loaders import load_upto", "from slow_loaders import load_upto\nimport time")
+    slow = slow.replace("# tilelens:", "time.sleep(1.5)\n\n# tilelens:")
+    uri = ws.open("slow_gather.py", slow)
+    await asyncio.sleep(0.7)  # the import is under way: the helper is read, the module sleeps
+    ws.open("slow_loaders.py")
+    ws.save("slow_loaders.py", _MASKED_HELPER.replace("mask=offs < n,", "mask=offs <= n,"))
+    diags = await ws.diagnostics(uri, timeout=30, until=lambda d: bool(d))
+    assert codes(diags) == ["TL001"]
+    ws.close("slow_loaders.py")
+    ws.close("slow_gather.py")
 
 
 async def test_an_open_file_rewritten_by_another_program_is_reanalysed(ws: Workspace):

@@ -274,7 +274,15 @@ class FakeSink:
         self.published.append((uri, diagnostics, version))
 
     def accept(
-        self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str, root: Path
+        self,
+        doc: Doc,
+        generation: int,
+        version: int | None,
+        result: FileResult,
+        text: str,
+        rel: str,
+        root: Path,
+        started_ns: int = 0,
     ) -> None:
         self.accepted.append((doc.uri, generation, result))
         self.order.append("accept")

@@ -51,9 +51,18 @@ class Session:
         self.editor.publish(uri, diagnostics, version)
 
     def accept(
-        self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str, root: Path
+        self,
+        doc: Doc,
+        generation: int,
+        version: int | None,
+        result: FileResult,
+        text: str,
+        rel: str,
+        root: Path,
+        started_ns: int = 0,
     ) -> None:
-        """Publish a run's result on `doc` and remember it for hovers, lenses and later edits."""
+        """Publish a run's result on `doc` and remember it for hovers, lenses and later edits; a
+        source written after the run began (`started_ns`, wall clock) re-runs it at the next poll."""
         rel, result = self._as_shown(result, text, rel)
         try:
             diagnostics = self._to_lsp(doc, result, text, rel, root)
@@ -73,7 +82,7 @@ class Session:
             # a helper deleted (a branch switched) fails the import and leaves the sources: they are
             # still followed, so that putting it back re-runs this file
             result = replace(result, sources=tuple(sorted({*result.sources, *doc.published.result.sources})))
-        self.stamps.took_in(result.sources)
+        self.stamps.took_in(result.sources, read_before_ns=started_ns or None)
         snapshot = doc.snapshot
         if snapshot is not None and snapshot.generation == generation and snapshot.tracked.base == text:
             tracked, label = snapshot.tracked, snapshot.label

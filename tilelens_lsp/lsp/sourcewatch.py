@@ -14,6 +14,7 @@ import os
 from typing import Iterable
 
 Stamp = tuple[int, int] | None  # (st_mtime_ns, st_size); None: no such file
+_MOVED: Stamp = (-1, -1)  # what no file's stamp is: compared with its real one, a change
 
 
 def stamp(path: str) -> Stamp:
@@ -30,10 +31,16 @@ class SourceStamps:
     def __init__(self) -> None:
         self._stamps: dict[str, Stamp] = {}
 
-    def took_in(self, paths: Iterable[str]) -> None:
-        """These files (resolved paths) were just read for a verdict, or announced by a save."""
+    def took_in(self, paths: Iterable[str], read_before_ns: int | None = None) -> None:
+        """These files (resolved paths) were just read for a verdict, or announced by a save. With
+        `read_before_ns` (wall clock), the verdict was made from what they held before then: a file
+        modified since counts as changed at the next `changed` (a helper saved while the run that
+        imported it was still going; its save re-ran no one, since no result named it yet)."""
         for path in paths:
-            self._stamps[path] = stamp(path)
+            now = stamp(path)
+            self._stamps[path] = (
+                _MOVED if read_before_ns is not None and now is not None and now[0] > read_before_ns else now
+            )
 
     def changed(self, paths: Iterable[str]) -> list[str]:
         """Of `paths` (resolved), the files whose stamp moved since it was last taken in; only these are

@@ -78,6 +78,7 @@ class Run:
     rel: str
     settings: Settings
     started: float = 0.0
+    started_ns: int = 0  # the wall clock at the start (file stamps are on it): what the worker read is older
     finished: bool = False
     cancelled: bool = False
     token: str | None = None

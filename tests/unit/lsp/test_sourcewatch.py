@@ -44,3 +44,12 @@ def test_files_no_longer_followed_are_dropped(tmp_path):
     assert stamps.changed([]) == []  # no open document is made from it any more
     _touch(tmp_path / "helper.py", "A = 2\n", 10**18 + 1)
     assert stamps.changed([helper]) == []  # followed again from here: its stamp now is the first
+
+
+def test_a_file_written_after_the_run_read_it_counts_as_changed(tmp_path):
+    helper = _touch(tmp_path / "helper.py", "A = 1\n", 10**18)
+    stamps = SourceStamps()
+    stamps.took_in([helper], read_before_ns=10**18 - 1)  # the run began before this version was written
+    assert stamps.changed([helper]) == [helper]
+    stamps.took_in([helper], read_before_ns=10**18 + 1)  # the next run began after it
+    assert stamps.changed([helper]) == []

@@ -34,7 +34,15 @@ class Sink(Protocol):
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None: ...
 
     def accept(
-        self, doc: Doc, generation: int, version: int | None, result: FileResult, text: str, rel: str, root: Path
+        self,
+        doc: Doc,
+        generation: int,
+        version: int | None,
+        result: FileResult,
+        text: str,
+        rel: str,
+        root: Path,
+        started_ns: int = 0,
     ) -> None: ...
 
     def preview(self, doc: Doc, version: int | None, partial: FileResult, text: str, rel: str, root: Path) -> None: ...
@@ -161,7 +169,7 @@ class Runner:
         stale = run.cancelled or current is not doc or doc.generation != run.generation
         if result is not None and not stale:
             # the diagnostics go out first: the log line and the progress bar's end can follow them
-            self._sink.accept(doc, run.generation, run.version, result, text, rel, root)
+            self._sink.accept(doc, run.generation, run.version, result, text, rel, root, run.started_ns)
         if progress is not None:
             await self._progress.end(run, progress)
         if result is None or stale:
@@ -204,6 +212,7 @@ class Runner:
                 return None  # stale before it started: a newer run is pending
             self.counters["runs"] += 1  # only this thread writes it
             run.started = time.monotonic()
+            run.started_ns = time.time_ns()
             self._in_flight = run
         try:
             result = host.analyze(worker, run, on_partial)
