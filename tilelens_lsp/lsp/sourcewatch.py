@@ -43,8 +43,8 @@ class SourceStamps:
             )
 
     def changed(self, paths: Iterable[str]) -> list[str]:
-        """Of `paths` (resolved), the files whose stamp moved since it was last taken in; only these are
-        followed from now on (a file no open document was made from is dropped)."""
+        """Of `paths` (resolved), the files whose stamp moved since it was last taken in. From now on
+        only `paths` are followed: a file no open document is made from any more is dropped."""
         out: list[str] = []
         kept: dict[str, Stamp] = {}
         for path in paths:
