@@ -550,11 +550,12 @@ def conform(args) -> int:
     from tests.support import oracle  # noqa: E402 - the interpreter oracle of the conformance suite
     from tilelens_lsp.launches.toml import launches_by_table
 
-    ours = _check(HAND, 1, args.timeout)
-    order = list(dict.fromkeys(re.findall(r'^module = "([^"]+)"', HAND.read_text(), re.M)))
+    config_file = args.config or HAND
+    ours = _check(config_file, args.jobs, args.timeout)
+    order = list(dict.fromkeys(re.findall(r'^module = "([^"]+)"', config_file.read_text(), re.M)))
     by_module = dict(zip(order, ours["files"]))
     counts = collections.Counter()
-    for data, out in launches_by_table(HAND, "config"):
+    for data, out in launches_by_table(config_file, "config"):
         launch, module = out.launches[0], data["module"]
         mine = [x for x in by_module[module]["launches"] if x["kernel"] == launch.kernel and x["line"] == launch.line]
         try:
@@ -585,12 +586,18 @@ def conform(args) -> int:
             for a in result["accesses"]:
                 key = (a["op"], a["line"], a["pointer"])
                 mine_acc[key] = (a["exact"], _merge(mine_acc.get(key, (True, []))[1] + a["elements"]))
-            same = set(theirs) == set(mine_acc) and all(
-                mine_acc[k][1] == theirs[k]
-                if mine_acc[k][0]
-                else all(any(lo <= a and b <= hi for lo, hi in mine_acc[k][1]) for a, b in theirs[k])
-                for k in theirs
+            # an access the interpreter never made touches nothing: the same as an empty footprint
+            same = all(
+                mine_acc.get(k, (True, []))[1] == theirs.get(k, [])
+                if mine_acc.get(k, (True, []))[0]
+                else all(any(lo <= a and b <= hi for lo, hi in mine_acc[k][1]) for a, b in theirs.get(k, []))
+                for k in set(theirs) | set(mine_acc)
             )
+            if not same:
+                for k in sorted(set(theirs) | set(mine_acc), key=str):
+                    a, b = theirs.get(k), mine_acc.get(k)
+                    if (b or (True, []))[0] and (b or (True, []))[1] != (a or []) or b is None and a:
+                        print(f"conform:   {k}: interpreter {str(a)[:150]} ours {str(b)[:150]}")
             counts["conforming" if same else "differing"] += 1
             counts["compared"] += 1
             print(
@@ -702,6 +709,8 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--json", help="also write the counts and per-kernel outcomes here")
     c = sub.add_parser("conform", help="hand-written launches against TRITON_INTERPRET=1 (corpus venv)")
     c.add_argument("--timeout", type=float, default=1800.0)
+    c.add_argument("--config", type=Path, default=None, help="another toml of `module =` launches (default: hand.toml)")
+    c.add_argument("--jobs", type=int, default=1)
     g = sub.add_parser("suggest", help="TL100's fix on every corpus kernel: suggest, then check the suggestions")
     g.add_argument("--package", action="append")
     g.add_argument("--subset", action="store_true", help="only the fixed CI subset of modules")

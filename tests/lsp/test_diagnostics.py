@@ -321,3 +321,50 @@ async def test_identical_verdicts_of_several_configs_are_merged(ws: Workspace):
     assert codes(diags) == ["TL010"]
     assert diags[0].message.startswith("k (2 configs): Triton compile error")
     assert diags[0].data["launches"] == ["k[BLOCK=256]", "k[BLOCK=128]"]
+
+
+_TOP = "# a note typed before the editor closed\n# and not saved\n# yet\n"
+
+
+async def test_a_buffer_unsaved_at_open_shows_the_saved_files_verdicts_on_their_lines(ws: Workspace):
+    """An editor that restores unsaved buffers (VS Code's hot exit) opens the file with text that is
+    not on disk. The analysis is of the file on disk: its verdicts land on the lines of the buffer
+    that hold those statements, and a suppression typed but never saved silences nothing."""
+    ws.write("restored.py", ADD_BUGGY)
+    lines = ADD_BUGGY.splitlines(keepends=True)
+    lines[UNMASKED_LINE] = lines[UNMASKED_LINE].rstrip("\n") + "  # tilelens: ignore[TL001]\n"
+    buffer = _TOP + "".join(lines)
+    uri = ws.uri("restored.py")
+    ws.versions[uri] = 1
+    ws.client.diagnostics.pop(uri, None)
+    ws.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=buffer)
+        )
+    )
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL001"]
+    assert diags[0].range.start == types.Position(line=UNMASKED_LINE + 3, character=8)
+    assert "unsaved changes" in diags[0].message  # the comment typed after it
+    hover = await ws.hover(uri, UNMASKED_LINE + 4)  # the masked load, unchanged three lines down
+    assert hover is not None and "`y_ptr`" in hover.contents.value
+    ws.close("restored.py")
+
+
+async def test_a_rerun_of_a_file_with_unsaved_edits_places_its_verdicts_on_the_buffers_lines(ws: Workspace):
+    """A helper's save re-runs the kernel that imports it while the kernel's own buffer has unsaved
+    lines above the call: the verdict, about the file on disk, goes on the call's line as the buffer
+    has it now."""
+    ws.write("loaders.py", _MASKED_HELPER)
+    uri = ws.open("gather2.py", _USES_HELPER)
+    assert await ws.diagnostics(uri) == []
+    ws.edit("gather2.py", (0, 0), (0, 0), _TOP)  # typed, not saved
+    ws.client.diagnostics.pop(uri, None)
+    ws.open("loaders.py")
+    ws.save("loaders.py", _MASKED_HELPER.replace("mask=offs < n,", "mask=offs < n + 1,"))
+    diags = await ws.diagnostics(uri)
+    assert codes(diags) == ["TL001"]
+    assert diags[0].range.start.line == 8 + 3  # the call site, three unsaved lines down
+    ws.save("loaders.py", _MASKED_HELPER)
+    ws.close("loaders.py")
+    ws.close("gather2.py")

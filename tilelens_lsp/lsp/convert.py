@@ -264,6 +264,63 @@ def to_lsp_diagnostics(result: FileResult, ctx: DocumentContext) -> list[types.D
     return out
 
 
+CHANGED_SINCE = " (found in the saved file; this line has unsaved changes)"
+
+
+def onto_buffer(
+    diagnostics: list[types.Diagnostic], uri: str, tracked: Any, units: Units = utf16_units
+) -> list[types.Diagnostic]:
+    """Diagnostics made on the analysed text (`tracked.base`, a `linemap.Tracked`) placed on the
+    document as the editor has it now (`tracked.text`): a statement's verdict on the line that holds
+    that statement, however many unsaved lines came before it. A verdict whose line was edited since
+    goes on the line it became, whole, and says so; one whose line was deleted, on the next line."""
+    if tracked.base == tracked.text:
+        return diagnostics
+    from tilelens_lsp.lsp import linemap  # convert's one tie to the edits it maps through
+
+    where = linemap.placer(tracked.map)
+    before, lines = split_lines(tracked.base), split_lines(tracked.text)
+
+    def moved(rng: types.Range) -> tuple[types.Range, bool]:
+        (start, exact_start), (end, exact_end) = where(rng.start.line), where(rng.end.line)
+        same = types.Range(types.Position(start, rng.start.character), types.Position(end, rng.end.character))
+        if exact_start and exact_end and end >= start:
+            return same, True
+        now = lines[start] if start < len(lines) else ""
+        if rng.start.line == rng.end.line < len(before) and start == end:
+            old = before[rng.start.line]
+            upto = column_from_units(old, rng.end.character, units)
+            if now[:upto] == old[:upto]:  # edited after the expression (a comment added): it is where it was
+                return same, False
+        return types.Range(types.Position(start, 0), types.Position(start, units(now))), False
+
+    out = []
+    for d in diagnostics:
+        rng, exact = moved(d.range)
+        related = None
+        if d.related_information is not None:
+            related = [
+                types.DiagnosticRelatedInformation(types.Location(r.location.uri, moved(r.location.range)[0]), r.message)
+                if r.location.uri == uri
+                else r
+                for r in d.related_information
+            ]
+        out.append(
+            types.Diagnostic(
+                range=rng,
+                message=d.message if exact else d.message + CHANGED_SINCE,
+                severity=d.severity,
+                code=d.code,
+                code_description=d.code_description,
+                source=d.source,
+                tags=d.tags,
+                related_information=related,
+                data=d.data,
+            )
+        )
+    return out
+
+
 def _prefix(launches: list[tuple[str, str]]) -> str:
     if len(launches) == 1:
         return launches[0][0]

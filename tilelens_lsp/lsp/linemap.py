@@ -9,9 +9,10 @@ Pure: no LSP library and no I/O; a change is anything with `text` and an optiona
 
 from __future__ import annotations
 
+import bisect
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from tilelens_lsp.lsp import documents
 from tilelens_lsp.textlines import line_starts, split_lines
@@ -168,6 +169,31 @@ def _line(doc: documents.Document, line: int) -> str:
     if line + 1 < len(doc.starts):
         return doc.text[start : int(doc.starts[line + 1])].rstrip("\r\n")
     return doc.text[start:]
+
+
+def placer(line_map: LineMap) -> Callable[[int], tuple[int, bool]]:
+    """Where each analysed line (0-based) is now: (its unchanged copy, True), else (the line its text
+    was edited into, or for a deleted line the next line that survived, False). A verdict published
+    on the analysed text goes on the line the user sees holding that code."""
+    copies: dict[int, int] = {}
+    edits: dict[int, int] = {}
+    for current, (old, touched) in enumerate(zip(line_map.copy_of, line_map.edited_from)):
+        if old is not None:
+            copies.setdefault(old, current)
+        for t in touched:
+            edits.setdefault(t, current)
+    last = max(len(line_map.copy_of) - 1, 0)
+    kept = sorted(copies)
+
+    def where(line: int) -> tuple[int, bool]:
+        if line in copies:
+            return copies[line], True
+        if line in edits:
+            return edits[line], False
+        after = bisect.bisect_right(kept, line)
+        return (copies[kept[after]] if after < len(kept) else last), False
+
+    return where
 
 
 def resync(tracked: Tracked, current: str) -> Tracked:

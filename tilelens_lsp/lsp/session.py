@@ -64,8 +64,9 @@ class Session:
         """Publish a run's result on `doc` and remember it for hovers, lenses and later edits; a
         source written after the run began (`started_ns`, wall clock) re-runs it at the next poll."""
         rel, result = self._as_shown(result, text, rel)
+        tracked, label = self._tracked(doc, generation, text)
         try:
-            diagnostics = self._to_lsp(doc, result, text, rel, root)
+            diagnostics = self._to_lsp(doc, result, text, rel, root, tracked)
         except Exception as exc:  # noqa: BLE001 - a formatting bug must not lose the document
             log.exception("converting diagnostics failed")
             diagnostics = [
@@ -83,12 +84,14 @@ class Session:
             # still followed, so that putting it back re-runs this file
             result = replace(result, sources=tuple(sorted({*result.sources, *doc.published.result.sources})))
         self.stamps.took_in(result.sources, read_before_ns=started_ns or None)
+        doc.published = Published(generation, result, text, rel, tracked, label)
+
+    def _tracked(self, doc: Doc, generation: int, text: str) -> tuple[linemap.Tracked, str]:
+        """The analysed `text` followed onto the document as it is now, and which version it was."""
         snapshot = doc.snapshot
         if snapshot is not None and snapshot.generation == generation and snapshot.tracked.base == text:
-            tracked, label = snapshot.tracked, snapshot.label
-        else:
-            tracked, label = linemap.resync(linemap.start(text), self.editor.text(doc.uri)), "the last save"
-        doc.published = Published(generation, result, text, rel, tracked, label)
+            return snapshot.tracked, snapshot.label
+        return linemap.resync(linemap.start(text), self.editor.text(doc.uri)), "the last save"
 
     def preview(self, doc: Doc, version: int | None, partial: FileResult, text: str, rel: str, root: Path) -> None:
         """Publish the verdicts of the launches answered so far (a first run still going), remembering
@@ -96,7 +99,7 @@ class Session:
         they show nothing, so an empty list never reads as a clean file before the run is done."""
         rel, partial = self._as_shown(partial, text, rel)
         try:
-            diagnostics = self._to_lsp(doc, partial, text, rel, root)
+            diagnostics = self._to_lsp(doc, partial, text, rel, root, self._tracked(doc, doc.generation, text)[0])
         except Exception:  # noqa: BLE001 - the whole result comes next and reports its own failure
             log.exception("converting a partial result failed")
             return
@@ -111,9 +114,12 @@ class Session:
             rel = result.path
         return rel, suppress.apply(result, text, rel)
 
-    def _to_lsp(self, doc: Doc, result: FileResult, text: str, rel: str, root: Path) -> list[types.Diagnostic]:
+    def _to_lsp(
+        self, doc: Doc, result: FileResult, text: str, rel: str, root: Path, tracked: linemap.Tracked
+    ) -> list[types.Diagnostic]:
+        """The result's diagnostics, made on the analysed `text`, on the lines the document has now."""
         ctx = convert.DocumentContext(doc.uri, rel, text, root, self.editor.related_support, self.editor.units)
-        return convert.to_lsp_diagnostics(result, ctx)
+        return convert.onto_buffer(convert.to_lsp_diagnostics(result, ctx), doc.uri, tracked, self.editor.units)
 
     async def publish_toml(self, toml: Path, version: int | None = None) -> None:
         """A launch toml's own problems (tomlwatch.py), on the toml."""

@@ -107,6 +107,15 @@ def follow_edits(doc: Doc, changes: Any, current: str, encoding: str) -> None:
         holder.tracked = moved[key]
 
 
+def disk_text(path: str | os.PathLike) -> str | None:
+    """The file as the worker will read it (line breaks as written, as a buffer has them), or None."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def file_path(uri: str) -> Path | None:
     try:
         parsed = urlparse(uri)

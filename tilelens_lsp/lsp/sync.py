@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from tilelens_lsp.lsp import tomlwatch
-from tilelens_lsp.lsp.state import Doc, file_path, follow_edits, is_config_file, over_limit, stopped_at_import
+from tilelens_lsp.lsp.state import Doc, disk_text, file_path, follow_edits, is_config_file, over_limit, stopped_at_import
 from tilelens_lsp.settings import merge
 
 if TYPE_CHECKING:
@@ -149,17 +149,9 @@ def disk_changed(session: "Session", editor: "Editor", analysis: "Analysis") -> 
             followed.update(doc.published.result.sources)
     for changed in session.stamps.changed(sorted(followed | set(own))):
         for doc in own.get(changed, []):
-            if doc.snapshot is None or _disk_text(changed) != doc.snapshot.tracked.base:
+            if doc.snapshot is None or disk_text(changed) != doc.snapshot.tracked.base:
                 analysis.schedule(doc, "changed on disk")
         rerun_dependents(session, editor, analysis, Path(changed), f"{Path(changed).name} changed on disk")
-
-
-def _disk_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", newline="") as f:  # line breaks as written, as the buffer has them
-            return f.read()
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 # -- the launch tomls (tomlwatch.py)

@@ -156,3 +156,50 @@ def test_an_edited_access_line_says_stale_and_which_version():
 def test_an_edited_line_without_an_access_shows_nothing():
     t = follow(TEXT, change(0, 0, 0, 1, "z"))
     assert hover.hover_after_edits(RESULT, "k.py", TEXT, t.map, 1, "v1") is None
+
+
+# -- verdicts on the analysed text placed on the buffer (linemap.placer, convert.onto_buffer)
+
+
+def _diag(line: int, start: int, end: int, related_line: int | None = None, uri: str = "file:///k.py"):
+    from lsprotocol import types
+
+    related = None
+    if related_line is not None:
+        where = types.Range(types.Position(related_line, 0), types.Position(related_line, 4))
+        related = [types.DiagnosticRelatedInformation(types.Location(uri, where), "called here")]
+    return types.Diagnostic(
+        range=types.Range(types.Position(line, start), types.Position(line, end)),
+        message="out-of-bounds load",
+        code="TL001",
+        related_information=related,
+    )
+
+
+def test_placer_follows_copies_edits_and_deletions():
+    t = linemap.resync(linemap.start(TEXT), "new\na = 1\nload(x) # typed\nc = 3\n")  # b deleted, load edited
+    where = linemap.placer(t.map)
+    assert where(0) == (1, True)  # a copy, one line down
+    assert where(2) == (2, False)  # edited into line 2
+    assert where(1)[1] is False and where(1)[0] in (2, 3)  # deleted: a line after it
+    assert where(3) == (3, True)
+
+
+def test_onto_buffer_moves_a_verdict_with_its_statement_and_says_when_its_line_changed():
+    from tilelens_lsp.lsp import convert
+
+    same = linemap.start(TEXT)
+    d = _diag(2, 0, 7)
+    assert convert.onto_buffer([d], "file:///k.py", same) == [d]  # nothing unsaved: untouched
+    moved = linemap.resync(same, "x = 0\ny = 0\n" + TEXT)
+    (out,) = convert.onto_buffer([_diag(2, 0, 7, related_line=0)], "file:///k.py", moved)
+    assert (out.range.start.line, out.range.start.character, out.range.end.character) == (4, 0, 7)
+    assert out.message == "out-of-bounds load" and out.code == "TL001"
+    assert out.related_information[0].location.range.start.line == 2  # the related line moved too
+    commented = linemap.resync(same, TEXT.replace("load(x)", "load(x)  # later"))
+    (kept,) = convert.onto_buffer([_diag(2, 0, 7)], "file:///k.py", commented)
+    assert (kept.range.start.line, kept.range.end.character) == (2, 7) and kept.message.endswith(convert.CHANGED_SINCE)
+    rewritten = linemap.resync(same, TEXT.replace("load(x)", "store(y, 1)"))
+    (whole,) = convert.onto_buffer([_diag(2, 0, 7)], "file:///k.py", rewritten)
+    assert (whole.range.start.character, whole.range.end.character) == (0, len("store(y, 1)"))
+    assert whole.message.endswith(convert.CHANGED_SINCE)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable, Mapping, Protocol
 from lsprotocol import types
 
 from tilelens_lsp.lsp import linemap
-from tilelens_lsp.lsp.state import Doc, Run, Snapshot, log
+from tilelens_lsp.lsp.state import Doc, Run, Snapshot, disk_text, log
 
 if TYPE_CHECKING:
     from tilelens_lsp.lsp.editor import Editor
@@ -83,9 +83,12 @@ class Scheduler:
         now = self._clock()
         doc.generation += 1
         text = "" if doc.too_large else self._editor.text(doc.uri)  # too large: never tracked
-        doc.snapshot = Snapshot(
-            doc.generation, linemap.start(text), f"version {doc.version}, {why} at {time.strftime('%H:%M:%S')}"
-        )
+        # the worker analyses the file on disk: that is the text its verdicts are about, followed from
+        # here onto the buffer (which differs where the editor restored unsaved changes at open, or a
+        # helper's save re-runs a file with unsaved edits)
+        saved = None if doc.too_large or doc.path is None else disk_text(doc.path)
+        tracked = linemap.resync(linemap.start(text if saved is None else saved), text)
+        doc.snapshot = Snapshot(doc.generation, tracked, f"version {doc.version}, {why} at {time.strftime('%H:%M:%S')}")
         doc.burst = doc.touched > 0 and now - doc.touched < DEBOUNCE
         doc.touched = now
         if doc.uri not in self._pending:
