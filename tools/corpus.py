@@ -597,7 +597,9 @@ def conform(args) -> int:
                 for k in sorted(set(theirs) | set(mine_acc), key=str):
                     a, b = theirs.get(k), mine_acc.get(k)
                     if (b or (True, []))[0] and (b or (True, []))[1] != (a or []) or b is None and a:
-                        print(f"conform:   {k}: interpreter {str(a)[:150]} ours {str(b)[:150]}")
+                        only_a = sorted(set(a or []) - set((b or (True, []))[1]))[:6]
+                        only_b = sorted(set((b or (True, []))[1]) - set(a or []))[:6]
+                        print(f"conform:   {k}: only the interpreter's {only_a}, only ours {only_b}")
             counts["conforming" if same else "differing"] += 1
             counts["compared"] += 1
             print(
