@@ -368,3 +368,37 @@ async def test_a_rerun_of_a_file_with_unsaved_edits_places_its_verdicts_on_the_b
     ws.save("loaders.py", _MASKED_HELPER)
     ws.close("loaders.py")
     ws.close("gather2.py")
+
+
+_READS_BLOCK = """\
+import json
+import os
+
+import triton
+import triton.language as tl
+
+BLOCK = tl.constexpr(json.load(open(os.path.join(os.path.dirname(__file__), "fill_sizes.json")))["block"])
+
+
+# tilelens: fill[(1,)](fp32[64])
+@triton.jit
+def fill(out_ptr):
+    tl.store(out_ptr + tl.arange(0, BLOCK), 1.0)
+"""
+
+
+async def test_a_data_file_read_at_import_reanalyses_the_kernel_when_it_changes(ws: Workspace):
+    """The block size comes from a JSON the module reads at import: the verdict was made from it, so
+    a save of it in the editor, or a rewrite by another program, re-runs the kernel."""
+    ws.write("fill_sizes.json", '{"block": 64}')
+    uri = ws.open("fill_from_json.py", _READS_BLOCK)
+    assert await ws.diagnostics(uri) == []
+    ws.client.diagnostics.pop(uri, None)
+    ws.write("fill_sizes.json", '{"block": 128}')  # another program: noticed by the poll
+    assert codes(await ws.diagnostics(uri, timeout=30)) == ["TL001"]
+    ws.client.diagnostics.pop(uri, None)
+    ws.open("fill_sizes.json")
+    ws.save("fill_sizes.json", '{"block": 32}')  # the editor's save
+    assert await ws.diagnostics(uri, timeout=30) == []
+    ws.close("fill_sizes.json")
+    ws.close("fill_from_json.py")

@@ -46,6 +46,7 @@ class Imports:
     executed again. `executed` names the user modules the last import ran (for tests and tools)."""
 
     loaded: set[str] = field(default_factory=set)
+    read: tuple[str, ...] = ()  # the other files the last import read (a config, a table), as it opened them
     reuse: bool = False
     kept: Kept | None = None
     executed: list[str] = field(default_factory=list)
@@ -65,7 +66,7 @@ class Imports:
         """The files of the user's modules the last import brought in or kept (and those a `failed`
         import went through), `besides` left out, resolved: what that file's verdict was made from
         beyond its own text. Asked inside `file_scope`, while the modules are in `sys.modules`."""
-        files = {getattr(sys.modules.get(name), "__file__", None) for name in self.loaded}
+        files = {getattr(sys.modules.get(name), "__file__", None) for name in self.loaded} | set(self.read)
         found = {os.path.realpath(f) for f in files if f} | set(failed.files if failed is not None else ())
         return tuple(sorted(found - {os.path.realpath(besides)}))
 
@@ -216,6 +217,7 @@ def load_module(path: Path, roots: list[Path], imports: Imports) -> types.Module
     carried = imports.restore(path, roots)
     before = set(sys.modules)
     outside = (dict(os.environ), os.getcwd(), list(sys.path))
+    watch = None
     try:
         with imports.watching(roots) as watch:
             module = _import_fresh(path, roots)
@@ -223,8 +225,32 @@ def load_module(path: Path, roots: list[Path], imports: Imports) -> types.Module
         imports.loaded.update(_user_names(set(sys.modules) - before, roots))
         if carried is not None:
             imports.loaded.update(carried.modules)
+        imports.read = _data_files(watch, carried)
     imports.remember(path, module, watch, carried, outside == (dict(os.environ), os.getcwd(), list(sys.path)))
     return module
+
+
+DATA_FILES_FOLLOWED = 256  # past this many files read, an import's data is not followed (a dataset, not a config)
+
+
+def _data_files(watch: Watch | None, carried: Kept | None) -> tuple[str, ...]:
+    """The files of the user's project (under the import roots, not installed) that an import opened
+    to read, itself or through helpers kept from before: a JSON of configs, a table of block sizes.
+    The verdict was made from them too, so a change to one re-runs it; a missing one counts (written
+    later, it may change what the import does). Folders listed are left out (an editor's swap files
+    move them), and so is what a library reads elsewhere (its caches in the home folder)."""
+    stamps = dict(carried.stamps) if carried is not None else {}
+    roots: tuple[str, ...] = ()
+    if watch is not None:
+        stamps.update(watch.stamps)
+        roots = tuple(os.path.abspath(r) + os.sep for r in watch.roots)
+    elif carried is not None:
+        roots = tuple(os.path.abspath(r) + os.sep for r in carried.roots)
+    installed = tuple(f"{os.sep}{part}{os.sep}" for part in _INSTALLED)
+    files = sorted(
+        p for p, s in stamps.items() if s[0] != "dir" and p.startswith(roots) and not any(i in p for i in installed)
+    )
+    return tuple(files) if len(files) <= DATA_FILES_FOLLOWED else ()
 
 
 def _forget_sources(roots: Sequence[Path]) -> None:

@@ -64,3 +64,50 @@ def test_the_report_json_leaves_them_out(tmp_path):
     result = analyze_path(_workspace(tmp_path), tmp_path)
     assert result.sources
     assert "sources" not in json_document([result], "3.9.0", "cuda:89")["files"][0]
+
+
+READS_DATA = textwrap.dedent("""\
+    import json
+    import os
+
+    import triton
+    import triton.language as tl
+
+    HERE = os.path.dirname(__file__)
+    BLOCK = tl.constexpr(json.load(open(os.path.join(HERE, "blocks.json")))["block"])
+    try:
+        TUNED = open(os.path.join(HERE, "tuned.json")).read()  # written by a later tuning run
+    except FileNotFoundError:
+        TUNED = None
+
+
+    @triton.jit
+    def load_upto(ptr, offs, n):
+        return tl.load(ptr + offs, mask=offs < n, other=0.0)
+""")
+
+
+def test_data_files_the_import_read_are_named_even_when_their_reader_is_kept(tmp_path):
+    """A JSON of block sizes read by a helper at import made the verdict too: the editor re-runs the
+    kernel when it changes (a missing one read for, when it is written). A warm worker that keeps the
+    helper the second time still names them."""
+    path = _workspace(tmp_path, READS_DATA)
+    (tmp_path / "pkg" / "blocks.json").write_text('{"block": 64}')
+    real = os.path.realpath(tmp_path)
+    state = WarmState(imports=Imports(reuse=True))
+    ran = []
+    for _ in range(2):
+        result = analyze_path(path, tmp_path, state=state)
+        ran.append("pkg.loaders" in state.imports.executed)
+        assert [launch.status for launch in result.launches] == ["analyzed"]
+        assert os.path.join(real, "pkg", "blocks.json") in result.sources
+        assert os.path.join(real, "pkg", "tuned.json") in result.sources
+    assert ran == [True, False]  # the second time the helper was kept, not run
+
+
+def test_a_data_file_read_before_the_import_failed_is_named(tmp_path):
+    path = _workspace(tmp_path, READS_DATA)
+    (tmp_path / "pkg" / "blocks.json").write_text("{not json")
+    result = analyze_path(path, tmp_path, state=WarmState(imports=Imports(reuse=True)))
+    assert [d.code for d in result.diagnostics] == ["TL010"]
+    assert os.path.join(os.path.realpath(tmp_path), "pkg", "blocks.json") in result.sources
