@@ -11,7 +11,6 @@ The strings are evaluated by the same whitelist evaluator as the comment form
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 import re
@@ -331,10 +330,29 @@ def _resolve_in(names: list[str], folder: Path, python: str | None) -> None:
         _BATCHED.update({(n, str(folder), python): line.strip() for n, line in zip(todo, lines)})
 
 
-@functools.lru_cache(maxsize=8192)  # a corpus toml names hundreds of modules, each looked up per file
+_FOUND: dict[tuple[str, str, str | None], Path | None] = {}  # module_file's answers (a corpus toml names
+_FOUND_MOST = 8192  # hundreds of modules, each looked up per file)
+
+
 def module_file(name: str, folder: Path, python: str | None = None) -> Path | None:
     """The source file `import name` would load in `python` (default: this interpreter), searching its
-    `sys.path` and then `folder`; found by path alone (no package code runs), None when absent."""
+    `sys.path` and then `folder`; found by path alone (no package code runs), None when absent. Kept
+    for the process (`forget_module` drops one answer)."""
+    key = (name, str(folder), python)
+    if key not in _FOUND:
+        if len(_FOUND) >= _FOUND_MOST:
+            _FOUND.pop(next(iter(_FOUND)))
+        _FOUND[key] = _find_file(name, folder, python)
+    return _FOUND[key]
+
+
+def forget_module(name: str, folder: Path, python: str | None = None) -> None:
+    """Look `name` up again next time: it may have been written or moved since."""
+    _FOUND.pop((name, str(folder), python), None)
+    _BATCHED.pop((name, str(folder), python), None)
+
+
+def _find_file(name: str, folder: Path, python: str | None) -> Path | None:
     # not realpath: every venv's python links to the same binary, and it is the path that picks the venv
     if (name, str(folder), python) in _BATCHED:
         found = _BATCHED[(name, str(folder), python)]
@@ -487,7 +505,7 @@ def _launches(cfg: _Config, table: _Table, target: Path, names: _ImportNames) ->
     module = _table_module(table)
     if module is None or module not in names:
         return False
-    module_file.cache_clear()
+    forget_module(module, cfg.path.parent)
     return _table_file(cfg, table) == target
 
 

@@ -377,3 +377,17 @@ def test_may_launch_is_told_by_the_toml_alone_and_never_misses_a_launched_file(t
     assert may_launch(write(root / "x" / "ops.py", ""), root)
     assert may_launch(write(root / "y" / "ops" / "__init__.py", ""), root)
     assert not may_launch(write(root / "x" / "util.py", ""), root)
+
+
+def test_looking_one_module_up_again_keeps_every_other_answer(tmp_path: Path):
+    # a moved module is looked up again; the other few hundred of a corpus toml are not (each may
+    # cost a process in the package's interpreter): their kept answers stand, here even a stale one
+    from tilelens_lsp.launches.toml import forget_module, module_file
+
+    a, b = write(tmp_path / "keep_a.py", ""), write(tmp_path / "keep_b.py", "")
+    assert module_file("keep_a", tmp_path) == a.resolve() and module_file("keep_b", tmp_path) == b.resolve()
+    b.unlink()
+    forget_module("keep_a", tmp_path)
+    assert module_file("keep_b", tmp_path) == b.resolve()  # kept: not looked up again
+    a.unlink()
+    assert module_file("keep_a", tmp_path) is None  # looked up again
