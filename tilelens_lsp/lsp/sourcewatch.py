@@ -25,6 +25,22 @@ def stamp(path: str) -> Stamp:
     return (st.st_mtime_ns, st.st_size)
 
 
+COARSE_CLOCK_NS = 2_000_000_000  # the coarsest file clock in use (FAT: 2 s; HFS+ and some network mounts: 1 s)
+
+
+def _after(mtime_ns: int, start_ns: int) -> bool:
+    """Whether a file with this mtime may have been written after `start_ns`. A file system with a
+    coarse clock (whole seconds, or exFAT's 10 ms) truncates the time of the write: one written just
+    after the start can show the tick before it, so the whole tick counts (at worst one run more).
+    The tick is read off the mtime itself: the largest power of ten it is a multiple of."""
+    tick = 1
+    while tick < 1_000_000_000 and mtime_ns % (tick * 10) == 0:
+        tick *= 10
+    if tick == 1_000_000_000:
+        tick = COARSE_CLOCK_NS
+    return mtime_ns + tick > start_ns
+
+
 class SourceStamps:
     """Each followed file's stamp as of the last time the server took its contents in."""
 
@@ -39,7 +55,7 @@ class SourceStamps:
         for path in paths:
             now = stamp(path)
             self._stamps[path] = (
-                _MOVED if read_before_ns is not None and now is not None and now[0] > read_before_ns else now
+                _MOVED if read_before_ns is not None and now is not None and _after(now[0], read_before_ns) else now
             )
 
     def changed(self, paths: Iterable[str]) -> list[str]:

@@ -47,9 +47,19 @@ def test_files_no_longer_followed_are_dropped(tmp_path):
 
 
 def test_a_file_written_after_the_run_read_it_counts_as_changed(tmp_path):
+    helper = _touch(tmp_path / "helper.py", "A = 1\n", 10**18 + 123)
+    stamps = SourceStamps()
+    stamps.took_in([helper], read_before_ns=10**18 + 122)  # the run began before this version was written
+    assert stamps.changed([helper]) == [helper]
+    stamps.took_in([helper], read_before_ns=10**18 + 124)  # the next run began after it
+    assert stamps.changed([helper]) == []
+
+
+def test_on_a_clock_of_whole_seconds_a_write_in_the_runs_own_second_counts_as_changed(tmp_path):
+    # HFS+, FAT, network mounts: a helper saved 0.4 s after the run began shows the second before it
     helper = _touch(tmp_path / "helper.py", "A = 1\n", 10**18)
     stamps = SourceStamps()
-    stamps.took_in([helper], read_before_ns=10**18 - 1)  # the run began before this version was written
+    stamps.took_in([helper], read_before_ns=10**18 + 400_000_000)
     assert stamps.changed([helper]) == [helper]
-    stamps.took_in([helper], read_before_ns=10**18 + 1)  # the next run began after it
+    stamps.took_in([helper], read_before_ns=10**18 + 3_000_000_000)  # a run well after that tick
     assert stamps.changed([helper]) == []
