@@ -103,7 +103,9 @@ _TABLE = (
         "An integer operation of 32 bits or fewer that feeds an address gives a value outside its width for "
         "the declared launch, for example `pid * stride` past 2**31 - 1.",
         "Compute the offset in 64 bits: cast the program id or row index first (`pid.to(tl.int64) * "
-        "stride`). The message names the overflowing value and the program that computes it.",
+        "stride`). The message names the overflowing value and the program that computes it; where the "
+        "value comes from a loaded index at the end of its declared range (`i32[T].values(0, V)` times a "
+        "row stride), it also names the loaded value that gives it (`when ids_ptr holds 599999`).",
         "64-bit arithmetic is not flagged. The editor's quick fix *Compute in 64 bits* inserts the cast.",
     ),
     Code(

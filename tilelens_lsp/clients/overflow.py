@@ -25,6 +25,8 @@ class OverflowClient(IRClient):
             lane = ", ".join(str(i) for i in v["lane"]) or "scalar"
             it = v["iteration"]
             when = f", loop iteration {', '.join(map(str, it))}" if it else ""
+            if v.get("loaded"):
+                when += f", when {v['loaded'][0]} holds {v['loaded'][1]}"
             op = ob.op.split(".")[-1].rstrip("i")
             message = (
                 f"i{ob.bits} overflow in address arithmetic: {op} gives {v['value']} "

@@ -93,9 +93,9 @@ def _range_binary(g: AccessGraph, op: Op, ctx: Ctx, a: Value, b: Value, bits: in
         r = ranges.binary(op.name, a, b, bits) if bits > 1 else None
     if r is None:
         return Opaque("data", f"{op.name} of a declared-range index{_source(a, b)}", op.loc)
-    if checked:  # a declared value at the end of its range overflows: a real TL003
-        g.check_width(op, ctx, r.lo, bits)
-        g.check_width(op, ctx, r.hi, bits)
+    if checked:  # a declared value at the end of its range overflows: a real TL003, naming that value
+        g.check_width(op, ctx, r.lo, bits, None if r.src is None else (r.src[2], r.src[0]))
+        g.check_width(op, ctx, r.hi, bits, None if r.src is None else (r.src[2], r.src[1]))
     if not ranges.fits(r, bits):
         return Opaque("data", f"{op.name} of a declared-range index{_source(a, b)} may wrap", op.loc)
     return r

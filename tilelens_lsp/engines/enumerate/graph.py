@@ -347,9 +347,12 @@ class AccessGraph(SiteRecorder):
     def pid(self, axis: int) -> np.ndarray:
         return self._pids[axis]
 
-    def check_width(self, op: Op, ctx: Ctx, exact: np.ndarray, bits: int) -> np.ndarray:
+    def check_width(
+        self, op: Op, ctx: Ctx, exact: np.ndarray, bits: int, loaded: tuple[str, np.ndarray] | None = None
+    ) -> np.ndarray:
         """Record the width obligation of `op` and return the wrapped result; an op a while loop's
-        condition depends on (`watch`) also records its first wrap in `wraps`."""
+        condition depends on (`watch`) also records its first wrap in `wraps`. `loaded`: where the
+        value is an end of a declared range, the tensor and the declared value (per lane) giving it."""
         if bits > 32 or bits == 1:
             return wrap(exact, bits)
         if id(op) in self.watch and id(op) not in self.wraps:
@@ -363,10 +366,12 @@ class AccessGraph(SiteRecorder):
         if ob is None:
             ob = self.obligations[key] = Obligation(op.name, op.loc, ctx.stack, bits)
         if ob.violation is None:
-            ob.violation = self._outside_width(ctx, exact, bits)
+            ob.violation = self._outside_width(ctx, exact, bits, loaded)
         return wrap(exact, bits)
 
-    def _outside_width(self, ctx: Ctx, exact: np.ndarray, bits: int) -> dict | None:
+    def _outside_width(
+        self, ctx: Ctx, exact: np.ndarray, bits: int, loaded: tuple[str, np.ndarray] | None = None
+    ) -> dict | None:
         """The first lane of a running program whose exact value leaves the signed range of `bits`:
         its program, lane, loop iterations and value; None when every one fits."""
         lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
@@ -377,12 +382,16 @@ class AccessGraph(SiteRecorder):
         if not bad.any():
             return None
         where = np.unravel_index(int(np.argmax(bad.reshape(-1))), bad.shape)
-        return {
+        found: dict[str, Any] = {
             "pid": self.pid_tuple(int(where[0])),
             "lane": tuple(int(i) for i in where[1:]),
             "iteration": ctx.iters or None,
             "value": int(full[where]),
         }
+        if loaded is not None:
+            name, values = loaded
+            found["loaded"] = [name, int(np.broadcast_to(values, full.shape)[where])]
+        return found
 
     def pid_tuple(self, p: int) -> tuple[int, int, int]:
         return (int(self._pids[0][p]), int(self._pids[1][p]), int(self._pids[2][p]))
