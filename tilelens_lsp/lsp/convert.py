@@ -20,6 +20,7 @@ from typing import Any
 from lsprotocol import types
 
 from tilelens_lsp.diagnostics import LSP_SEVERITY
+from tilelens_lsp.lsp import linemap
 from tilelens_lsp.model import Diagnostic, FileResult, Frame, LaunchResult, code_url
 from tilelens_lsp.textlines import split_lines
 
@@ -268,7 +269,7 @@ CHANGED_SINCE = " (found in the saved file; this line has unsaved changes)"
 
 
 def onto_buffer(
-    diagnostics: list[types.Diagnostic], uri: str, tracked: Any, units: Units = utf16_units
+    diagnostics: list[types.Diagnostic], uri: str, tracked: linemap.Tracked, units: Units = utf16_units
 ) -> list[types.Diagnostic]:
     """Diagnostics made on the analysed text (`tracked.base`, a `linemap.Tracked`) placed on the
     document as the editor has it now (`tracked.text`): a statement's verdict on the line that holds
@@ -276,8 +277,6 @@ def onto_buffer(
     goes on the line it became, whole, and says so; one whose line was deleted, on the next line."""
     if tracked.base == tracked.text:
         return diagnostics
-    from tilelens_lsp.lsp import linemap  # convert's one tie to the edits it maps through
-
     where = linemap.placer(tracked.map)
     before, lines = split_lines(tracked.base), split_lines(tracked.text)
 
