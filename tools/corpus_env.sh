@@ -24,7 +24,7 @@ deps=("torch==2.13.0" "einops==0.8.2" "packaging==26.0" "PyYAML==6.0.3" "sqlalch
       "greenlet==3.2.4" "filelock==3.20.0" "typing_extensions==4.15.0" "sympy==1.14.0" "mpmath==1.3.0"
       "networkx==3.5" "jinja2==3.1.6" "MarkupSafe==3.0.3" "fsspec==2025.9.0")
 # The tool itself, as in .venv: the main tested Triton release and the server's dependencies.
-tool=("triton==3.9.0" "numpy==2.4.6" "pygls==2.1.1" "lsprotocol==2025.0.0" "attrs==26.1.0" "cattrs==26.2.1")
+tool=("triton==3.9.0" "numpy==2.4.6" "pygls==2.1.1" "lsprotocol==2025.0.0" "attrs==26.1.0" "cattrs==26.2.1" "tomli-w==1.2.0")
 
 stamp="$venv/.tilelens-corpus"
 wanted="$(printf '%s\n' "${kernels[@]}" "${deps[@]}" "${tool[@]}" "$(pwd)")"
