@@ -31,7 +31,7 @@ from tilelens_lsp.launches.toml import files_in_config
 from tilelens_lsp.model import Access, Diagnostic, FileResult, LaunchResult, TensorSpec, value_intervals
 from tilelens_lsp.paths import find_root
 from tilelens_lsp.settings import Settings, check_target, from_environment, merge
-from tilelens_lsp.worker.process import Worker
+from tilelens_lsp.worker.process import IN_WORKER_VARIABLE, Worker
 
 HOOK_SOURCE = Path(runner.__file__).with_name("hook.py")
 CAPTURE_DIR_VARIABLE = "TILELENS_CAPTURE_DIR"  # where the hook writes; it reads the variable when loaded
@@ -185,6 +185,8 @@ class LaunchCheck:
                 return status
         if any(d.code == "TL050" for d in self.file_diagnostics):
             return "crashed"
+        if any(d.code == "TL030" for d in self.file_diagnostics) and not statuses:
+            return "refused"
         if any(d.code in ("TL010", "TL020") for d in self.file_diagnostics) or not statuses:
             return "compile-error"
         return "analyzed"
@@ -349,6 +351,8 @@ class Checker:
         self._calls = itertools.count()
 
     def check_launch(self, kernel, grid, *args, **kwargs) -> LaunchCheck:
+        if os.environ.get(IN_WORKER_VARIABLE):
+            return _nested(kernel)
         with self._lock:
             return self._check(kernel, grid, args, kwargs)
 
@@ -397,6 +401,23 @@ class Checker:
         return _pick(result, record["kernel"], line, toml.name, table["launch"])
 
 
+def _nested(kernel) -> LaunchCheck:
+    """What a call made while a tilelens worker imports the caller's module gets: a refusal, at once.
+    A script that checks its own kernel at module level is run again by the worker that imports it to
+    find the kernel; checking there would start another worker importing it again, without end."""
+    name = str(getattr(kernel, "__name__", None) or getattr(getattr(kernel, "fn", None), "__name__", "?"))
+    why = Diagnostic(
+        "TL030",
+        "not analyzed: nested-check: check_launch was called while tilelens imports this module to analyse "
+        "it (a call at module level runs again there); the call that started the analysis gets the "
+        'verdicts. Call it inside a function or under `if __name__ == "__main__":` to run it once',
+        1,
+        1,
+        kind="nested-check",
+    )
+    return LaunchCheck(name, "", f"{name}[...]", (), (why,))
+
+
 def _pick(result: FileResult, kernel: str, line: int, toml_name: str, launch: str) -> LaunchCheck:
     """The launch results of the table at `line` of the check toml, and the file-level diagnostics
     that are about it: the toml's own (TL020 at its table), and an import failure or crash of the file."""
@@ -420,6 +441,8 @@ def check_launch(kernel, grid, *args, **kwargs) -> LaunchCheck:
     kernel must be a module-level name of an importable file: the worker imports it there, in a
     process of its own, with the interpreter and target of the environment's settings."""
     global _default
+    if os.environ.get(IN_WORKER_VARIABLE):
+        return _nested(kernel)
     if _default is None:
         _default = Checker()
         atexit.register(_default.close)

@@ -199,7 +199,9 @@ _TABLE = (
         "before are still reported), `unvisited` (a memory op the evaluation never examined and could not prove "
         "unreachable), `tensor-descriptor` (a descriptor gather or scatter, on a target whose TTIR keeps "
         "descriptors), `ranged-tensor-written` (the kernel stores to a tensor whose declared value range "
-        "its loads would rely on).",
+        "its loads would rely on), `nested-check` (`check_launch` called while tilelens imports the caller's "
+        "module to analyse it: a module-level call in a script; the call that started the analysis gets the "
+        "verdicts).",
     ),
     Code(
         "TL040",

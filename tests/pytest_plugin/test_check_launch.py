@@ -139,3 +139,42 @@ def test_torch_tensors_are_checked_as_their_views_and_value_ranges():
     assert [d.code for d in result.findings] == ["TL004"]
     ids = torch.arange(8, dtype=torch.int32) % 4  # ids 0..3: the range the tensor holds is recorded
     assert check_launch(gather_kernel, (8,), ids, torch.zeros(4, 16), torch.zeros(8, 16), D=16).clean
+
+
+SELF_CHECKING_SCRIPT = """\
+import triton
+import triton.language as tl
+
+import tilelens_lsp
+
+
+@triton.jit
+def tail(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs), mask=offs < n)
+
+
+RESULT = tilelens_lsp.check_launch(tail, (8,), "fp32[1000]", 1000, BLOCK=128)
+"""
+
+
+def test_a_script_that_checks_its_own_kernel_at_module_level_gets_its_verdict(tmp_path, monkeypatch):
+    """The worker imports the script to find the kernel, which runs the module-level call again: that
+    call is refused at once there (it used to start a worker of its own, and so on until the first
+    one's timeout: a TL050 after 30 s), and the first call gets the verdict."""
+    import importlib
+
+    (tmp_path / "selfcheck_script.py").write_text(SELF_CHECKING_SCRIPT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("selfcheck_script")
+    assert module.RESULT.status == "analyzed"
+    assert [d.code for d in module.RESULT.findings] == ["TL001"]
+
+
+def test_inside_a_worker_a_check_is_refused_and_never_clean(monkeypatch):
+    from tilelens_lsp.worker.process import IN_WORKER_VARIABLE
+
+    monkeypatch.setenv(IN_WORKER_VARIABLE, "1")
+    result = check_launch(copy_kernel, (4,), "fp32[1000]", "fp32[1000]", 1000, BLOCK=256)
+    assert result.status == "refused" and not result.clean
+    assert [(d.code, d.kind) for d in result.findings] == [("TL030", "nested-check")]

@@ -93,12 +93,16 @@ def _die_with_parent() -> None:
         _PRCTL(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
 
 
+IN_WORKER_VARIABLE = "TILELENS_IN_WORKER"
+
+
 def spawn_process(settings: Settings, args: list[str], stdin, cwd: str | None = None) -> subprocess.Popen:
     """A worker interpreter (`args` after the package folder: `--template` for a fork server):
     isolated, in its own session and an empty folder, dying with the thread that calls this."""
     env = dict(os.environ)
     env["TILELENS_WORKER_MEMORY_MB"] = str(settings.memory_limit_mb)
     env["TILELENS_WORKER_TARGET"] = settings.target
+    env[IN_WORKER_VARIABLE] = "1"  # what the user's module runs there knows it is being analysed (api.py)
     env["TILELENS_WORKER_PATH"] = os.pathsep.join(_user_path_entries())
     env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # for the module's own child processes; -B for the worker
