@@ -441,8 +441,6 @@ def check_launch(kernel, grid, *args, **kwargs) -> LaunchCheck:
     kernel must be a module-level name of an importable file: the worker imports it there, in a
     process of its own, with the interpreter and target of the environment's settings."""
     global _default
-    if os.environ.get(IN_WORKER_VARIABLE):
-        return _nested(kernel)
     if _default is None:
         _default = Checker()
         atexit.register(_default.close)

@@ -9,6 +9,7 @@ here in the client's position units. Nothing here talks to a client or a worker.
 from __future__ import annotations
 
 import ast
+import copy
 import importlib.util
 import os
 from collections.abc import Callable
@@ -295,28 +296,18 @@ def onto_buffer(
 
     out = []
     for d in diagnostics:
-        rng, exact = moved(d.range)
-        related = None
+        placed = copy.copy(d)  # every field kept; the positions and the message are the placed ones
+        placed.range, exact = moved(d.range)
+        if not exact:
+            placed.message = d.message + CHANGED_SINCE
         if d.related_information is not None:
-            related = [
+            placed.related_information = [
                 types.DiagnosticRelatedInformation(types.Location(r.location.uri, moved(r.location.range)[0]), r.message)
                 if r.location.uri == uri
                 else r
                 for r in d.related_information
             ]
-        out.append(
-            types.Diagnostic(
-                range=rng,
-                message=d.message if exact else d.message + CHANGED_SINCE,
-                severity=d.severity,
-                code=d.code,
-                code_description=d.code_description,
-                source=d.source,
-                tags=d.tags,
-                related_information=related,
-                data=d.data,
-            )
-        )
+        out.append(placed)
     return out
 
 
