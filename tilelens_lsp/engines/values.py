@@ -273,6 +273,14 @@ class SiteResult:
         """Sorted, disjoint, merged half-open intervals."""
         return merge_intervals(self.starts, self.ends)
 
+    def compact(self) -> int:
+        """Keep the footprint as its merged intervals (the same elements, in fewer entries where they
+        overlap or touch); returns how many it keeps."""
+        if len(self.starts) > 1 or self.starts and self.starts[0].size > 1:
+            s, e = self.intervals()
+            self.starts, self.ends = [s], [e]
+        return sum(int(a.size) for a in self.starts)
+
 
 def merge_intervals(starts: list[np.ndarray], ends: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     if not starts:

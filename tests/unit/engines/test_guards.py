@@ -31,6 +31,7 @@ CLEAN = [
     "moe_expert_loop.py",
     "token_count_loop.py",
     "while_search_cu_seqlens.py",
+    "gather_rows_nested_k_loop.py",
 ]
 # twin: (element the witness names, index value it names or None)
 TWINS = {
@@ -82,6 +83,40 @@ def test_its_buggy_twin_is_a_possible_out_of_bounds_with_a_witness(name):
 def _by_line(path):
     result = analyze_path(path, workspace_root=path.parent)
     return {launch.kernel: launch for launch in result.launches}
+
+
+def test_a_mask_on_loaded_ids_bounds_the_pointers_a_loop_advances():
+    # vLLM's fused MoE GEMM: a_ptrs starts at the token's row and advances by BLOCK_K per iteration
+    launch = _launch(KERNELS / "moe_sorted_tokens_k_loop.py")
+    assert launch.status == "analyzed"
+    # token ids declared as a range may repeat across programs: a possible race, nothing out of bounds
+    assert {d.code for d in launch.diagnostics} == {"TL006"}, [d.message for d in launch.diagnostics]
+    bug = _launch(BUGS / "moe_sorted_tokens_mask_off_by_one.py")
+    found = [d for d in bug.diagnostics if d.code == "TL002"]
+    assert [(d.line, d.witness.element, d.witness.value) for d in found] == [(25, 144, 12), (31, 96, 12)]
+
+
+@pytest.mark.parametrize(
+    "kernel,needle,value",
+    [
+        ("g_ok", None, None),
+        ("g_nested", None, None),
+        ("g_off_by_one", "row n passes the mask", 512),
+        ("g_loaded_step", "a loaded step", None),
+        ("g_reassigned", "set anew from tok2", None),
+        ("g_nested_bad", "40 past a 64-wide row", 511),
+    ],
+)
+def test_a_fact_follows_a_loop_carried_pointer_only_where_the_loop_adds_a_known_amount(kernel, needle, value):
+    path = FIXTURES / "loop_guard_kernels.py"
+    launch = _by_line(path)[kernel]
+    assert launch.status == "analyzed"
+    if needle is None:
+        assert launch.diagnostics == (), [d.message for d in launch.diagnostics]
+        return
+    assert [(d.code, d.line) for d in launch.diagnostics] == [("TL002", line_of(path, needle))]
+    if value is not None:
+        assert launch.diagnostics[0].witness.value == value, launch.diagnostics[0].message
 
 
 def test_a_narrowing_holds_inside_its_branch_and_on_its_edge_only():

@@ -3,8 +3,9 @@ grid-stride `while` loops whose lanes repeat elements (fixtures/gridstride_kerne
 
 A repeated element is one element of a program's run (not a run per lane and iteration); past the
 count of runs kept for the race check, races are noted as not checked and the footprint still
-answers; past the count of footprint intervals the launch is refused by name (launch-too-large),
-keeping a definite finding already made.
+answers; past the count of footprint intervals the footprints are merged, and a launch whose
+intervals still do not fit is refused by name (launch-too-large), keeping a definite finding already
+made.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tilelens_lsp.engines.enumerate import recording
 from tilelens_lsp.pipeline import analyze_path
 
 KERNELS = FIXTURES / "gridstride_kernels.py"
+GAPS = FIXTURES / "gridstride_gaps_kernel.py"
 
 
 @pytest.fixture(autouse=True)
@@ -25,8 +27,8 @@ def _no_cache(monkeypatch):
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
 
 
-def _launch(needle: str):
-    return launch_at(analyze_path(KERNELS, FIXTURES), line_of(KERNELS, needle))
+def _launch(needle: str, path=KERNELS):
+    return launch_at(analyze_path(path, FIXTURES), line_of(path, needle))
 
 
 def _runs(monkeypatch) -> list[int]:
@@ -67,10 +69,22 @@ def test_past_the_runs_kept_races_are_a_note_and_the_footprint_still_answers(mon
 def test_past_the_intervals_kept_the_launch_is_refused_by_name(monkeypatch):
     monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
     monkeypatch.setattr(recording, "KEPT_INTERVALS", 8)
-    launch = _launch("# tilelens: stride_copy_kernel[")
+    launch = _launch("# tilelens: stride_gaps_kernel[", GAPS)
     assert launch.status != "analyzed"
     refusals = [d for d in launch.diagnostics if d.code == "TL030"]
     assert refusals and all("launch-too-large" in d.message and "declare a smaller launch" in d.message for d in refusals)
+
+
+def test_past_the_intervals_kept_a_footprint_that_merges_into_few_still_answers(monkeypatch):
+    # every iteration adds a row's interval per site; merged, each site's footprint is one interval
+    monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
+    monkeypatch.setattr(recording, "KEPT_INTERVALS", 8)
+    launch = _launch("# tilelens: stride_copy_kernel[")
+    assert (launch.status, codes(launch)) == ("analyzed", [])
+    assert [(a.op, a.exact, a.elements) for a in launch.accesses] == [
+        ("load", True, ((0, 1024),)),
+        ("store", True, ((0, 1024),)),
+    ]
 
 
 @pytest.mark.parametrize("limit", [1, 8])  # 1: the store of iteration 0 itself crosses the limit
@@ -81,8 +95,15 @@ def test_a_definite_out_of_bounds_found_before_the_refusal_is_kept(limit, monkey
     assert "TL001" in codes(launch)
 
 
-@pytest.mark.parametrize("needle", ["# tilelens: stride_copy_kernel[", "# tilelens: stride_early_oob_kernel["])
-def test_the_fixture_launches_answer_without_the_limits(needle):
-    launch = _launch(needle)
+@pytest.mark.parametrize(
+    "needle,path",
+    [
+        ("# tilelens: stride_copy_kernel[", KERNELS),
+        ("# tilelens: stride_early_oob_kernel[", KERNELS),
+        ("# tilelens: stride_gaps_kernel[", GAPS),
+    ],
+)
+def test_the_fixture_launches_answer_without_the_limits(needle, path):
+    launch = _launch(needle, path)
     assert launch.status == "analyzed"
-    assert codes(launch) == ([] if "copy" in needle else ["TL001"])
+    assert codes(launch) == (["TL001"] if "oob" in needle else [])

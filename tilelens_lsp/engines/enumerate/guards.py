@@ -15,8 +15,13 @@ pushing the lane indices of the fact through both paths (`origins`). And a fact 
 its condition does: the caller scopes the narrowed values to the edge, branch or access (a copy of
 the environment), never to what comes after a join.
 
+A pointer (or offset) that a loop advances by a loop-invariant step is, on each iteration, its start
+plus an amount known per lane: a fact about what the start was computed from narrows it too (vLLM's
+fused MoE: `a_ptrs += BLOCK_K` under `mask=offs_token < num_valid_tokens`).
+
 Not done here: relations between two unknowns (`offs < end` narrows both sides' intervals, not their
-difference), facts through `arith.ori` of true conditions, facts about loop-carried values.
+difference), facts through `arith.ori` of true conditions, facts about values a loop changes by
+anything else (a loaded step, a pointer set anew).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.enumerate import inductions
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import BINARY_OPS, IntV, Value, same_values
@@ -74,9 +80,13 @@ class FuncIndex:
         self.defs: dict[str, dict[str, Op]] = {}
         self.uses: dict[str, dict[str, list[Op]]] = {}
         self.func_of: dict[int, str] = {}
+        # an `scf.for` iter_arg: its loop and its place among the loop's carried values
+        self.carried: dict[str, dict[str, tuple[Op, int]]] = {}
+        self._advances: dict[tuple[int, int], bool] = {}
         for fname, func in funcs.items():
             defs: dict[str, Op] = {}
             uses: dict[str, list[Op]] = {}
+            carried: dict[str, tuple[Op, int]] = {}
             stack = [b for b in func.body.blocks]
             while stack:
                 block = stack.pop()
@@ -84,11 +94,20 @@ class FuncIndex:
                     self.func_of[id(op)] = fname
                     for r in op.results:
                         defs[r] = op
+                    if op.name == "scf.for":
+                        carried.update((a, (op, k)) for k, a in enumerate(op.for_header.iter_args))
                     for o in op.operands:
                         uses.setdefault(o, []).append(op)
                     for region in op.regions:
                         stack.extend(region.blocks)
-            self.defs[fname], self.uses[fname] = defs, uses
+            self.defs[fname], self.uses[fname], self.carried[fname] = defs, uses, carried
+
+    def advances(self, loop: Op, k: int) -> bool:
+        """`_advances`, worked out once per loop and carried value."""
+        key = (id(loop), k)
+        if key not in self._advances:
+            self._advances[key] = _advances(loop, k)
+        return self._advances[key]
 
 
 def collect(defs: dict[str, Op], env, name: str, polarity: bool, chain: tuple[Op, ...] = (), depth: int = 0) -> list[Fact]:
@@ -130,6 +149,8 @@ class Refiner:
         self.g = g
         self.defs = g.index.defs[func]
         self.uses = g.index.uses[func]
+        self.index = g.index
+        self.carried = g.index.carried[func]
         self.env = env
         self.ctx = ctx
         self.over: dict[str, tuple[Value, dict[int, np.ndarray]]] = {}
@@ -171,6 +192,9 @@ class Refiner:
         if name in self._memo:
             return self._memo[name]
         self._memo[name] = None  # cycles (block arguments) and depth: not narrowed
+        if name in self.carried and depth <= MAX_DEPTH:
+            self._memo[name] = out = self._advanced(name, depth)
+            return out
         op = self.defs.get(name)
         if op is None or op.name not in REPLAY or op.regions or depth > MAX_DEPTH or name not in self.env:
             return None
@@ -197,6 +221,37 @@ class Refiner:
         out = (results[op.results.index(name)], origins)
         self._memo[name] = out
         return out
+
+    def _advanced(self, name: str, depth: int) -> tuple[Value, dict[int, np.ndarray]] | None:
+        """A loop-carried pointer or offset that its loop advances by a loop-invariant step (`a_ptrs +=
+        BLOCK_K * stride_ak`), narrowed: on this iteration it is its start plus an amount known for each
+        lane, so it is its start narrowed plus that amount. The amount is what the environment holds
+        less the start it held before the loop, and it counts only where it is one number per lane (a
+        step of loaded data, or a hull over iterations, leaves it a range: not narrowed)."""
+        loop, k = self.carried[name]
+        start_name = loop.operands[3 + k] if len(loop.operands) > 3 + k else None
+        if start_name is None or start_name not in self.env or name not in self.env or not self.index.advances(loop, k):
+            return None
+        got = self.value(start_name, depth + 1)
+        if got is None:
+            return None
+        delta = _known_offset(self.env[start_name], self.env[name])
+        if delta is None:
+            return None
+        narrowed = got[0]
+        if isinstance(narrowed, PtrSpan):
+            now = self.env[name]
+            assert isinstance(now, PtrSpan)
+            moved: Value = PtrSpan(
+                now.arg, narrowed.lo + delta, narrowed.hi + delta, now.pointee, now.undef, narrowed.src, now.segment
+            )
+        elif isinstance(narrowed, RangeV):
+            now_r = self.env[name]
+            assert isinstance(now_r, RangeV)
+            moved = RangeV(narrowed.lo + delta, narrowed.hi + delta, now_r.bits, now_r.undef, None, None, now_r.segment)
+        else:
+            return None
+        return moved, got[1]
 
     def usable(self, origins: dict[int, np.ndarray], shape: tuple[int, ...]) -> bool:
         """Every lane fact reaches the use through the lanes its condition stands for."""
@@ -243,6 +298,35 @@ class Refiner:
             if v is not None and not v[1]:
                 out[name] = v[0]
         return out
+
+
+def _advances(loop: Op, k: int) -> bool:
+    """Whether the loop's body yields its k-th carried value unchanged or advanced by a step that is the
+    same on every iteration (`inductions.find`), so that on any iteration it is its start plus a sum of
+    such steps."""
+    body = loop.regions[0].blocks[0] if loop.regions and loop.regions[0].blocks else None
+    if body is None or not body.ops or body.ops[-1].name != "scf.yield" or len(body.ops[-1].operands) <= k:
+        return False
+    arg, yielded = loop.for_header.iter_args[k], body.ops[-1].operands[k]
+    if yielded == arg:
+        return True
+    header = loop.for_header
+    inside = inductions.defined_inside([body]) | {a for a in (header.iv, *header.iter_args) if a}
+    for op in inductions.invariant_ops(body, inside):
+        inside.difference_update(op.results)
+    return inductions.find(body, arg, yielded, inside) is not None
+
+
+def _known_offset(start: Value, now: Value) -> np.ndarray | None:
+    """`now - start` where it is one number per lane (both ends moved alike), else None."""
+    spans = isinstance(start, PtrSpan) and isinstance(now, PtrSpan) and (start.arg, start.pointee) == (now.arg, now.pointee)
+    if not (spans or isinstance(start, RangeV) and isinstance(now, RangeV)):
+        return None
+    try:
+        low, high = np.broadcast_arrays(now.lo - start.lo, now.hi - start.hi)
+    except ValueError:
+        return None
+    return low if np.array_equal(low, high) else None
 
 
 def _same(a: np.ndarray, b: np.ndarray, shape: tuple[int, ...] | None = None) -> bool:

@@ -24,6 +24,7 @@ from tilelens_lsp.engines.values import (
     PtrV,
     SiteResult,
     Value,
+    merge_intervals,
     opaque_address_refusal,
     radix_apart,
 )
@@ -262,7 +263,9 @@ class SiteRecorder:
         self._spend(int(np.prod(shape, dtype=np.int64)), op)
         if not lo.size:
             return
-        self.keep_intervals(site, lambda: site.add_intervals(lo, hi + 1))
+        # the hulls of a scattered access overlap (a gather over every expert's rows): kept merged
+        merged = merge_intervals([lo], [hi + 1])
+        self.keep_intervals(site, lambda: site.add_intervals(*merged))
         if ptr.segment:
             # segments between per-program offsets (cu_seqlens, expert offsets, row pointers): disjoint
             # when the offsets are sorted, which a range cannot say; races there are not checked
@@ -379,9 +382,14 @@ class SiteRecorder:
             self.kept_intervals += max(0, int(site.starts[-1].size) - before[0])
 
     def check_kept(self, op: Op) -> None:
-        """Past `KEPT_INTERVALS` the launch is refused; called once an access is recorded and its
-        witnesses are taken, so a finding in its intervals is kept."""
-        if self.kept_intervals > KEPT_INTERVALS:
+        """Past `KEPT_INTERVALS` every site's footprint is merged (intervals that overlap or touch
+        become one), and the launch is refused only if more than half of them remain: a footprint that
+        merges well goes on, and merging again waits until as many new intervals came in. Called once
+        an access is recorded and its witnesses are taken, so a finding in its intervals is kept."""
+        if self.kept_intervals <= KEPT_INTERVALS:
+            return
+        self.kept_intervals = sum(site.compact() for site in self.sites.values())
+        if self.kept_intervals > KEPT_INTERVALS // 2:
             raise Refusal(
                 "launch-too-large",
                 f"the footprint of this launch needs more than {KEPT_INTERVALS:,} element intervals kept "
