@@ -92,6 +92,12 @@ def unconfirmed(graph: Engine) -> bool:
     return any(site.oob is not None and not site.oob.get("confirmed", False) for site in graph.sites.values())
 
 
+def loose(graph: Engine) -> bool:
+    """Some site's footprint leaves its storage where no single program evaluated concretely reaches
+    it: the grid engine's bound alone says so, which may be its own looseness."""
+    return any(site.oob is not None and not site.oob.get("shown", False) for site in graph.sites.values())
+
+
 def wants_grid(model: LaunchModel) -> bool:
     gx, gy, gz = model.grid
     return gx * gy * gz > GRID_PROGRAMS and launch_size(model) > model.budget // GRID_SHARE
@@ -105,7 +111,10 @@ def analyze(model: LaunchModel) -> Answer:
 def choose(model: LaunchModel) -> Engine:
     """The engine for this launch, decided from its size before anything is evaluated.
 
-    A small launch: its summary when it stays in the affine fragment, else its enumeration. A launch
+    A small launch: its summary when it stays in the affine fragment, else its enumeration, or the grid
+    engine where the enumeration would likely exceed its budget and a program evaluated concretely
+    shows every out-of-bounds the grid engine found (a paged-attention decode over loaded block
+    tables: thousands of programs, each looping over hundreds of blocks). A launch
     too large for those (`wants_grid`): the affine summary with program ids as variables (exact, and
     its cost does not grow with the programs), else the grid engine; a launch neither follows goes
     the small launch's way, under the same budget (refused past it, never run out of memory).
@@ -137,6 +146,16 @@ def choose(model: LaunchModel) -> Engine:
         answer = _summary(model, mode)
         if answer is not None:
             return answer
+        if mode == "auto" and launch_size(model) > model.budget:
+            # the enumeration would likely run past its budget and be refused (`launch_size` is its
+            # cost with every loop counted once, in lanes where it often works by rows): the
+            # grid engine's answer is taken where every out-of-bounds it has is one that a program
+            # evaluated concretely shows, as the enumeration would; a bound no program reaches (a
+            # TL002 that may be the grid's own looseness) or a refusal of its own leaves the launch to
+            # the enumeration, as before
+            grid = _grid(model, forced=False)
+            if grid is not None and grid.truncated is None and not loose(grid):
+                return grid
     graph = AccessGraph(model)
     graph.run()
     ENGINES["enumeration"] += 1

@@ -72,6 +72,7 @@ def confirm(g: GridGraph) -> None:
             confirmed = real.exact and bool(oob.get("exact", True))
             oob["exact"] = confirmed
             oob["confirmed"] = confirmed
+            oob["shown"] = True  # one program's own evaluation reaches it (exactly, or at a declared value)
             site.oob = oob
         elif key in g.pending_sites and site.oob is None:
             entry = g.pending_sites[key]
