@@ -8,9 +8,10 @@ never claimed exact. Where a bound leaves the storage, or an int32 address compu
 width, candidate programs (the corners of the grid and the programs that reach the extremes) are
 evaluated concretely by the enumeration (`witness`); only what that concrete run shows is definite.
 
-What this deliberately does not do: per-program runs for races (the sites carry a symbolic
-per-program footprint instead), control-flow graphs with early returns, or anything outside the
-domain: that raises `NotGrid` and another engine answers (or an access is refused by kind).
+Early returns are walked as one abstract program (`ttir.cfg`); a branch on a loaded scalar narrows it
+on each side (`branches`). What this deliberately does not do: per-program runs for races (the sites
+carry a symbolic per-program footprint instead), or anything outside the domain: that raises
+`NotGrid` and another engine answers (or an access is refused by kind).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import numpy as np
 
 from tilelens_lsp.engines import accounting
 from tilelens_lsp.engines.enumerate.address_slice import address_slice
-from tilelens_lsp.engines.grid import forms, handlers, relational, witness
+from tilelens_lsp.engines.enumerate.guards import FuncIndex
+from tilelens_lsp.engines.grid import branches, forms, handlers, relational, witness
 from tilelens_lsp.engines.grid.forms import Coefs, GChoice, GPtr, Itv, Lin, Msk, NotGrid, arr, coefs, const, limits, top
 from tilelens_lsp.engines.values import IntV, LaunchModel, Obligation, Opaque, PtrV, SiteResult, elem_bytes
 from tilelens_lsp.refusal import Refusal
@@ -79,6 +81,9 @@ class GridGraph:
         self.parts: list[tuple[str, int, str, str]] = []  # (v, m, q, r) in the order the splits were made
         self.coords: set[str] = set()  # variables that identify the program (bijectively)
         self.derived: set[str] = set()  # variables standing for a program-uniform value
+        # a variable standing for a loaded scalar -> the declared value set of its tensor (a guard snaps to it)
+        self.declared: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._index: FuncIndex | None = None
         self.obligations: dict[tuple, Obligation] = {}
         self.pending_obligations: dict[tuple, dict[str, Any]] = {}
         self.pending_sites: dict[tuple, dict[str, Any]] = {}
@@ -164,6 +169,18 @@ class GridGraph:
         if isinstance(value, Opaque) and value.why == "data":
             return None
         raise NotGrid("a branch condition the grid engine does not follow")
+
+    def edge_values(self, term: Op, polarity: bool, env: dict[str, Any], ctx: GCtx) -> dict[str, Any]:
+        """Values narrowed on the edge of `cf.cond_br` taken when its condition is `polarity` (`branches`)."""
+        if self.probing:
+            return {}
+        return branches.edge_values(self, term, term.operands[0], polarity, env)
+
+    def index(self) -> FuncIndex:
+        """Definitions of the module's SSA names, for reading a branch's condition."""
+        if self._index is None:
+            self._index = FuncIndex(self.m.module.funcs)
+        return self._index
 
     def join(self, incoming: list[tuple[np.ndarray, Any]], op: Op) -> Any:
         value = incoming[0][1]

@@ -654,7 +654,14 @@ def _load(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     if info is not None and info.values and ty is not None and ty.is_int and ty.bits > 1 and isinstance(ptr, GPtr):
         # the declared set: sorted disjoint [LO, HI) intervals; the grid engine keeps their hull
         lo, hi = int(info.values[0][0]), int(info.values[-1][1]) - 1
-        if mask is not None and not (isinstance(mask, Msk) and np.all(mask.must)):
+        unmasked = mask is None or isinstance(mask, Msk) and np.all(mask.must)
+        if ty.shape == () and unmasked and not g.probing and lo < hi:
+            # a per-program scalar: a variable over the hull, the set kept for the guards that narrow it
+            w = g.fresh("w", lo, hi)
+            g.derived.add(w)
+            g.declared[w] = tuple(info.values)
+            return [Lin(np.zeros((), np.int64), ((w, 1),), (), ty.bits)]
+        if not unmasked:
             other = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
             if not isinstance(other, INT):
                 return [Opaque("data", "loaded data (masked-off lanes are undefined)", op.loc)]
@@ -725,7 +732,7 @@ def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         then_ctx = else_ctx = ctx
     else:
         raise NotGrid("a branch condition the grid engine does not follow")
-    then_v = g.eval_block(then_b, dict(env), then_ctx) if may else None
+    then_v = g.eval_block(then_b, {**env, **_side(g, op, True, env)}, then_ctx) if may else None
     if not may:
         g.mark_unreachable(then_b, ctx)
     else_v = None
@@ -733,7 +740,7 @@ def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         if must:
             g.mark_unreachable(else_b, ctx)
         else:
-            else_v = g.eval_block(else_b, dict(env), else_ctx)
+            else_v = g.eval_block(else_b, {**env, **_side(g, op, False, env)}, else_ctx)
     if then_v is None:
         return else_v or []
     if else_v is None:
@@ -744,6 +751,15 @@ def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
             for t, e in zip(then_v, else_v)
         ]
     return [join_values(g, t, e, op) for t, e in zip(then_v, else_v)]
+
+
+def _side(g: GridGraph, op: Op, polarity: bool, env) -> dict[str, Any]:
+    """The values a side of `scf.if` sees narrowed by its condition (`branches`)."""
+    if g.probing:
+        return {}
+    from tilelens_lsp.engines.grid import branches
+
+    return branches.edge_values(g, op, op.operands[0], polarity, env)
 
 
 def _same(a, b) -> bool:
