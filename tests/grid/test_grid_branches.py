@@ -15,18 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import FIXTURES, line_of
+from tests.support import FIXTURES, line_of, verdicts_by_kernel
 from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 V = 128256
-
-
-@pytest.fixture(autouse=True)
-def _no_cache(monkeypatch):
-    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.delenv(select.ENGINE_ENV, raising=False)
 
 
 def _launch(path: Path):
@@ -50,11 +44,6 @@ def test_a_label_past_the_vocabulary_is_a_possible_out_of_bounds_at_that_label()
     assert found.witness.element == 131072 * V  # row 131071's label V: one past the storage
 
 
-def _verdicts(path: Path) -> dict[str, list[tuple[str, int]]]:
-    result = analyze_path(path, workspace_root=path.parent)
-    return {launch.kernel: sorted((d.code, d.line) for d in launch.diagnostics) for launch in result.launches}
-
-
 @pytest.mark.parametrize(
     "name,kernels",
     [("guard_scopes.py", ["after_join_kernel", "wrong_edge_kernel"]), ("guard_join.py", None)],
@@ -62,9 +51,9 @@ def _verdicts(path: Path) -> dict[str, list[tuple[str, int]]]:
 def test_the_grid_engine_narrows_on_the_branches_the_enumeration_narrows_on(name, kernels, monkeypatch):
     path = FIXTURES / name
     monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
-    enumerated = _verdicts(path)
+    enumerated = verdicts_by_kernel(path)
     monkeypatch.setenv(select.ENGINE_ENV, "grid")
-    gridded = _verdicts(path)
+    gridded = verdicts_by_kernel(path)
     for kernel in kernels or list(enumerated):
         assert enumerated[kernel], f"{kernel}: a fixture with a finding after its branch"
         assert gridded[kernel] == enumerated[kernel], kernel

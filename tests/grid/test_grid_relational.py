@@ -27,12 +27,6 @@ I32_MAX = (1 << 31) - 1
 FINDINGS = {"TL001", "TL002", "TL003", "TL004", "TL005", "TL006"}
 
 
-@pytest.fixture(autouse=True)
-def _no_cache(monkeypatch):
-    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.delenv(select.ENGINE_ENV, raising=False)
-
-
 def _launch(path: Path):
     (launch,) = analyze_path(path, workspace_root=path.parent).launches
     return launch

@@ -11,19 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tilelens_lsp.engines import select
 from tilelens_lsp.pipeline import analyze_path
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 I32_MAX = (1 << 31) - 1
-
-
-@pytest.fixture(autouse=True)
-def _no_cache(monkeypatch):
-    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.delenv(select.ENGINE_ENV, raising=False)
 
 
 def _launch(name: str):

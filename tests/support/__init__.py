@@ -19,6 +19,7 @@ from tests.support.results import (
     launches_at,
     line_of,
     only,
+    verdicts_by_kernel,
 )
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "launches_at",
     "line_of",
     "only",
+    "verdicts_by_kernel",
 ]

@@ -42,6 +42,15 @@ def only(launch: LaunchResult, code: str) -> Diagnostic:
     return found[0]
 
 
+def verdicts_by_kernel(path: Path) -> dict[str, list[tuple[str, int]]]:
+    """Each kernel's (code, line) verdicts in `path`, analysed with the engine the environment chooses
+    (`TILELENS_ENGINE`): what two engines are compared by."""
+    from tilelens_lsp.pipeline import analyze_path
+
+    result = analyze_path(path, workspace_root=path.parent)
+    return {launch.kernel: sorted((d.code, d.line) for d in launch.diagnostics) for launch in result.launches}
+
+
 def access(launch: LaunchResult, op: str, pointer: str) -> Access:
     found = [a for a in launch.accesses if a.op == op and a.pointer == pointer]
     assert len(found) == 1, launch.accesses

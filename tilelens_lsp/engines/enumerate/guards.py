@@ -143,14 +143,18 @@ def _apply_chain(chain: tuple[Op, ...], a: np.ndarray) -> np.ndarray:
 
 
 class Refiner:
-    """Values of one function's environment narrowed by facts; replays the ops that use them."""
+    """Values of one function's environment narrowed by facts; replays the ops that use them (with the
+    handlers of the engine whose environment it is: `handlers`)."""
 
-    def __init__(self, g: AccessGraph, func: str, env, ctx: Ctx) -> None:
+    handlers: dict = HANDLERS
+
+    def __init__(self, g: AccessGraph, func: str, env, ctx: Ctx, index: FuncIndex | None = None) -> None:
         self.g = g
-        self.defs = g.index.defs[func]
-        self.uses = g.index.uses[func]
-        self.index = g.index
-        self.carried = g.index.carried[func]
+        index = index if index is not None else g.index
+        self.defs = index.defs[func]
+        self.uses = index.uses[func]
+        self.index = index
+        self.carried = index.carried[func]
         self.env = env
         self.ctx = ctx
         self.over: dict[str, tuple[Value, dict[int, np.ndarray]]] = {}
@@ -166,10 +170,10 @@ class Refiner:
                 continue
             x = self.over[f.name][0] if f.name in self.over else self.env.get(f.name)
             y = self.over[f.other][0] if f.other in self.over else self.env.get(f.other)
-            if not isinstance(x, RangeV) or not isinstance(y, (IntV, RangeV)):
+            got = self.refine(f, x, y)
+            if got is None:
                 continue
-            with np.errstate(all="ignore"):
-                nx, empty = ranges.refine(x, f.pred, y)
+            nx, empty = got
             origins = {}
             if f.group is not None:
                 self.facts[f.group] = f
@@ -179,11 +183,19 @@ class Refiner:
             if prev is not None:
                 origins = {**prev[1], **origins}
             self.over[f.name] = (nx, origins)
-            if empty.any():
+            if empty is not None and empty.any():
                 self.empty.append((f, empty))
             changed = True
         self._memo.clear()
         return changed
+
+    def refine(self, f: Fact, x: Value | None, y: Value | None) -> tuple[Value, np.ndarray | None] | None:
+        """`x` narrowed by the fact `x f.pred y`, with the lanes where no value of it can hold the
+        fact (None: not known); None where this model does not narrow such values."""
+        if not isinstance(x, RangeV) or not isinstance(y, (IntV, RangeV)):
+            return None
+        with np.errstate(all="ignore"):
+            return ranges.refine(x, f.pred, y)
 
     def value(self, name: str, depth: int = 0) -> tuple[Value, dict[int, np.ndarray]] | None:
         """The narrowed value of `name` with its lane origins, None where it is not narrowed."""
@@ -196,7 +208,9 @@ class Refiner:
             self._memo[name] = out = self._advanced(name, depth)
             return out
         op = self.defs.get(name)
-        if op is None or op.name not in REPLAY or op.regions or depth > MAX_DEPTH or name not in self.env:
+        if op is None or op.name not in REPLAY or op.name not in self.handlers or op.regions or depth > MAX_DEPTH:
+            return None
+        if name not in self.env:
             return None
         got = [self.value(o, depth + 1) if o in self.env else None for o in op.operands]
         if all(v is None for v in got):
@@ -217,7 +231,7 @@ class Refiner:
                     origins[key] = a
         local = {o: v[0] for o, v in zip(op.operands, got) if v is not None}
         with np.errstate(all="ignore"):
-            results = HANDLERS[op.name](self.g, op, ChainMap(local, self.env), self.ctx)
+            results = self.handlers[op.name](self.g, op, ChainMap(local, self.env), self.ctx)
         out = (results[op.results.index(name)], origins)
         self._memo[name] = out
         return out
@@ -235,23 +249,26 @@ class Refiner:
         got = self.value(start_name, depth + 1)
         if got is None:
             return None
+        moved = self.moved(name, start_name, got[0])
+        return None if moved is None else (moved, got[1])
+
+    def moved(self, name: str, start_name: str, narrowed: Value) -> Value | None:
+        """The carried value `name` on this iteration, from its start narrowed: that plus what the
+        environment holds less the start, where that is one number per lane."""
         delta = _known_offset(self.env[start_name], self.env[name])
         if delta is None:
             return None
-        narrowed = got[0]
         if isinstance(narrowed, PtrSpan):
             now = self.env[name]
             assert isinstance(now, PtrSpan)
-            moved: Value = PtrSpan(
+            return PtrSpan(
                 now.arg, narrowed.lo + delta, narrowed.hi + delta, now.pointee, now.undef, narrowed.src, now.segment
             )
-        elif isinstance(narrowed, RangeV):
+        if isinstance(narrowed, RangeV):
             now_r = self.env[name]
             assert isinstance(now_r, RangeV)
-            moved = RangeV(narrowed.lo + delta, narrowed.hi + delta, now_r.bits, now_r.undef, None, None, now_r.segment)
-        else:
-            return None
-        return moved, got[1]
+            return RangeV(narrowed.lo + delta, narrowed.hi + delta, now_r.bits, now_r.undef, None, None, now_r.segment)
+        return None
 
     def usable(self, origins: dict[int, np.ndarray], shape: tuple[int, ...]) -> bool:
         """Every lane fact reaches the use through the lanes its condition stands for."""

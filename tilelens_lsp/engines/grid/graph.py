@@ -84,6 +84,8 @@ class GridGraph:
         # a variable standing for a loaded scalar -> the declared value set of its tensor (a guard snaps to it)
         self.declared: dict[str, tuple[tuple[int, int], ...]] = {}
         self._index: FuncIndex | None = None
+        # a loop-carried value -> (its uniform step, the iteration variable, trips, the loop): `lanes`
+        self.steps: dict[str, tuple[int, str, int, Op]] = {}
         self.obligations: dict[tuple, Obligation] = {}
         self.pending_obligations: dict[tuple, dict[str, Any]] = {}
         self.pending_sites: dict[tuple, dict[str, Any]] = {}

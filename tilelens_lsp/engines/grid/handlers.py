@@ -646,9 +646,11 @@ def _int_ptr(g: GridGraph, op: Op, env, ctx) -> list[Any]:
 
 @handles("tt.load")
 def _load(g: GridGraph, op: Op, env, ctx) -> list[Any]:
+    from tilelens_lsp.engines.grid import lanes
+
     ptr = g.get(env, op.operands[0])
     mask = g.get(env, op.operands[1]) if len(op.operands) > 1 else None
-    g.record(op, "load", ptr, mask, ctx)
+    g.record(op, "load", lanes.access(g, op, ptr, env, ctx), mask, ctx)
     ty = op.result_types[0] if op.result_types else None
     info = g.m.args.get(getattr(ptr, "arg", ""))
     if info is not None and info.values and ty is not None and ty.is_int and ty.bits > 1 and isinstance(ptr, GPtr):
@@ -673,8 +675,10 @@ def _load(g: GridGraph, op: Op, env, ctx) -> list[Any]:
 
 @handles("tt.store")
 def _store(g: GridGraph, op: Op, env, ctx) -> list[Any]:
+    from tilelens_lsp.engines.grid import lanes
+
     mask = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
-    g.record(op, "store", g.get(env, op.operands[0]), mask, ctx)
+    g.record(op, "store", lanes.access(g, op, g.get(env, op.operands[0]), env, ctx), mask, ctx)
     return []
 
 
@@ -800,7 +804,9 @@ def _for(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     inner = dict(env)
     inner[iv] = ivf
     for name, v, d in zip(carried, inits, steps):
-        inner[name] = _advance(g, v, d, t, T, op)
+        inner[name] = advance(g, v, d, t, T, op)
+        if d is not None and not g.probing:
+            g.steps[name] = (d, t, T, op)  # a mask on what its start was computed from narrows it (`lanes`)
     yielded = g.eval_block(body, inner, GCtx(atoms, ctx.stack, ctx.anyof))
     outs = []
     for v, d, y in zip(inits, steps, yielded):
@@ -856,7 +862,7 @@ def _step(g: GridGraph, pv, y, s: str) -> int | None:
     return uniform(d)
 
 
-def _advance(g: GridGraph, v, d: int | None, t: str, T: int, op: Op):
+def advance(g: GridGraph, v, d: int | None, t: str, T: int, op: Op):
     """A carried value inside the loop: init + d·t, or (no uniform step) whatever it may be."""
     if isinstance(v, Opaque):
         return v
@@ -871,7 +877,7 @@ def _advance(g: GridGraph, v, d: int | None, t: str, T: int, op: Op):
     if isinstance(v, Itv):
         return Itv(v.lo + min(0, d * (T - 1)), v.hi + max(0, d * (T - 1)), v.shape, v.bits)
     if isinstance(v, GPtr):
-        return GPtr(v.arg, _advance(g, v.off, d, t, T, op), v.pointee)
+        return GPtr(v.arg, advance(g, v.off, d, t, T, op), v.pointee)
     raise NotGrid("a loop-carried value the grid engine does not follow")
 
 

@@ -1,0 +1,65 @@
+"""An access's mask narrows the lanes of a loaded vector in the grid engine, as in the enumeration.
+
+vLLM's fused MoE GEMM at a serving size (`kernels/fused_moe_serving*.py`: 4,352 programs, each
+looping over K) reads token rows through a vector of sorted ids padded with `num_valid_tokens`, under
+`mask=offs_token < num_valid_tokens`. Enumerating it runs past the budget; the grid engine kept the
+loaded ids as per-lane intervals and bounded the padding id's row past the activations. Pinned here:
+the correct kernel is clean with the activations' footprint ending at their last row (the bound is
+the mask's); `<=` for `<` keeps its TL002 on the load and the store at the padding id; and on the
+fixtures of the enumeration's lane facts (a fact reaches an address only through the lanes its mask
+stands for, and through a pointer its loop advances), the forced grid engine gives the same verdicts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support import FIXTURES, line_of, verdicts_by_kernel
+from tilelens_lsp.engines import select
+from tilelens_lsp.pipeline import analyze_path
+
+KERNELS = Path(__file__).resolve().parent / "kernels"
+T, K, TOPK, N = 4096, 1024, 2, 2048
+
+
+def _launch(path: Path):
+    (launch,) = analyze_path(path, workspace_root=path.parent).launches
+    return launch
+
+
+def test_the_fused_moe_gemm_at_a_serving_size_is_clean_to_the_last_row():
+    launch = _launch(KERNELS / "fused_moe_serving.py")
+    assert launch.grid == (136, 32, 1)
+    assert (launch.engine, launch.status, launch.diagnostics) == ("grid", "analyzed", ())
+    ends = {a.pointer: max(e for _, e in a.elements) for a in launch.accesses}
+    assert ends["a_ptr"] == T * K and ends["c_ptr"] == T * TOPK * N
+
+
+def test_a_mask_that_lets_the_padding_id_through_keeps_its_possible_out_of_bounds():
+    path = KERNELS / "fused_moe_serving_mask_off_by_one.py"
+    launch = _launch(path)
+    assert (launch.engine, launch.status) == ("grid", "analyzed")
+    found = sorted((d.code, d.line, d.witness.value) for d in launch.diagnostics)
+    assert found == [
+        ("TL002", line_of(path, "a = tl.load(a_ptrs"), T * TOPK),
+        ("TL002", line_of(path, "tl.store(c_ptrs"), T * TOPK),
+    ]
+
+
+@pytest.mark.parametrize(
+    "name,kernels",
+    [
+        ("guard_scopes.py", ["transposed_guard_kernel"]),
+        ("loop_guard_kernels.py", ["g_ok", "g_off_by_one", "g_nested", "g_nested_bad"]),
+    ],
+)
+def test_the_grid_engine_reads_lane_facts_as_the_enumeration_does(name, kernels, monkeypatch):
+    path = FIXTURES / name
+    monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
+    enumerated = verdicts_by_kernel(path)
+    monkeypatch.setenv(select.ENGINE_ENV, "grid")
+    gridded = verdicts_by_kernel(path)
+    for kernel in kernels:
+        assert gridded[kernel] == enumerated[kernel], kernel

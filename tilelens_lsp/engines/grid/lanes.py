@@ -1,0 +1,90 @@
+"""What an access's mask says about the lanes of a loaded vector, for the grid engine.
+
+vLLM's fused MoE GEMM loads a block of sorted token ids padded with `num_valid_tokens` and reads the
+tokens' rows under `mask=offs_token[:, None] < num_valid_tokens`; the grid engine keeps the loaded
+vector as a per-lane interval over every program (`Itv`), which the padding id takes past the rows.
+Here the enumeration's reading of a mask (`guards.Refiner`: the mask's lane facts, the ops from the
+narrowed vector to the address replayed, every lane of the address reading the very lane its mask
+lane stands for) runs on the grid engine's values with its own handlers. A pointer its loop
+advances by a uniform step is its start narrowed, advanced as the loop advances it (`_for` keeps the
+step). Only the address is narrowed; the mask is what it was.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.enumerate import guards
+from tilelens_lsp.engines.grid import handlers
+from tilelens_lsp.engines.grid.forms import GPtr, Itv, Lin
+from tilelens_lsp.engines.ranges import RangeV
+from tilelens_lsp.engines.values import IntV
+from tilelens_lsp.ttir.reader import Op
+
+if TYPE_CHECKING:
+    from tilelens_lsp.engines.grid.graph import GCtx, GridGraph
+
+
+class LaneRefiner(guards.Refiner):
+    """`guards.Refiner` over the grid engine's values: lane facts about a loaded vector (an `Itv`)."""
+
+    handlers = handlers.HANDLERS
+
+    def refine(self, f: guards.Fact, x: Any, y: Any) -> tuple[Any, np.ndarray | None] | None:
+        """A lane fact about a loaded vector (an `Itv`) narrows it, lane by lane; a per-program scalar
+        is a variable, narrowed by the mask's atoms and by branches instead."""
+        xr, yr = _as_range(x), _as_range(y)
+        if f.group is None or not isinstance(x, Itv) or not isinstance(xr, RangeV) or yr is None:
+            return None
+        with np.errstate(all="ignore"):
+            nx, _ = ranges.refine(xr, f.pred, yr)
+        lo, hi = np.broadcast_arrays(nx.lo[0], nx.hi[0])
+        return Itv(lo.copy(), hi.copy(), x.shape, x.bits), None
+
+    def moved(self, name: str, start_name: str, narrowed: Any) -> Any:
+        """The loop advances `name` by the uniform step its probe found: the narrowed start, advanced."""
+        g = cast("GridGraph", self.g)  # this refiner is built over a grid engine's environment (`access`)
+        step = g.steps.get(name)
+        if step is None:
+            return None
+        d, t, trips, loop = step
+        return handlers.advance(g, narrowed, d, t, trips, loop)
+
+
+def _as_range(v: Any) -> RangeV | IntV | None:
+    """A grid value as the enumeration's: an interval per lane (a leading program axis of one), or a
+    known integer; None for anything else (a form in grid variables is not one number per lane)."""
+    if isinstance(v, Itv) and v.bits > 1 and v.lo.dtype != object and v.hi.dtype != object:
+        return RangeV(np.asarray(v.lo, dtype=np.int64)[None], np.asarray(v.hi, dtype=np.int64)[None], v.bits)
+    if isinstance(v, Lin) and not v.k and v.bits > 1:
+        return IntV(np.asarray(v.c, dtype=np.int64)[None], v.bits)
+    return None
+
+
+def access(g: GridGraph, op: Op, ptr: Any, env: dict[str, Any], ctx: GCtx) -> Any:
+    """The pointer of a masked load or store narrowed by its mask's lane facts; `ptr` where nothing
+    narrows it."""
+    mask_at = 1 if op.name == "tt.load" else 2
+    if g.probing or len(op.operands) <= mask_at or not isinstance(ptr, GPtr) or not isinstance(ptr.off, Itv):
+        return ptr
+    index = g.index()
+    func = index.func_of.get(id(op))
+    if func is None:
+        return ptr
+    facts = [f for f in guards.collect(index.defs[func], env, op.operands[mask_at], True) if f.group is not None]
+    if not facts:
+        return ptr
+    # the refiner is typed for the enumeration's graph and context; here they are the grid engine's,
+    # which its handlers take (`LaneRefiner.handlers`)
+    r = LaneRefiner(cast(Any, g), func, env, cast(Any, ctx), index)
+    if not r.assume(facts):
+        return ptr
+    got = r.value(op.operands[0])
+    if got is None or not isinstance(got[0], GPtr) or got[0].arg != ptr.arg or not isinstance(got[0].off, Itv):
+        return ptr
+    if not r.usable(got[1], tuple(ptr.off.shape)):
+        return ptr
+    return got[0]
