@@ -805,8 +805,11 @@ def _for(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     inner[iv] = ivf
     for name, v, d in zip(carried, inits, steps):
         inner[name] = advance(g, v, d, t, T, op)
-        if d is not None and not g.probing:
-            g.steps[name] = (d, t, T, op)  # a mask on what its start was computed from narrows it (`lanes`)
+        if not g.probing:  # a mask on what its start was computed from narrows it (`lanes`)
+            if d is None:
+                g.steps.pop(name, None)  # this evaluation of the loop has no step: none from an earlier one
+            else:
+                g.steps[name] = (d, t, T, op)
     yielded = g.eval_block(body, inner, GCtx(atoms, ctx.stack, ctx.anyof))
     outs = []
     for v, d, y in zip(inits, steps, yielded):
