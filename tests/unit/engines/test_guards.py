@@ -32,6 +32,7 @@ CLEAN = [
     "token_count_loop.py",
     "while_search_cu_seqlens.py",
     "gather_rows_nested_k_loop.py",
+    "paged_blocks_masked_by_length.py",
 ]
 # twin: (element the witness names, index value it names or None)
 TWINS = {
@@ -44,6 +45,7 @@ TWINS = {
     "token_count_past_slab.py": (128, None),
     "while_search_short_cu_seqlens.py": (4, None),
     "segment_heads_past_end.py": (59, None),
+    "paged_blocks_past_cache.py": (320, None),
 }
 
 

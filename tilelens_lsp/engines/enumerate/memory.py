@@ -101,9 +101,27 @@ def _load(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
                     None if other is None else other.a,
                 )
             ]
+    if info is not None and info.values and ty is not None and ty.is_int and ty.bits > 1:
+        hulled = _masked_by_data(g, op, env, ptr, mask, info.values, ty.bits)
+        if hulled is not None:
+            return [hulled]
     if info is not None:
         return [Opaque("data", f"data loaded from {info.name}", op.loc)]
     return [Opaque("data", "loaded data", op.loc)]
+
+
+def _masked_by_data(g: AccessGraph, op: Op, env, ptr: Value, mask: Value, values, bits: int) -> RangeV | None:
+    """A load of a tensor with declared values under a mask that loaded data decides (`offs_b <
+    num_blocks` with the block count loaded): each lane holds a declared value or `other`, so their
+    hull; None without a known `other` (a masked-off lane's value is then undefined)."""
+    if not (isinstance(mask, Opaque) and mask.why == "data" and isinstance(ptr, (PtrV, PtrSpan))):
+        return None
+    other = g.get(env, op.operands[2]) if len(op.operands) > 2 else None
+    if not isinstance(other, IntV):
+        return None
+    shape = np.broadcast_shapes(ptr.shape() if isinstance(ptr, PtrV) else ptr.lo.shape, other.a.shape)
+    declared = ranges.loaded(values, shape, bits, "", None, None)
+    return ranges.hull(declared, other, bits)
 
 
 @handles("tt.store")
