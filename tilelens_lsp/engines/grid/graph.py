@@ -524,6 +524,9 @@ class GridGraph:
                 s.refusal = Refusal(k, f"the address of this {kind} depends on {message or why}", op.loc)
             return
         s = self.site(op, kind, ptr.arg, ctx)
+        if isinstance(ptr.off, Itv) and s.races_unchecked is None:
+            # per lane, a bound over every program: which programs share an element is not known here
+            s.races_unchecked = f"an address from loaded data, bounded over all {self.P:,} programs at once"
         info = self.m.args[ptr.arg]
         shape = ptr.off.shape
         atoms = ctx.atoms
