@@ -7,7 +7,8 @@ loaded ids as per-lane intervals and bounded the padding id's row past the activ
 the correct kernel is clean with the activations' footprint ending at their last row (the bound is
 the mask's); `<=` for `<` keeps its TL002 on the load and the store at the padding id; and on the
 fixtures of the enumeration's lane facts (a fact reaches an address only through the lanes its mask
-stands for, and through a pointer its loop advances), the forced grid engine gives the same verdicts.
+stands for, and through a pointer its loop advances; a `tl.where` narrows each side on its own lanes),
+the forced grid engine gives the same verdicts.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def test_a_mask_that_lets_the_padding_id_through_keeps_its_possible_out_of_bound
 @pytest.mark.parametrize(
     "name,kernels",
     [
-        ("guard_scopes.py", ["transposed_guard_kernel"]),
+        ("guard_scopes.py", ["transposed_guard_kernel", "where_guard_kernel"]),
         ("loop_guard_kernels.py", ["g_ok", "g_off_by_one", "g_nested", "g_nested_bad"]),
     ],
 )

@@ -95,4 +95,7 @@ def test_a_launch_that_computes_within_its_timeout_is_answered_on_a_loaded_host(
         hog.wait()
         worker.stop()
     assert [launch.status for launch in result.launches] == ["analyzed"]
-    assert elapsed > 3.0  # it did run past the timeout on the clock: the case this guards
+    if elapsed <= 3.0:
+        # the case this guards (past the timeout on the clock) did not occur: where the kernel ignores
+        # CPU affinity (some sandboxes), the worker may get a CPU of its own; said, never passed as tested
+        pytest.skip(f"the worker was not slowed past its timeout on the clock ({elapsed:.1f} s): no loaded host here")

@@ -433,6 +433,10 @@ def _select(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     if not np.any(c.may):
         return [b]
     if _ints(a, b):
+        from tilelens_lsp.engines.grid import lanes
+
+        if isinstance(a, Itv) or isinstance(b, Itv):  # loaded data: each side narrowed by the condition
+            a, b = lanes.select_sides(g, op, env, ctx)
         bits = op.result_types[0].bits
         alo, ahi = g.bounds(a)
         blo, bhi = g.bounds(b)

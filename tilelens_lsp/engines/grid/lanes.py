@@ -7,7 +7,8 @@ Here the enumeration's reading of a mask (`guards.Refiner`: the mask's lane fact
 narrowed vector to the address replayed, every lane of the address reading the very lane its mask
 lane stands for) runs on the grid engine's values with its own handlers. A pointer its loop
 advances by a uniform step is its start narrowed, advanced as the loop advances it (`_for` keeps the
-step). Only the address is narrowed; the mask is what it was.
+step). Only the address is narrowed; the mask is what it was. A `tl.where` of loaded data reads its
+condition the same way, each side on the lanes the condition gives it (`select_sides`).
 """
 
 from __future__ import annotations
@@ -88,3 +89,23 @@ def access(g: GridGraph, op: Op, ptr: Any, env: dict[str, Any], ctx: GCtx) -> An
     if not r.usable(got[1], tuple(ptr.off.shape)):
         return ptr
     return got[0]
+
+
+def select_sides(g: GridGraph, op: Op, env: dict[str, Any], ctx: GCtx) -> tuple[Any, Any]:
+    """`tl.where(c, a, b)` on loaded data: `a` narrowed by what `c` says of the lanes where it holds,
+    `b` by what its negation says; each side as it is where nothing narrows it."""
+    sides = [env.get(op.operands[1]), env.get(op.operands[2])]
+    index = g.index()
+    func = index.func_of.get(id(op))
+    if g.probing or func is None:
+        return sides[0], sides[1]
+    shape = tuple(op.result_types[0].shape) if op.result_types else ()
+    for i, polarity in ((0, True), (1, False)):
+        facts = [f for f in guards.collect(index.defs[func], env, op.operands[0], polarity) if f.group is not None]
+        r = LaneRefiner(cast(Any, g), func, env, cast(Any, ctx), index)
+        if not facts or not r.assume(facts):
+            continue
+        got = r.value(op.operands[1 + i])
+        if got is not None and isinstance(got[0], (Itv, Lin)) and r.usable(got[1], shape):
+            sides[i] = got[0]
+    return sides[0], sides[1]
