@@ -173,7 +173,8 @@ class GridGraph:
         raise NotGrid("a branch condition the grid engine does not follow")
 
     def edge_values(self, term: Op, polarity: bool, env: dict[str, Any], ctx: GCtx) -> dict[str, Any]:
-        """Values narrowed on the edge of `cf.cond_br` taken when its condition is `polarity` (`branches`)."""
+        """Values narrowed where the condition of `term` (a `cf.cond_br`, or an `scf.if` for the side it
+        runs) is `polarity` (`branches`)."""
         if self.probing:
             return {}
         return branches.edge_values(self, term, term.operands[0], polarity, env)

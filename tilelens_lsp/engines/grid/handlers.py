@@ -740,7 +740,7 @@ def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         then_ctx = else_ctx = ctx
     else:
         raise NotGrid("a branch condition the grid engine does not follow")
-    then_v = g.eval_block(then_b, {**env, **_side(g, op, True, env)}, then_ctx) if may else None
+    then_v = g.eval_block(then_b, {**env, **g.edge_values(op, True, env, ctx)}, then_ctx) if may else None
     if not may:
         g.mark_unreachable(then_b, ctx)
     else_v = None
@@ -748,7 +748,7 @@ def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         if must:
             g.mark_unreachable(else_b, ctx)
         else:
-            else_v = g.eval_block(else_b, {**env, **_side(g, op, False, env)}, else_ctx)
+            else_v = g.eval_block(else_b, {**env, **g.edge_values(op, False, env, ctx)}, else_ctx)
     if then_v is None:
         return else_v or []
     if else_v is None:
@@ -759,15 +759,6 @@ def _if(g: GridGraph, op: Op, env, ctx) -> list[Any]:
             for t, e in zip(then_v, else_v)
         ]
     return [join_values(g, t, e, op) for t, e in zip(then_v, else_v)]
-
-
-def _side(g: GridGraph, op: Op, polarity: bool, env) -> dict[str, Any]:
-    """The values a side of `scf.if` sees narrowed by its condition (`branches`)."""
-    if g.probing:
-        return {}
-    from tilelens_lsp.engines.grid import branches
-
-    return branches.edge_values(g, op, op.operands[0], polarity, env)
 
 
 def _same(a, b) -> bool:

@@ -65,47 +65,45 @@ def _as_range(v: Any) -> RangeV | IntV | None:
     return None
 
 
+def _narrowed(
+    g: GridGraph, op: Op, cond: str, polarity: bool, name: str, shape: tuple[int, ...], env: dict[str, Any], ctx: GCtx
+) -> Any:
+    """`name` narrowed by the lane facts of the i1 `cond` being `polarity`, where every lane of it reads
+    the very lane its condition stands for; None where nothing narrows it."""
+    index = g.index()
+    func = index.func_of.get(id(op))
+    if g.probing or func is None:
+        return None
+    facts = [f for f in guards.collect(index.defs[func], env, cond, polarity) if f.group is not None]
+    # the refiner is typed for the enumeration's graph and context; here they are the grid engine's,
+    # which its handlers take (`LaneRefiner.handlers`)
+    r = LaneRefiner(cast(Any, g), func, env, cast(Any, ctx), index)
+    if not facts or not r.assume(facts):
+        return None
+    got = r.value(name)
+    if got is None or not r.usable(got[1], shape):
+        return None
+    return got[0]
+
+
 def access(g: GridGraph, op: Op, ptr: Any, env: dict[str, Any], ctx: GCtx) -> Any:
     """The pointer of a masked load or store narrowed by its mask's lane facts; `ptr` where nothing
     narrows it."""
     mask_at = 1 if op.name == "tt.load" else 2
-    if g.probing or len(op.operands) <= mask_at or not isinstance(ptr, GPtr) or not isinstance(ptr.off, Itv):
+    if len(op.operands) <= mask_at or not isinstance(ptr, GPtr) or not isinstance(ptr.off, Itv):
         return ptr
-    index = g.index()
-    func = index.func_of.get(id(op))
-    if func is None:
+    got = _narrowed(g, op, op.operands[mask_at], True, op.operands[0], tuple(ptr.off.shape), env, ctx)
+    if not isinstance(got, GPtr) or got.arg != ptr.arg or not isinstance(got.off, Itv):
         return ptr
-    facts = [f for f in guards.collect(index.defs[func], env, op.operands[mask_at], True) if f.group is not None]
-    if not facts:
-        return ptr
-    # the refiner is typed for the enumeration's graph and context; here they are the grid engine's,
-    # which its handlers take (`LaneRefiner.handlers`)
-    r = LaneRefiner(cast(Any, g), func, env, cast(Any, ctx), index)
-    if not r.assume(facts):
-        return ptr
-    got = r.value(op.operands[0])
-    if got is None or not isinstance(got[0], GPtr) or got[0].arg != ptr.arg or not isinstance(got[0].off, Itv):
-        return ptr
-    if not r.usable(got[1], tuple(ptr.off.shape)):
-        return ptr
-    return got[0]
+    return got
 
 
 def select_sides(g: GridGraph, op: Op, env: dict[str, Any], ctx: GCtx) -> tuple[Any, Any]:
     """`tl.where(c, a, b)` on loaded data: `a` narrowed by what `c` says of the lanes where it holds,
     `b` by what its negation says; each side as it is where nothing narrows it."""
-    sides = [env.get(op.operands[1]), env.get(op.operands[2])]
-    index = g.index()
-    func = index.func_of.get(id(op))
-    if g.probing or func is None:
-        return sides[0], sides[1]
     shape = tuple(op.result_types[0].shape) if op.result_types else ()
-    for i, polarity in ((0, True), (1, False)):
-        facts = [f for f in guards.collect(index.defs[func], env, op.operands[0], polarity) if f.group is not None]
-        r = LaneRefiner(cast(Any, g), func, env, cast(Any, ctx), index)
-        if not facts or not r.assume(facts):
-            continue
-        got = r.value(op.operands[1 + i])
-        if got is not None and isinstance(got[0], (Itv, Lin)) and r.usable(got[1], shape):
-            sides[i] = got[0]
+    sides = []
+    for name, polarity in ((op.operands[1], True), (op.operands[2], False)):
+        got = _narrowed(g, op, op.operands[0], polarity, name, shape, env, ctx)
+        sides.append(got if isinstance(got, (Itv, Lin)) else env.get(name))
     return sides[0], sides[1]
