@@ -7,6 +7,7 @@ program (`AccessGraph.run_programs`) for the lane, iteration and element the enu
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -23,6 +24,47 @@ if TYPE_CHECKING:
     from tilelens_lsp.engines.values import LaunchModel
 
 RACE_SHARE = 64  # per-program footprints for the race check get budget / this, in all
+SOLVED_KEPT_BYTES = 64 << 20  # what the process keeps of solved images (problems and answers), across analyses
+
+
+class SolvedImages:
+    """Solved box problems, kept across analyses in one process, least recently used out first.
+
+    A save that edits one line of a kernel leaves most of its accesses' problems as they were (same
+    program rows, strides, extents and constraints, compared byte for byte): their images are taken
+    from here instead of solved again, which is most of the summary's time on a large launch. Each
+    answer keeps the work its solve spent, charged again on every use, so an analysis reaches the
+    same budget verdict whether or not its images were kept. The arrays are read-only."""
+
+    def __init__(self, limit: int = SOLVED_KEPT_BYTES) -> None:
+        self.limit = limit
+        self.kept: OrderedDict[tuple, tuple[np.ndarray, np.ndarray, int]] = OrderedDict()
+        self.size = 0
+
+    def get(self, key: tuple) -> tuple[np.ndarray, np.ndarray, int] | None:
+        hit = self.kept.get(key)
+        if hit is not None:
+            self.kept.move_to_end(key)
+        return hit
+
+    def put(self, key: tuple, starts: np.ndarray, ends: np.ndarray, work: int) -> None:
+        size = _nbytes(key, starts, ends)
+        if size > self.limit // 2 or key in self.kept:
+            return
+        starts.flags.writeable = False
+        ends.flags.writeable = False
+        self.kept[key] = (starts, ends, work)
+        self.size += size
+        while self.size > self.limit:
+            old_key, (old_starts, old_ends, _) = self.kept.popitem(last=False)
+            self.size -= _nbytes(old_key, old_starts, old_ends)
+
+
+def _nbytes(key: tuple, starts: np.ndarray, ends: np.ndarray) -> int:
+    return starts.nbytes + ends.nbytes + sum(len(part) for part in key if isinstance(part, bytes))
+
+
+SOLVED = SolvedImages()
 
 
 def programs_apart(bases: np.ndarray, coef: np.ndarray, ext: np.ndarray) -> bool:
@@ -105,6 +147,7 @@ class SummaryFootprints:
     to_tag: list
     to_image: list
     race_work: int
+    work: int
     _images: dict[tuple, tuple[np.ndarray, np.ndarray]]
     unfollowable: Callable[[Any], bool]
     spend: Callable[[int], None]
@@ -268,7 +311,15 @@ class SummaryFootprints:
         hit = self._images.get(key)  # loads and stores of one tile share their problem
         if hit is not None:
             return hit
-        self._images[key] = out = self._solve(rows, coef, ext, C)
+        kept = SOLVED.get(key)
+        if kept is not None:
+            starts, ends, work = kept
+            self.spend(work)
+        else:
+            before = self.work
+            starts, ends = self._solve(rows, coef, ext, C)
+            SOLVED.put(key, starts, ends, self.work - before)
+        self._images[key] = out = (starts, ends)
         return out
 
     def _solve(self, rows: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
