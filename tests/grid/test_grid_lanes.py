@@ -67,3 +67,17 @@ def test_the_grid_engine_reads_lane_facts_as_the_enumeration_does(name, kernels,
     gridded = verdicts_by_kernel(path)
     for kernel in kernels:
         assert gridded[kernel] == enumerated[kernel], kernel
+
+
+@pytest.mark.parametrize("engine", ["auto", "grid"])
+def test_a_cache_filled_through_a_declared_slot_mapping_says_why_its_races_were_not_checked(engine, monkeypatch):
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    launch = _launch(KERNELS / "kv_cache_scatter.py")
+    assert (launch.status, launch.diagnostics) == ("analyzed", ())
+    (cache,) = [a for a in launch.accesses if a.pointer == "cache_ptr"]
+    assert cache.elements == ((0, 60000 * 16 * 8 * 128),) and not cache.exact
+    # the values are declared: the note never asks for them, and names the smaller launch that checks
+    (note,) = [n for n in launch.notes if n.startswith("races on cache_ptr not checked")]
+    assert "a smaller launch checks them" in note and ".values" not in note, note
+    if engine == "grid":  # the slot's quotient and remainder address the store
+        assert "an address from loaded data, bounded over all 8,192 programs at once" in note, note

@@ -71,12 +71,12 @@ class RaceClient(IRClient):
             dropped = next((s.races_unchecked for s in mine if s.races_unchecked), None)
             runs = sum(int(a.size) for s in mine if s.tagged is not None for a, _, _ in s.tagged)
             if dropped is None and runs > RACE_RUNS:
-                dropped = f"{runs:,} per-program runs, more than the {RACE_RUNS:,} this check sorts"
-            if dropped is not None:
-                out.notes.append(
-                    f"races on {arg} not checked: the footprints to compare are too large ({dropped}); "
-                    "a smaller launch checks them"
+                dropped = (
+                    f"the footprints to compare are too large ({runs:,} per-program runs, more than the "
+                    f"{RACE_RUNS:,} this check sorts)"
                 )
+            if dropped is not None:
+                out.notes.append(f"races on {arg} not checked: {dropped}; a smaller launch checks them")
                 continue
             unknown = [s for s in mine if s.tagged is None or not s.exact]
             if unknown:

@@ -274,7 +274,9 @@ class SiteRecorder:
             self.bound_entries += int(lo.size)
             if self.bound_entries > BOUND_ENTRIES:
                 site.bounds = None
-                site.races_unchecked = f"more than {BOUND_ENTRIES:,} per-lane bounds in this launch"
+                site.races_unchecked = (
+                    f"the footprints to compare are too large (more than {BOUND_ENTRIES:,} per-lane bounds in this launch)"
+                )
             else:
                 progs, lanes = np.nonzero(m.reshape(self.P, -1))
                 site.bounds.append((lo, hi + 1, progs + self.pid_base, lanes))
@@ -409,7 +411,9 @@ class SiteRecorder:
             for other in self.sites.values():
                 if other.tagged is not None:
                     other.tagged = None
-                    other.races_unchecked = f"more than {KEPT_RUNS:,} per-program runs in this launch"
+                    other.races_unchecked = (
+                        f"the footprints to compare are too large (more than {KEPT_RUNS:,} per-program runs in this launch)"
+                    )
 
     def _axis_step(self, term: np.ndarray, axis: int) -> int | None:
         """The uniform step of `term` along `axis` (0 when constant), None when it is not uniform."""

@@ -500,6 +500,26 @@ class GridGraph:
 
     # -- accesses
 
+    def bounded_address(self, off) -> str | None:
+        """Why an address's per-program footprint is a bound over every program (for the race note):
+        it comes from loaded data, or from a per-program value known only by its range; None when it
+        is a function of the program's coordinates and loop iterations alone."""
+        if isinstance(off, Itv):
+            source = "loaded data"
+        else:
+            names = {x for x, _ in off.k if x in self.derived}
+            if not names:
+                return None
+            source = "loaded data" if any(self.from_declared(x) for x in names) else "a per-program value known by its range"
+        return f"an address from {source}, bounded over all {self.P:,} programs at once"
+
+    def from_declared(self, x: str) -> bool:
+        """`x` stands for a scalar loaded from a tensor of declared values, or for a quotient or
+        remainder of one."""
+        if x in self.declared:
+            return True
+        return any(x in (q, r) and self.from_declared(v) for v, _, q, r in self.parts)
+
     def site(self, op: Op, kind: str, arg: str, ctx: GCtx) -> SiteResult:
         key = (id(op), ctx.stack, arg)
         s = self.sites.get(key)
@@ -525,9 +545,9 @@ class GridGraph:
                 s.refusal = Refusal(k, f"the address of this {kind} depends on {message or why}", op.loc)
             return
         s = self.site(op, kind, ptr.arg, ctx)
-        if isinstance(ptr.off, Itv) and s.races_unchecked is None:
+        if s.races_unchecked is None:
             # per lane, a bound over every program: which programs share an element is not known here
-            s.races_unchecked = f"an address from loaded data, bounded over all {self.P:,} programs at once"
+            s.races_unchecked = self.bounded_address(ptr.off)
         info = self.m.args[ptr.arg]
         shape = ptr.off.shape
         atoms = ctx.atoms
