@@ -32,10 +32,11 @@ from tilelens_lsp.pipeline import Imports, WarmState, analyze_path  # noqa: E402
 
 
 def verdicts(result) -> list:
-    return [
-        (launch.status, launch.engine, [d.code for d in launch.diagnostics], [(a.pointer, a.elements) for a in launch.accesses])
-        for launch in result.launches
-    ]
+    out = []
+    for launch in result.launches:
+        accesses = [(a.pointer, a.elements) for a in launch.accesses]
+        out.append((launch.status, launch.engine, [d.code for d in launch.diagnostics], accesses))
+    return out
 
 
 def measure(size: int, saves: int) -> tuple[float, float, bool]:
@@ -69,7 +70,8 @@ def main() -> int:
     print("|---|---|---|---|---|")
     for size in (int(s) for s in args.sizes.split(",")):
         kept, dropped, same = measure(size, args.saves)
-        print(f"| {size}³ | {kept * 1000:.1f} ms | {dropped * 1000:.1f} ms | {dropped / kept:.2f}× | {'yes' if same else 'NO'} |")
+        agree = "yes" if same else "NO"
+        print(f"| {size}³ | {kept * 1000:.1f} ms | {dropped * 1000:.1f} ms | {dropped / kept:.2f}× | {agree} |")
     return 0
 
 
