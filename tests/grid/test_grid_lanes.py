@@ -81,3 +81,17 @@ def test_a_cache_filled_through_a_declared_slot_mapping_says_why_its_races_were_
     assert "a smaller launch checks them" in note and ".values" not in note, note
     if engine == "grid":  # the slot's quotient and remainder address the store
         assert "an address from loaded data, bounded over all 8,192 programs at once" in note, note
+
+
+@pytest.mark.parametrize("engine", ["auto", "grid"])
+def test_a_slot_past_the_cache_is_shown_at_that_slot_writing_the_first_element_past_the_cache(engine, monkeypatch):
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    path = KERNELS / "kv_cache_scatter_past_cache.py"
+    launch = _launch(path)
+    (found,) = [d for d in launch.diagnostics if d.code in ("TL001", "TL002")]
+    slots, cache = 60000 * 16, 60000 * 16 * 8 * 128
+    # before: "program (0, 0, 0), lane [0] writes element 983055360", the bound of block and offset
+    # taken apart (the last block's last offset), which no slot gives, and no slot named
+    assert (found.code, found.line) == ("TL002", line_of(path, "tl.store(cache_ptr"))
+    assert (found.witness.value, found.witness.element) == (slots, cache), found.message
+    assert f"when slots_ptr holds {slots}" in found.message and f"writes element {cache} " in found.message

@@ -290,8 +290,10 @@ def _binary(name: str, a, b, bits: int) -> RangeV | None:
         if ranged_b or (b.a <= 0).any():
             return None
         m = b.a - 1
-        if ((alo >= 0) & (ahi <= m)).all():
-            return RangeV(alo, ahi, bits, undef, src)
+        if ((alo >= 0) & (alo // b.a == ahi // b.a)).all():
+            # one quotient for the whole range (a range below the divisor, or one value): the remainder
+            # grows with the value, so its ends are the ends' remainders
+            return RangeV(alo % b.a, ahi % b.a, bits, undef, src)
         if (alo >= 0).all() or name == "arith.remui" and (alo >= 0).all():
             return RangeV(np.zeros_like(alo), np.broadcast_to(m, alo.shape).copy(), bits, undef)
         if name == "arith.remsi":

@@ -17,7 +17,7 @@ import os
 from collections import Counter
 from typing import Protocol
 
-from tilelens_lsp.engines import accounting
+from tilelens_lsp.engines import accounting, pinned
 from tilelens_lsp.engines.affine import AffineGraph, NotAffine, OutOfBoundsFound
 from tilelens_lsp.engines.enumerate import AccessGraph
 from tilelens_lsp.engines.grid import GridGraph, NotGrid
@@ -104,8 +104,11 @@ def wants_grid(model: LaunchModel) -> bool:
 
 
 def analyze(model: LaunchModel) -> Answer:
-    """`choose`'s engine, with its name and notes."""
-    return _answer(choose(model))
+    """`choose`'s engine, with its name and notes; a possible out-of-bounds through loaded data shown
+    at a declared value where one shows it (`pinned`)."""
+    engine = choose(model)
+    pinned.show_at_declared_values(model, engine.sites)
+    return _answer(engine)
 
 
 def choose(model: LaunchModel) -> Engine:

@@ -57,7 +57,12 @@ def _verdicts(path: Path, monkeypatch) -> list[tuple]:
 
 
 def _iterations(path: Path, monkeypatch) -> list[tuple]:
-    return [(d.code, d.witness and d.witness.iteration) for l in _analyse(path, monkeypatch).launches for d in l.diagnostics]
+    """Per diagnostic: its code, line, and its witness's loop iteration and declared value."""
+    return [
+        (d.code, d.line, d.witness and d.witness.iteration, d.witness and d.witness.value)
+        for launch in _analyse(path, monkeypatch).launches
+        for d in launch.diagnostics
+    ]
 
 
 @pytest.mark.parametrize("path", RANGED_LOOPS, ids=lambda p: p.name)
@@ -70,16 +75,19 @@ def test_summing_a_ranged_loop_up_gives_what_following_it_gives(path, monkeypatc
 
 
 def test_a_summed_up_loop_names_no_iteration_in_its_witness(monkeypatch):
-    """The witness of a summed-up access stands for every iteration (and shows the sum was taken)."""
+    """The witness of a summed-up access stands for every iteration (and shows the sum was taken),
+    unless its program evaluated at a declared value shows it (`engines/pinned.py`): then it is that
+    evaluation's witness, iteration and value, the one following the loop finds too."""
     followed = _iterations(KERNELS, monkeypatch)
     monkeypatch.setattr(control, "FOLLOW_LIMIT", 0)
     summed = _iterations(KERNELS, monkeypatch)
-    assert ("TL002", (32,)) in followed and ("TL002", None) in summed
+    first = line_of(KERNELS, "def index_for_kernel(") + 6  # its first loop's load: a witness of each kind
+    assert ("TL002", first, (32,), 33) in followed and ("TL002", first, None, None) in summed
     # every for loop's TL002 is summed up, the one whose step the loop computes (K * H) included
-    assert [it for code, it in summed if code == "TL002" and it] == [
-        it for code, it in followed if code == "TL002" and it and it == (0,)
-    ]
-    assert sorted(code for code, _ in followed) == sorted(code for code, _ in summed)
+    named = [(line, it, value) for code, line, it, value in summed if code == "TL002" and it]
+    assert named and all(value is not None for _, _, value in named)
+    assert all(("TL002", line, it, value) in followed for line, it, value in named)
+    assert sorted(code for code, *_ in followed) == sorted(code for code, *_ in summed)
 
 
 def _within(inner: list[tuple], outer: list[tuple]) -> bool:

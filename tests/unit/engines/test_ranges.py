@@ -95,3 +95,13 @@ def test_a_masked_load_without_other_leaves_its_masked_off_lanes_undefined():
     assert r.undef.tolist() == [[False, False, True, True]]
     with_other = ranges.loaded(((0, 10),), (1, 4), 32, "ids", np.array([[True, False, True, False]]), np.array([-1]))
     assert with_other.undef is None and with_other.lo.tolist() == [[0, -1, 0, -1]]
+
+
+def test_the_remainder_of_a_range_within_one_quotient_is_the_ends_remainders_and_keeps_its_source():
+    # a paged cache's slot 1600..1603 in blocks of 16: offsets 0..3 of block 100, from slots 1600..1603
+    slot = ranges.RangeV(np.array([1600]), np.array([1603]), 64, None, (np.array([1600]), np.array([1603]), "slots"))
+    out = ranges.binary("arith.remsi", slot, IntV(np.array([16]), 64), 64)
+    assert (out.lo.tolist(), out.hi.tolist(), out.src[2]) == ([0], [3], "slots")
+    across = ranges.RangeV(np.array([1598]), np.array([1603]), 64)  # two quotients: any remainder
+    out = ranges.binary("arith.remsi", across, IntV(np.array([16]), 64), 64)
+    assert (out.lo.tolist(), out.hi.tolist()) == ([0], [15])
