@@ -68,6 +68,10 @@ class RaceClient(IRClient):
                 continue
             for site in mine:
                 site.fill_tagged()  # the per-program runs an engine left until they were needed
+            met = next((s for s in mine if s.meets is not None), None)
+            if met is not None:  # two programs evaluated at one declared value store one element
+                out.diagnostics.append(self._met_diagnostic(analysis, met))
+                continue
             dropped = next((s.races_unchecked for s in mine if s.races_unchecked), None)
             runs = sum(int(a.size) for s in mine if s.tagged is not None for a, _, _ in s.tagged)
             if dropped is None and runs > RACE_RUNS:
@@ -162,6 +166,26 @@ class RaceClient(IRClient):
             column=where["column"],
             stack=stack,
             witness=Witness(tuple(pid), tuple(race["lanes"][0]), tuple(it) if it else None, race["element"], None),
+            kind=self.name,
+        )
+
+    def _met_diagnostic(self, analysis: LaunchAnalysis, site) -> Diagnostic:
+        element, a, b, value, tensor = site.meets
+        stack = analysis.stack_of(site.loc, site.call_stack)
+        where = frame_fields(stack)
+        pa, pb = analysis.program(a), analysis.program(b)
+        return Diagnostic(
+            code="TL006",
+            message=(
+                f"possible race: programs {pa} and {pb} both store element {element} of {site.arg} (line "
+                f"{where['line']}) without an atomic when every element of {tensor} holds {value}, a value "
+                "in its declared range; use an atomic (tl.atomic_add) if they can meet, or suppress with "
+                "`# tilelens: ignore[TL006]` if those values never repeat"
+            ),
+            line=where["line"],
+            column=where["column"],
+            stack=stack,
+            witness=Witness(pa, (), None, int(element), value),
             kind=self.name,
         )
 

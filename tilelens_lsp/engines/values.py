@@ -224,6 +224,9 @@ class SiteResult:
     per_program: Any = None  # the grid engine's symbolic per-program footprint (grid.PerProgram), for races
     # why `tagged` or `bounds` was dropped to bound memory (too many of them kept), for the race note
     races_unchecked: str | None = None
+    # two programs that store one element at one declared value of the data (a possible race, TL006):
+    # element, the two linear program indices, the value and the tensor it fills (`engines/pinned.py`)
+    meets: tuple[int, int, int, int, str] | None = None
     # proven from the address form: no element of this site is touched by two programs
     programs_apart: bool = False
     # fills `tagged` when the race check needs it: left by an engine that proved `programs_apart`, since
