@@ -93,7 +93,11 @@ _TABLE = (
         "value ranges of index tensors (`i32[N].values(0, M)`) to get an exact answer, or suppress the line "
         "with `# tilelens: ignore[TL002]` once you have checked it.",
         "A definite TL001 needs a witness evaluated concretely; a bound that leaves the storage without one "
-        "is this warning. The message names the index value or the bound that leaves the storage.",
+        "is this warning. The message names the index value or the bound that leaves the storage. Where the "
+        "address comes from the one tensor of the launch with declared values, its witness is the program "
+        "evaluated again with every element of that tensor at the end of its range: `when slot_mapping holds "
+        "960000, writes element 983040000` is what that data does, not an end of the bound (a block `slot // "
+        "16` and an offset `slot % 16` taken apart would give an element no single slot reaches).",
     ),
     Code(
         "TL003",
@@ -153,7 +157,13 @@ _TABLE = (
         "Check that the data really gives each program its own elements (a histogram needs `tl.atomic_add`), "
         "narrow the declared value ranges, or suppress the line with `# tilelens: ignore[TL006]` once you "
         "have checked it.",
-        "TL005 stays the definite verdict, with a witness evaluated concretely; TL006 is what a bound can say.",
+        "TL005 stays the definite verdict, with a witness evaluated concretely; TL006 is what a bound can say. "
+        "At sizes where the footprints are one bound over every program (the grid engine), or past what the "
+        "race check keeps per lane, a store addressed through the launch's one tensor of declared values is "
+        "decided by two programs evaluated with every element of that tensor at one value of its range: "
+        "where they store one element, that is the TL006 and its witness (`programs (0, 0, 0) and (1, 0, 0) "
+        "both store element 491518976 of cache_ptr ... when every element of slots_ptr holds 479999`); where "
+        "they do not, the launch keeps its note that races were not checked.",
     ),
     Code(
         "TL010",
