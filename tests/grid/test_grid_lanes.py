@@ -111,3 +111,16 @@ def test_a_slot_past_the_cache_is_shown_at_that_slot_writing_the_first_element_p
     assert (found.code, found.line) == ("TL002", line_of(path, "tl.store(cache_ptr"))
     assert (found.witness.value, found.witness.element) == (slots, cache), found.message
     assert f"when slots_ptr holds {slots}" in found.message and f"writes element {cache} " in found.message
+
+
+def test_a_segment_found_by_counting_its_ends_is_bounded_at_a_serving_size():
+    # before: refused (`tt.reduce is not modelled`; in the enumeration, an address from a comparison)
+    path = KERNELS / "segment_by_count_serving.py"
+    launch = _launch(path)
+    assert (launch.engine, launch.status, launch.diagnostics) == ("grid", "analyzed", ())
+    (out,) = [a for a in launch.accesses if a.pointer == "out_ptr"]
+    assert out.elements == ((0, 32),)
+    bad = KERNELS / "segment_by_count_serving_off_by_one.py"
+    (found,) = _launch(bad).diagnostics
+    assert (found.code, found.line, found.witness.element) == ("TL002", line_of(bad, "tl.atomic_add("), 32)
+    assert "when cu_ptr holds 0" in found.message, found.message

@@ -7,6 +7,7 @@ through interval arithmetic; anything built from loaded data stays opaque.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -180,6 +181,9 @@ def _cast(kind: str):
             if not ty.is_int or ty.bits < 2 or (kind == "zext" and (v.lo < 0).any()) or not ranges.fits(v, ty.bits):
                 return [Opaque("data", f"{op.name} of a loaded index", op.loc)]
             return [RangeV(v.lo, v.hi, ty.bits, v.undef, v.src, v.decl, v.segment)]
+        widened = _widened_condition(v, op, ty, kind) if ctx.exact else None
+        if widened is not None:
+            return [widened]
         if not isinstance(v, IntV):
             return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of a pointer", op.loc)]
         if not ty.is_int:
@@ -194,6 +198,22 @@ def _cast(kind: str):
         return [IntV(wrap(a, ty.bits), ty.bits)]
 
     return handler
+
+
+def _widened_condition(v: Value, op: Op, ty: Type, kind: str) -> RangeV | None:
+    """A condition on loaded data widened to an integer (`(ends <= pid).to(tl.int32)`, counted with
+    `tl.sum` to find a segment): 0 on lanes where it cannot hold, else 0 or 1 (-1 or 0 sign-extended).
+    Only a condition (an i1 whose lanes that may hold are known): a boolean whatever the data. Not
+    inside a loop run as the hull of its iterations (`ctx.exact` false): a count there would be
+    bounded by every iteration's lanes at once, looser than any one iteration's."""
+    if not (isinstance(v, Opaque) and v.why == "data" and isinstance(v.bound, IntV) and v.bound.bits == 1):
+        return None
+    source = op.text.split(" to ")[0]  # `%c : tensor<32xi1> to tensor<32xi32>`: widened from i1
+    if not re.search(r"(?:\bi1\b|xi1>)", source) or not ty.is_int or ty.bits < 2 or op.name == "arith.trunci":
+        return None
+    may = v.bound.a.astype(np.int64)
+    zero = np.zeros_like(may)
+    return RangeV(zero, may, ty.bits) if kind == "zext" else RangeV(-may, zero, ty.bits)
 
 
 for _name in ("arith.extsi", "arith.trunci", "arith.index_cast"):

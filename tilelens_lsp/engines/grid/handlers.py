@@ -928,16 +928,27 @@ def _reduce(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         and len(vals) == 1
         and isinstance(vals[0], INT)
         and len(combine) == 1
-        and combine[0] in ("arith.maxsi", "arith.minsi")
+        and combine[0] in ("arith.maxsi", "arith.minsi", "arith.addi")
         and axis_m
     ):
         v = vals[0]
         lo, hi = g.bounds(v)
         axis = int(axis_m.group(1))
         shape = op.result_types[0].shape
-        fn = np.max if combine[0] == "arith.maxsi" else np.min
+        # maxima and minima end by end; a sum too (`tl.sum` of a widened comparison counts the lanes
+        # where it may hold), unless it may leave its width
+        reductions: dict[str, Callable[..., np.ndarray]] = {
+            "arith.maxsi": np.max,
+            "arith.minsi": np.min,
+            "arith.addi": np.sum,
+        }
+        fn = reductions[combine[0]]
         full = v.shape
-        return [Itv(fn(np.broadcast_to(lo, full), axis=axis), fn(np.broadcast_to(hi, full), axis=axis), shape, v.bits)]
+        with np.errstate(all="ignore"):
+            r_lo = fn(np.broadcast_to(lo, full).astype(np.int64), axis=axis)
+            r_hi = fn(np.broadcast_to(hi, full).astype(np.int64), axis=axis)
+        out = Itv(r_lo, r_hi, shape, v.bits)
+        return [out if combine[0] != "arith.addi" or g.fits(out, v.bits) else top(shape, v.bits)]
     return [
         _opaque(*vals)
         if any(isinstance(v, Opaque) for v in vals)
