@@ -1007,6 +1007,27 @@ MUTATIONS: list[Mutation] = [
         "    return radix_apart(rest, ivs[-1][1] - ivs[-1][0] + 1)",
         "programs told apart per remainder are spread by the last remainder's span, not the hull of all of them",
     ),
+    M(
+        "widened-condition-always-false",
+        "engines/enumerate/arith.py",
+        '    return RangeV(zero, may, ty.bits) if kind == "zext" else RangeV(-may, zero, ty.bits)\n',
+        "    return RangeV(zero, zero, ty.bits)\n",
+        "a comparison of loaded data widened to an integer counts as 0 wherever it may hold",
+    ),
+    M(
+        "remainder-one-quotient-any",
+        "engines/ranges.py",
+        "        if ((alo >= 0) & (alo // b.a == ahi // b.a)).all():\n",
+        "        if (alo >= 0).all():\n",
+        "the remainder of any non-negative range is taken as the remainders of its ends",
+    ),
+    M(
+        "pinned-race-any-element",
+        "engines/pinned.py",
+        "        if lo < hi:\n            return int(lo)\n",
+        "        if True:\n            return int(lo)\n",
+        "two programs evaluated at one declared value meet at the first pair of runs, overlapping or not",
+    ),
 ]
 
 
