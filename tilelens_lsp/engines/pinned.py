@@ -46,7 +46,7 @@ def show_at_declared_values(model: LaunchModel, sites: dict[tuple, SiteResult]) 
     }
     by_program: dict[int, list[tuple]] = {}
     for key, site in todo.items():
-        by_program.setdefault(_linear(model, site.oob["pid"]), []).append(key)  # type: ignore[index]
+        by_program.setdefault(model.program_index(*site.oob["pid"]), []).append(key)  # type: ignore[index]
     (info,) = declared
     assert info.values is not None
     ends = dict.fromkeys((info.values[-1][1] - 1, info.values[0][0]))  # highest first
@@ -84,7 +84,7 @@ def show_meeting_stores(model: LaunchModel, sites: dict[tuple, SiteResult]) -> N
         if graph is None:
             continue
         for key in [k for k in keys if k in graph.sites]:
-            element = _shared_element(graph.sites[key], model.args[sites[key].arg])
+            element = shared_element(graph.sites[key], model.args[sites[key].arg])
             if element is not None:
                 sites[key].meets = (element, 0, 1, value, info.name)
                 keys.remove(key)
@@ -92,11 +92,11 @@ def show_meeting_stores(model: LaunchModel, sites: dict[tuple, SiteResult]) -> N
             return
 
 
-def _shared_element(site: SiteResult, storage: ArgInfo) -> int | None:
+def shared_element(site: SiteResult, storage: ArgInfo) -> int | None:
     """The lowest element of the argument's storage that programs 0 and 1 both store at this site, from
     a run of those two programs where every lane touched one element; None where they share none or a
     lane's element is a bound."""
-    if not _one_element_per_lane(site):
+    if not one_element_per_lane(site):
         return None
     runs: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {0: ([], []), 1: ([], [])}
     if site.tagged:
@@ -155,20 +155,15 @@ def _evaluate(model: LaunchModel, info: ArgInfo, value: int, program: int, keys:
     out = {}
     for key in keys:
         real = graph.sites.get(key)
-        if real is not None and real.oob is not None and _one_element_per_lane(real):
+        if real is not None and real.oob is not None and one_element_per_lane(real):
             out[key] = real.oob
     return out
 
 
-def _one_element_per_lane(site: SiteResult) -> bool:
+def one_element_per_lane(site: SiteResult) -> bool:
     """Every lane of the site touched one element: its address is a value of the data, not a bound."""
-    if site.exact and site.oob is not None and site.oob.get("exact", True):
+    if site.exact:  # every lane's address and mask were values, never a bound
         return True
     if not site.bounds:  # a segment between loaded offsets, or bounds dropped past their budget
         return False
     return all(bool(((hi - lo) == 1).all()) for lo, hi, _, _ in site.bounds)
-
-
-def _linear(model: LaunchModel, pid: tuple[int, int, int]) -> int:
-    gx, gy, _ = model.grid
-    return int(pid[0]) + gx * (int(pid[1]) + gy * int(pid[2]))

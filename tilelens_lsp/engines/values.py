@@ -332,6 +332,11 @@ class LaunchModel:
     grid: tuple[int, int, int]
     budget: int
 
+    def program_index(self, x: int, y: int = 0, z: int = 0) -> int:
+        """The linear index of program (x, y, z): x varies fastest, as the engines number programs."""
+        gx, gy, _ = self.grid
+        return int(x) + gx * (int(y) + gy * int(z))
+
 
 # ---------------------------------------------------------------- integer semantics of arith ops
 

@@ -495,8 +495,7 @@ class GridGraph:
                     return None
                 value += a * point.get(x, 0)
             pids.append(min(max(value, 0), n - 1))
-        gx, gy, _ = self.m.grid
-        return pids[0] + gx * (pids[1] + gy * pids[2])
+        return self.m.program_index(*pids)
 
     # -- accesses
 

@@ -31,7 +31,7 @@ def candidates(g: GridGraph) -> list[int]:
     for entry in list(g.pending_obligations.values()) + list(g.pending_sites.values()):
         out.extend(entry["programs"])
     for x, y, z in itertools.product((gx - 1, 0), (gy - 1, 0), (gz - 1, 0)):
-        out.append(x + gx * (y + gy * z))
+        out.append(g.m.program_index(x, y, z))
     out.extend(range(max(0, g.P - 4), g.P))
     return list(dict.fromkeys(p for p in out if 0 <= p < g.P))[:MAX_CANDIDATES]  # first occurrences, in order
 
