@@ -124,3 +124,24 @@ def test_a_segment_found_by_counting_its_ends_is_bounded_at_a_serving_size():
     (found,) = _launch(bad).diagnostics
     assert (found.code, found.line, found.witness.element) == ("TL002", line_of(bad, "tl.atomic_add("), 32)
     assert "when cu_ptr holds 0" in found.message, found.message
+
+
+@pytest.mark.parametrize("engine", ["auto", "grid", "enumerate"])
+def test_segment_ends_from_a_running_sum_are_narrowed_by_each_lanes_own_length(engine, monkeypatch):
+    # before: refused by the grid engine (`tt.scan is not modelled`), and a TL002 at element -1 from
+    # the enumeration: `mask=lengths > 0` narrowed no lane of `tl.cumsum(lengths)`
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    rows, width = 1 << 20, 1024
+    launch = _launch(KERNELS / "segment_ends_serving.py")
+    assert (launch.status, launch.diagnostics) == ("analyzed", ())
+    (src,) = [a for a in launch.accesses if a.pointer == "src_ptr"]
+    assert src.elements == ((0, rows * width),)
+    # `>= 0` lets an empty first segment read before its row; lengths up to 65 run past the last row
+    for name, element, value, program in (
+        ("segment_ends_serving_unguarded.py", -1, 0, (0, 0, 0)),
+        ("segment_ends_serving_too_long.py", rows * width + 15, 65, (rows - 1, 0, 0)),
+    ):
+        path = KERNELS / name
+        (found,) = _launch(path).diagnostics
+        assert (found.code, found.line) == ("TL002", line_of(path, "last = tl.load(")), found.message
+        assert (found.witness.element, found.witness.value, found.witness.pid) == (element, value, program)

@@ -341,6 +341,37 @@ def fits(r: RangeV, bits: int) -> bool:
     return bool((r.lo >= lo).all() and (r.hi <= hi).all())
 
 
+def running_sum_narrowed(
+    x: tuple[np.ndarray, np.ndarray],
+    own: tuple[np.ndarray, np.ndarray],
+    lanes: tuple[int, ...],
+    axis: int,
+    reverse: bool,
+    bits: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Bounds of a running sum (`tl.cumsum`, `reverse`: from the end) along `axis` of a vector of
+    `lanes` (after a leading program axis) whose lanes lie in `x`, where a fact narrowed each lane's
+    own term to `own`: the terms before a lane (after it, reversed) as `x` bounds them, plus its own
+    as narrowed. A fact about one lane says nothing about the others, so only the own term narrows.
+    The bounds are taken to the whole lane shape first: one bound may stand for every lane. None
+    where the sum may leave `bits`."""
+    programs = max(np.shape(a)[0] if np.ndim(a) else 1 for a in (*x, *own))
+    shape = (programs, *lanes)
+
+    def before(a: np.ndarray) -> np.ndarray:
+        full = np.broadcast_to(a, shape).astype(object)  # Python integers: a long sum never wraps
+        if reverse:
+            full = np.flip(full, axis)
+        total = np.cumsum(full, axis=axis) - full
+        return np.flip(total, axis) if reverse else total
+
+    lo, hi = before(x[0]) + own[0], before(x[1]) + own[1]
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if not (bool((lo >= low).all()) and bool((hi <= high).all())):
+        return None
+    return lo.astype(np.int64), hi.astype(np.int64)
+
+
 def choose(cond: np.ndarray, a, b, bits: int) -> RangeV:
     """Lane-wise `cond ? a : b` of RangeV/IntV values."""
     alo, ahi = bounds(a)

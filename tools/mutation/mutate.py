@@ -1028,6 +1028,20 @@ MUTATIONS: list[Mutation] = [
         "        if True:\n            return int(lo)\n",
         "two programs evaluated at one declared value meet at the first pair of runs, overlapping or not",
     ),
+    M(
+        "running-sum-own-term-only",
+        "engines/ranges.py",
+        "    lo, hi = before(x[0]) + own[0], before(x[1]) + own[1]\n",
+        "    lo, hi = before(own[0]) + own[0], before(own[1]) + own[1]\n",
+        "a lane's fact narrows every term of a running sum, not its own alone",
+    ),
+    M(
+        "running-sum-lane-shape",
+        "engines/ranges.py",
+        "    shape = (programs, *lanes)\n",
+        "    shape = np.broadcast_shapes(*(np.shape(a) for a in (*x, *own)))\n",
+        "a running sum of a bound that stands for every lane is taken over that one bound",
+    ),
 ]
 
 

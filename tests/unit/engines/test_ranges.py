@@ -105,3 +105,46 @@ def test_the_remainder_of_a_range_within_one_quotient_is_the_ends_remainders_and
     across = ranges.RangeV(np.array([1598]), np.array([1603]), 64)  # two quotients: any remainder
     out = ranges.binary("arith.remsi", across, IntV(np.array([16]), 64), 64)
     assert (out.lo.tolist(), out.hi.tolist()) == ([0], [15])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(-50, 50), st.integers(0, 40), st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=7
+    ),
+    st.booleans(),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_a_running_sum_narrows_each_lane_by_its_own_term_only(lanes, reverse, uniform, rnd):
+    """Every vector inside the declared bounds whose lane i lies in its narrowed term has a running sum
+    at lane i inside the bounds given for lane i, and the extremes are reached."""
+    n = len(lanes)
+    xl = np.array([lo for lo, _, _, _ in lanes], dtype=np.int64)
+    xh = xl + np.array([w for _, w, _, _ in lanes], dtype=np.int64)
+    nl = np.minimum(xl + np.array([a for _, _, a, _ in lanes]), xh)
+    nh = np.maximum(nl, xh - np.array([b for _, _, _, b in lanes]))
+    if uniform:  # one bound standing for every lane, as a broadcast array
+        xl, xh = xl[:1], xh[:1]
+        nl, nh = np.maximum(nl[:1], xl), np.minimum(nh[:1], xh)
+        nh = np.maximum(nl, nh)
+    got = ranges.running_sum_narrowed((xl[None], xh[None]), (nl[None], nh[None]), (n,), 1, reverse, 32)
+    assert got is not None
+    lo, hi = got[0][0], got[1][0]
+    XL, XH, NL, NH = (np.broadcast_to(a, (n,)) for a in (xl, xh, nl, nh))
+    order = list(range(n))[::-1] if reverse else list(range(n))
+    for i in range(n):
+        before = order[: order.index(i)]
+        assert lo[i] == sum(int(XL[j]) for j in before) + int(NL[i])
+        assert hi[i] == sum(int(XH[j]) for j in before) + int(NH[i])
+        for _ in range(5):
+            v = [rnd.randint(int(XL[j]), int(XH[j])) for j in range(n)]
+            v[i] = rnd.randint(int(NL[i]), int(NH[i]))
+            total = sum(v[j] for j in before) + v[i]
+            assert lo[i] <= total <= hi[i]
+
+
+def test_a_running_sum_that_may_leave_its_width_is_not_bounded():
+    big = np.array([[1 << 30] * 4], dtype=np.int64)
+    assert ranges.running_sum_narrowed((big, big), (big, big), (4,), 1, False, 32) is None
+    assert ranges.running_sum_narrowed((big, big), (big, big), (4,), 1, False, 64) is not None

@@ -19,6 +19,10 @@ A pointer (or offset) that a loop advances by a loop-invariant step is, on each 
 plus an amount known per lane: a fact about what the start was computed from narrows it too (vLLM's
 fused MoE: `a_ptrs += BLOCK_K` under `mask=offs_token < num_valid_tokens`).
 
+A running sum (`ends = tl.cumsum(lengths)` read at `ends - 1` under `mask=lengths > 0`) mixes lanes:
+lane i is its own term plus the terms before it. A lane's fact narrows its own term only, and the
+terms before it stay as declared, so the sum's lane i still stands for the fact's lane i.
+
 Not done here: relations between two unknowns (`offs < end` narrows both sides' intervals, not their
 difference), facts through `arith.ori` of true conditions, facts about values a loop changes by
 anything else (a loaded step, a pointer set anew).
@@ -26,6 +30,7 @@ anything else (a loaded step, a pointer set anew).
 
 from __future__ import annotations
 
+import re
 from collections import ChainMap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -208,6 +213,9 @@ class Refiner:
             self._memo[name] = out = self._advanced(name, depth)
             return out
         op = self.defs.get(name)
+        if op is not None and op.name == "tt.scan" and name in self.env and depth <= MAX_DEPTH:
+            self._memo[name] = out = self._summed(op, depth)
+            return out
         if op is None or op.name not in REPLAY or op.name not in self.handlers or op.regions or depth > MAX_DEPTH:
             return None
         if name not in self.env:
@@ -235,6 +243,35 @@ class Refiner:
         out = (results[op.results.index(name)], origins)
         self._memo[name] = out
         return out
+
+    def _summed(self, op: Op, depth: int) -> tuple[Value, dict[int, np.ndarray]] | None:
+        """A running sum (`tl.cumsum`) of a narrowed vector (`ends = tl.cumsum(lengths)` under `mask=lengths >
+        0`): each lane is its own term plus the terms before it, and a lane's fact narrows its own term
+        only. Lane i of the sum stands for lane i of the vector, so the facts' lane origins carry over."""
+        body = op.regions[0].blocks[0].ops if op.regions and op.regions[0].blocks else []
+        combine = [o.name for o in body if o.name != "tt.scan.return"]
+        axis_m = re.search(r"axis = (\d+)", op.text + " " + op.tail)
+        if len(op.operands) != 1 or len(op.results) != 1 or combine != ["arith.addi"] or axis_m is None:
+            return None
+        if op.operands[0] not in self.env:
+            return None
+        got = self.value(op.operands[0], depth + 1)
+        if got is None:
+            return None
+        lanes = tuple(op.result_types[0].shape) if op.result_types else ()
+        reverse = "reverse = true" in op.text + " " + op.tail
+        out = self.running_sum(self.env[op.operands[0]], got[0], lanes, int(axis_m.group(1)), reverse)
+        return None if out is None else (out, got[1])
+
+    def running_sum(self, x: Value, narrowed: Value, lanes: tuple[int, ...], axis: int, reverse: bool) -> Value | None:
+        """The running sum along lane axis `axis` of `x`, a vector of `lanes`, whose own terms are
+        `narrowed`; None where this model does not bound it."""
+        if not isinstance(x, (IntV, RangeV)) or not isinstance(narrowed, RangeV) or x.bits <= 1:
+            return None
+        if narrowed.undef is not None and narrowed.undef.any():
+            return None  # a lane loaded without `other`: the sum of it is no value
+        got = ranges.running_sum_narrowed(ranges.bounds(x), ranges.bounds(narrowed), lanes, axis + 1, reverse, x.bits)
+        return None if got is None else RangeV(got[0], got[1], x.bits)
 
     def _advanced(self, name: str, depth: int) -> tuple[Value, dict[int, np.ndarray]] | None:
         """A loop-carried pointer or offset that its loop advances by a loop-invariant step (`a_ptrs +=

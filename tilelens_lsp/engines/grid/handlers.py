@@ -921,8 +921,10 @@ def _call(g: GridGraph, op: Op, env, ctx) -> list[Any]:
 def _reduce(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     vals = [g.get(env, o) for o in op.operands]
     body = op.regions[0].blocks[0].ops if op.regions else []
-    combine = [o.name for o in body if o.name != "tt.reduce.return"]
+    combine = [o.name for o in body if o.name not in ("tt.reduce.return", "tt.scan.return")]
     axis_m = re.search(r"axis = (\d+)", op.text + " " + op.tail)
+    if op.name == "tt.scan" and len(vals) == 1 and isinstance(vals[0], INT) and combine == ["arith.addi"] and axis_m:
+        return [_cumulative_sum(g, vals[0], int(axis_m.group(1)), "reverse = true" in op.text + " " + op.tail)]
     if (
         op.name == "tt.reduce"
         and len(vals) == 1
@@ -954,3 +956,20 @@ def _reduce(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         if any(isinstance(v, Opaque) for v in vals)
         else Opaque("out-of-vocabulary", f"{op.name} is not modelled", op.loc)
     ] * len(op.results)
+
+
+def _cumulative_sum(g: GridGraph, v: Any, axis: int, reverse: bool) -> Itv:
+    """`tl.cumsum` of integers: the running sums of each end (a sum is monotone in every term), or
+    every value of the width where a running sum may leave it."""
+    if v.bits <= 1:
+        return top(v.shape, v.bits)
+    lo, hi = g.bounds(v)
+
+    def run(a: np.ndarray) -> np.ndarray:
+        full = np.broadcast_to(a, v.shape).astype(object)  # Python integers: a long sum never wraps
+        if reverse:
+            return np.flip(np.cumsum(np.flip(full, axis), axis=axis), axis)
+        return np.cumsum(full, axis=axis)
+
+    out = _from_object(run(lo), run(hi), v.shape, v.bits)
+    return out if out.lo.dtype != object and g.fits(out, v.bits) else top(v.shape, v.bits)

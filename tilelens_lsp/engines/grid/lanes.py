@@ -45,6 +45,15 @@ class LaneRefiner(guards.Refiner):
         lo, hi = np.broadcast_arrays(nx.lo[0], nx.hi[0])
         return Itv(lo.copy(), hi.copy(), x.shape, x.bits), None
 
+    def running_sum(self, x: Any, narrowed: Any, lanes: tuple[int, ...], axis: int, reverse: bool) -> Any:
+        """The running sum of a loaded vector whose own terms a fact narrowed (`guards.Refiner._summed`),
+        bounded over every program as the vector is."""
+        xr, nr = _as_range(x), _as_range(narrowed)
+        if xr is None or not isinstance(nr, RangeV) or not isinstance(narrowed, Itv):
+            return None
+        got = ranges.running_sum_narrowed(ranges.bounds(xr), ranges.bounds(nr), lanes, axis + 1, reverse, narrowed.bits)
+        return None if got is None else Itv(got[0][0], got[1][0], narrowed.shape, narrowed.bits)
+
     def moved(self, name: str, start_name: str, narrowed: Any) -> Any:
         """The loop advances `name` by the uniform step its probe found: the narrowed start, advanced."""
         g = cast("GridGraph", self.g)  # this refiner is built over a grid engine's environment (`access`)
