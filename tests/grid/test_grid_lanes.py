@@ -145,3 +145,32 @@ def test_segment_ends_from_a_running_sum_are_narrowed_by_each_lanes_own_length(e
         (found,) = _launch(path).diagnostics
         assert (found.code, found.line) == ("TL002", line_of(path, "last = tl.load(")), found.message
         assert (found.witness.element, found.witness.value, found.witness.pid) == (element, value, program)
+
+
+@pytest.mark.parametrize("engine", ["auto", "grid", "enumerate"])
+def test_segment_starts_at_the_exclusive_sum_of_the_lengths_stay_inside_their_rows(engine, monkeypatch):
+    # before: a TL002 at element -64 (the interval `tl.cumsum(lengths) - lengths` takes the sum's low
+    # end less the length's high end); the exclusive sum is the terms before a lane, at most 960
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    rows, width = 1 << 20, 1024
+    launch = _launch(KERNELS / "segment_starts_serving.py")
+    assert (launch.status, launch.diagnostics) == ("analyzed", ())
+    (src,) = [a for a in launch.accesses if a.pointer == "src_ptr"]
+    assert src.elements[0][0] == 0 and src.elements[-1][1] == (rows - 1) * width + 15 * 64 + 1
+    # read at the end of each segment instead: sixteen full segments end one past the row
+    path = KERNELS / "segment_starts_serving_at_the_end.py"
+    (found,) = _launch(path).diagnostics
+    assert (found.code, found.line) == ("TL002", line_of(path, "first = tl.load(")), found.message
+    assert (found.witness.element, found.witness.value, found.witness.pid) == (rows * width, 64, (rows - 1, 0, 0))
+
+
+@pytest.mark.parametrize("engine", ["auto", "grid", "enumerate"])
+def test_bucket_starts_from_a_histogram_stay_inside_their_rows(engine, monkeypatch):
+    # before: refused in both engines (`tt.histogram is not modelled`); with each count bounded alone
+    # by 64, the start of the sixteenth bucket would be 15 × 64: the counts' sum bounds it instead
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    rows = 1 << 20
+    launch = _launch(KERNELS / "bucket_starts_serving.py")
+    assert (launch.status, launch.diagnostics) == ("analyzed", ())
+    (src,) = [a for a in launch.accesses if a.pointer == "src_ptr"]
+    assert src.elements == ((0, rows * 64),)

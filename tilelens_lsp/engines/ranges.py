@@ -36,6 +36,13 @@ class RangeV:
     # bounded by another loaded value (`offs < end`, a loop from `start` to `end`): a segment between
     # per-program offsets (cu_seqlens, expert offsets, row pointers), not a scatter's free index
     segment: bool = False
+    # (x, lo, hi): this value is the value x (that very object, lane for lane) plus a rest in [lo, hi]:
+    # a running sum is each lane's own term plus the terms before it, so `tl.cumsum(c) - c` (the
+    # exclusive prefix sum) is that rest exactly, not the wider difference of two intervals
+    term: tuple[object, np.ndarray, np.ndarray] | None = None
+    # the lanes are nonnegative and sum to at most this along their one lane axis (a histogram's bins
+    # count the lanes of its input): a running sum of them never passes it
+    total: int | None = None
 
     def map(self, fn: Callable[[np.ndarray], np.ndarray]) -> "RangeV":
         src = None if self.src is None else (fn(self.src[0]), fn(self.src[1]), self.src[2])
@@ -238,10 +245,32 @@ def _segment(v) -> bool:
 
 def binary(name: str, a, b, bits: int) -> RangeV | None:
     """Interval arithmetic for `name` on RangeV/IntV operands; None where it gives no bound."""
+    ta, tb = getattr(a, "term", None), getattr(b, "term", None)
+    if name == "arith.subi" and ta is not None and ta[0] is b:  # (x + rest) - x: the rest, lane for lane
+        return RangeV(ta[1], ta[2], bits, _undef(getattr(a, "undef", None), getattr(b, "undef", None)))
     out = _binary(name, a, b, bits)
     if out is not None:
         out.segment = _segment(a) or _segment(b)
+        out.term = carried_term(name, bounds(a), bounds(b), ta, tb)
     return out
+
+
+def carried_term(
+    name: str, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], ta, tb
+) -> tuple[object, np.ndarray, np.ndarray] | None:
+    """The term (`RangeV.term`) of `a name b`, given both sides' bounds and terms, where one side is
+    some x plus a rest: x plus the rest moved by the other side (`start + tl.cumsum(c) - c` is `start`
+    plus the exclusive sum); None where neither side or both have one, or for any other op."""
+    if name not in ("arith.addi", "arith.subi") or (ta is None) == (tb is None):
+        return None
+    with np.errstate(all="ignore"):
+        if ta is not None:
+            if name == "arith.addi":
+                return (ta[0], ta[1] + b[0], ta[2] + b[1])
+            return (ta[0], ta[1] - b[1], ta[2] - b[0])
+        if name == "arith.addi":
+            return (tb[0], tb[1] + a[0], tb[2] + a[1])
+    return None
 
 
 def _binary(name: str, a, b, bits: int) -> RangeV | None:
@@ -348,28 +377,51 @@ def running_sum_narrowed(
     axis: int,
     reverse: bool,
     bits: int,
+    total: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Bounds of a running sum (`tl.cumsum`, `reverse`: from the end) along `axis` of a vector of
     `lanes` (after a leading program axis) whose lanes lie in `x`, where a fact narrowed each lane's
     own term to `own`: the terms before a lane (after it, reversed) as `x` bounds them, plus its own
     as narrowed. A fact about one lane says nothing about the others, so only the own term narrows.
-    The bounds are taken to the whole lane shape first: one bound may stand for every lane. None
-    where the sum may leave `bits`."""
+    The bounds are taken to the whole lane shape first: one bound may stand for every lane. With
+    `total` (`RangeV.total`) no sum passes it. None where the sum may leave `bits`."""
     programs = max(np.shape(a)[0] if np.ndim(a) else 1 for a in (*x, *own))
-    shape = (programs, *lanes)
-
-    def before(a: np.ndarray) -> np.ndarray:
-        full = np.broadcast_to(a, shape).astype(object)  # Python integers: a long sum never wraps
-        if reverse:
-            full = np.flip(full, axis)
-        total = np.cumsum(full, axis=axis) - full
-        return np.flip(total, axis) if reverse else total
-
-    lo, hi = before(x[0]) + own[0], before(x[1]) + own[1]
+    before = exclusive_sums(x, (programs, *lanes), axis, reverse, total, own[0])
+    lo, hi = before[0] + own[0], before[1] + own[1]
+    if total is not None:
+        hi = np.maximum(np.minimum(hi, total), lo)
     low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     if not (bool((lo >= low).all()) and bool((hi <= high).all())):
         return None
     return lo.astype(np.int64), hi.astype(np.int64)
+
+
+def exclusive_sums(
+    x: tuple[np.ndarray, np.ndarray],
+    shape: tuple[int, ...],
+    axis: int,
+    reverse: bool,
+    total: int | None = None,
+    own_lo: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per lane, bounds of the sum of the terms before it along `axis` (after it, `reverse`) of a
+    vector of `shape` whose lanes lie in `x`, as Python integers (a long sum never wraps). The
+    bounds are taken to the whole shape first: one bound may stand for every lane. With `total`
+    (nonnegative lanes summing to at most it), the terms before a lane leave room for the lane's own,
+    at least `own_lo` (x's low end unless a fact narrowed it)."""
+
+    def before(a: np.ndarray) -> np.ndarray:
+        full = np.broadcast_to(a, shape).astype(object)
+        if reverse:
+            full = np.flip(full, axis)
+        sums = np.cumsum(full, axis=axis) - full
+        return np.flip(sums, axis) if reverse else sums
+
+    lo, hi = before(x[0]), before(x[1])
+    if total is not None:
+        own = np.broadcast_to(x[0] if own_lo is None else own_lo, shape).astype(object)
+        hi = np.maximum(np.minimum(hi, total - own), lo)
+    return lo, hi
 
 
 def choose(cond: np.ndarray, a, b, bits: int) -> RangeV:

@@ -8,6 +8,7 @@ In: nothing above `ttir/` and `refusal`. Integer and pointer values (`IntV`, `Pt
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
@@ -417,3 +418,12 @@ COMPARISONS = {
     "ugt": np.greater,
     "uge": np.greater_equal,
 }
+
+
+def histogram_lanes(op_text: str) -> int | None:
+    """The number of lanes `tt.histogram` counts: its input tensor's size, from the op's type
+    (`tt.histogram %x : tensor<64xi32> -> tensor<16xi32>`); None where the text gives none."""
+    m = re.search(r":\s*tensor<((?:\d+x)+)i\d+>", op_text)
+    if m is None:
+        return None
+    return int(np.prod([int(d) for d in m.group(1).rstrip("x").split("x")], dtype=np.int64))

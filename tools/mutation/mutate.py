@@ -1031,16 +1031,44 @@ MUTATIONS: list[Mutation] = [
     M(
         "running-sum-own-term-only",
         "engines/ranges.py",
-        "    lo, hi = before(x[0]) + own[0], before(x[1]) + own[1]\n",
-        "    lo, hi = before(own[0]) + own[0], before(own[1]) + own[1]\n",
+        "    before = exclusive_sums(x, (programs, *lanes), axis, reverse, total, own[0])\n",
+        "    before = exclusive_sums(own, (programs, *lanes), axis, reverse, total, own[0])\n",
         "a lane's fact narrows every term of a running sum, not its own alone",
     ),
     M(
         "running-sum-lane-shape",
         "engines/ranges.py",
-        "    shape = (programs, *lanes)\n",
-        "    shape = np.broadcast_shapes(*(np.shape(a) for a in (*x, *own)))\n",
+        "        full = np.broadcast_to(a, shape).astype(object)\n",
+        "        full = np.asarray(a).astype(object)\n",
         "a running sum of a bound that stands for every lane is taken over that one bound",
+    ),
+    M(
+        "exclusive-sum-any-subtrahend",
+        "engines/ranges.py",
+        '    if name == "arith.subi" and ta is not None and ta[0] is b:',
+        '    if name == "arith.subi" and ta is not None:',
+        "a running sum less any value, not only its own term, is taken as the exclusive sum",
+    ),
+    M(
+        "exclusive-sum-start-ignored",
+        "engines/ranges.py",
+        "                return (ta[0], ta[1] + b[0], ta[2] + b[1])\n",
+        "                return (ta[0], ta[1], ta[2])\n",
+        "a start added to a running sum is dropped from the exclusive sum it leaves",
+    ),
+    M(
+        "histogram-count-one-short",
+        "engines/enumerate/control.py",
+        "    return [RangeV(zeros, zeros + n, ty.bits, total=n if len(ty.shape) == 1 else None)]\n",
+        "    return [RangeV(zeros, zeros + n - 1, ty.bits, total=n - 1 if len(ty.shape) == 1 else None)]\n",
+        "a histogram's bin counts one lane fewer than its input has",
+    ),
+    M(
+        "exclusive-sum-total-leaves-no-room",
+        "engines/ranges.py",
+        "        hi = np.maximum(np.minimum(hi, total - own), lo)\n",
+        "        hi = np.maximum(np.minimum(hi, total - own - 1), lo)\n",
+        "the terms before a lane of counts summing to a total leave one more than its own term's room",
     ),
 ]
 

@@ -2,7 +2,8 @@
 the running sum of the loaded lengths (`tl.cumsum`), read at `end - 1` under `mask=lengths > 0`. A
 lane's mask speaks of its own length only; the lengths before it are as declared (never negative),
 so the end of a non-empty segment is at least 1. The reversed twin reads the first value of each
-segment counted from the row's end."""
+segment counted from the row's end; the third reads it at the exclusive sum (`tl.cumsum(lengths) -
+lengths`, the start of each segment), which is the terms before a lane, never past 7 × 4 = 28."""
 import triton
 import triton.language as tl
 
@@ -27,5 +28,16 @@ def segment_starts_from_the_end(src_ptr, lengths_ptr, out_ptr, W: tl.constexpr, 
     tl.store(out_ptr + row * E + e, first)
 
 
+@triton.jit
+def segment_starts_by_exclusive_sum(src_ptr, lengths_ptr, out_ptr, W: tl.constexpr, E: tl.constexpr):
+    row = tl.program_id(0)
+    e = tl.arange(0, E)
+    lengths = tl.load(lengths_ptr + row * E + e)
+    row_start = row * W + tl.cumsum(lengths, 0) - lengths  # the exclusive sum, after a start
+    first = tl.load(src_ptr + row_start, mask=lengths > 0, other=0.0)
+    tl.store(out_ptr + row * E + e, first)
+
+
 # tilelens: segment_ends_by_cumsum[(3,)](fp32[3, 32], i32[3, 8].values(0, 5), fp32[3, 8], W=32, E=8)
 # tilelens: segment_starts_from_the_end[(3,)](fp32[3, 32], i32[3, 8].values(0, 5), fp32[3, 8], W=32, E=8)
+# tilelens: segment_starts_by_exclusive_sum[(3,)](fp32[3, 32], i32[3, 8].values(0, 5), fp32[3, 8], W=32, E=8)

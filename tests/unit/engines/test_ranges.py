@@ -148,3 +148,42 @@ def test_a_running_sum_that_may_leave_its_width_is_not_bounded():
     big = np.array([[1 << 30] * 4], dtype=np.int64)
     assert ranges.running_sum_narrowed((big, big), (big, big), (4,), 1, False, 32) is None
     assert ranges.running_sum_narrowed((big, big), (big, big), (4,), 1, False, 64) is not None
+
+
+def test_a_value_less_the_very_term_it_was_built_on_is_its_rest():
+    """`start + tl.cumsum(c) - c`: the running sum carries (c, the exclusive sums); adding a start moves
+    the rest, and subtracting that same c leaves the rest, not the difference of two intervals."""
+    c = ranges.RangeV(np.zeros((1, 4), np.int64), np.full((1, 4), 9, np.int64), 32)
+    rest = (np.array([[0, 0, 0, 0]]), np.array([[0, 9, 18, 27]]))
+    summed = ranges.RangeV(rest[0] + c.lo, rest[1] + c.hi, 32, term=(c, *rest))
+    start = IntV(np.array([[100]]), 32)
+    shifted = ranges.binary("arith.addi", start, summed, 32)
+    assert shifted is not None and shifted.term is not None
+    exclusive = ranges.binary("arith.subi", shifted, c, 32)
+    assert exclusive is not None
+    assert exclusive.lo.tolist() == [[100, 100, 100, 100]] and exclusive.hi.tolist() == [[100, 109, 118, 127]]
+    # the start on either side of the sum
+    after = ranges.binary("arith.subi", ranges.binary("arith.addi", summed, start, 32), c, 32)
+    assert after is not None and after.lo.tolist() == exclusive.lo.tolist() and after.hi.tolist() == exclusive.hi.tolist()
+    # another value with the same bounds is not the same lanes: the plain interval difference
+    twin = ranges.RangeV(c.lo.copy(), c.hi.copy(), 32)
+    loose = ranges.binary("arith.subi", shifted, twin, 32)
+    assert loose is not None and loose.lo.tolist() == [[91, 91, 91, 91]]
+    # a product carries no term
+    doubled = ranges.binary("arith.muli", summed, IntV(np.array([[2]]), 32), 32)
+    assert doubled is not None and doubled.term is None
+
+
+def test_counts_that_sum_to_a_total_bound_the_sums_before_each_lane():
+    """A histogram's bins each lie in [0, 64] and sum to at most 64: the terms before a lane leave room
+    for the lane's own term, at least its low end (1 where a mask narrowed it), and no sum passes 64."""
+    counts = (np.zeros((1, 4), np.int64), np.full((1, 4), 64, np.int64))
+    lo, hi = ranges.exclusive_sums(counts, (1, 4), 1, False)
+    assert hi.tolist() == [[0, 64, 128, 192]]
+    lo, hi = ranges.exclusive_sums(counts, (1, 4), 1, False, total=64)
+    assert lo.tolist() == [[0, 0, 0, 0]] and hi.tolist() == [[0, 64, 64, 64]]
+    lo, hi = ranges.exclusive_sums(counts, (1, 4), 1, False, total=64, own_lo=np.ones((1, 4), np.int64))
+    assert hi.tolist() == [[0, 63, 63, 63]]
+    narrowed = (np.ones((1, 4), np.int64), counts[1])
+    got = ranges.running_sum_narrowed(counts, narrowed, (4,), 1, True, 32, total=64)
+    assert got is not None and got[0].tolist() == [[1, 1, 1, 1]] and got[1].tolist() == [[64, 64, 64, 64]]

@@ -16,7 +16,7 @@ from tilelens_lsp.engines import accounting, ranges
 from tilelens_lsp.engines.enumerate import guards, inductions, loopstate
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, blend_may, either, handles, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
-from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, same_values, wrap
+from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, histogram_lanes, same_values, wrap
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Block, Op
 
@@ -594,6 +594,29 @@ def _call(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     return g.eval_body(func.body, inner, Ctx(ctx.pred, ctx.iters, ctx.exact, ctx.stack + (op.loc,)))
 
 
+@handles("tt.histogram")
+def _histogram(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    """`tl.histogram`: each bin counts lanes, so it lies in [0, lanes] whatever the values are, loaded
+    or not; exact where every value is a known bin and no mask takes lanes out (Triton leaves values
+    outside the bins undefined, so only those are counted exactly)."""
+    ty = op.result_types[0]
+    bins = ty.shape[-1] if ty.shape else 0
+    n = histogram_lanes(op.text + " " + op.tail)
+    if n is None or not bins:
+        return [Opaque("out-of-vocabulary", "a histogram whose input size the IR does not give", op.loc)]
+    x = g.get(env, op.operands[0])
+    if isinstance(x, RangeV) and x.undef is None and np.array_equal(x.lo, x.hi):
+        x = IntV(x.lo, x.bits)  # one value per lane (a declared tensor pinned to one value): counted exactly
+    if len(op.operands) == 1 and isinstance(x, IntV) and x.a.size and ((x.a >= 0) & (x.a < bins)).all():
+        full = np.broadcast_to(x.a, (x.a.shape[0], n)) if x.a.ndim == 2 else x.a.reshape(x.a.shape[0], -1)
+        if full.shape[1] == n:
+            rows = full.shape[0]
+            flat = (full + (np.arange(rows, dtype=np.int64) * bins)[:, None]).reshape(-1)
+            return [IntV(np.bincount(flat, minlength=rows * bins).reshape(rows, bins).astype(np.int64), ty.bits)]
+    zeros = np.zeros((1, bins), dtype=np.int64)
+    return [RangeV(zeros, zeros + n, ty.bits, total=n if len(ty.shape) == 1 else None)]
+
+
 @handles("tt.scan")
 def _scan(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     """`tl.cumsum` of integers (exact) or of declared-range values (the running sums of each end)."""
@@ -615,6 +638,11 @@ def _scan(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         if isinstance(v, IntV):
             return [IntV(wrap(run(v.a), v.bits), v.bits)]
         out = _reduced(v, run, op, "a cumulative sum")
+        if isinstance(out, RangeV):  # each lane is its own term plus the terms before it
+            if v.total is not None:
+                out.hi = np.minimum(out.hi, v.total)
+            before = ranges.exclusive_sums(ranges.bounds(v), out.lo.shape, axis, reverse, v.total)
+            out.term = (v, before[0].astype(np.int64), before[1].astype(np.int64))
         return [out]
     return [
         opaque_of(*vals)

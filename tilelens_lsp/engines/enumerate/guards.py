@@ -21,7 +21,9 @@ fused MoE: `a_ptrs += BLOCK_K` under `mask=offs_token < num_valid_tokens`).
 
 A running sum (`ends = tl.cumsum(lengths)` read at `ends - 1` under `mask=lengths > 0`) mixes lanes:
 lane i is its own term plus the terms before it. A lane's fact narrows its own term only, and the
-terms before it stay as declared, so the sum's lane i still stands for the fact's lane i.
+terms before it stay as declared, so the sum's lane i still stands for the fact's lane i. The narrowed
+sum keeps its narrowed operand as its term (`RangeV.term`), so `tl.cumsum(lengths) - lengths` under
+the same mask is the exclusive sum again.
 
 Not done here: relations between two unknowns (`offs < end` narrows both sides' intervals, not their
 difference), facts through `arith.ori` of true conditions, facts about values a loop changes by
@@ -270,8 +272,14 @@ class Refiner:
             return None
         if narrowed.undef is not None and narrowed.undef.any():
             return None  # a lane loaded without `other`: the sum of it is no value
-        got = ranges.running_sum_narrowed(ranges.bounds(x), ranges.bounds(narrowed), lanes, axis + 1, reverse, x.bits)
-        return None if got is None else RangeV(got[0], got[1], x.bits)
+        total = x.total if isinstance(x, RangeV) else None
+        own = ranges.bounds(narrowed)
+        got = ranges.running_sum_narrowed(ranges.bounds(x), own, lanes, axis + 1, reverse, x.bits, total)
+        if got is None:
+            return None
+        before = ranges.exclusive_sums(ranges.bounds(x), got[0].shape, axis + 1, reverse, total, own[0])
+        term = (narrowed, before[0].astype(np.int64), before[1].astype(np.int64))
+        return RangeV(got[0], got[1], x.bits, term=term)
 
     def _advanced(self, name: str, depth: int) -> tuple[Value, dict[int, np.ndarray]] | None:
         """A loop-carried pointer or offset that its loop advances by a loop-invariant step (`a_ptrs +=

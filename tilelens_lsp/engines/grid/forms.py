@@ -14,7 +14,7 @@ domain becomes an interval, an opaque value, or `NotGrid`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -49,6 +49,10 @@ class Itv:
     hi: np.ndarray
     shape: tuple[int, ...]
     bits: int
+    # (x, lo, hi): this value is the value x (that very object, lane for lane) plus a rest in [lo, hi],
+    # as `ranges.RangeV.term`: a running sum less its own term is the exclusive sum
+    term: tuple[object, np.ndarray, np.ndarray] | None = field(default=None, compare=False)
+    total: int | None = None  # as `ranges.RangeV.total`: nonnegative lanes summing to at most this
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,13 @@ the witness pass confirms or not.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from tilelens_lsp.engines import ranges
 from tilelens_lsp.engines.grid.forms import (
     MAX_DISJUNCTS,
     GChoice,
@@ -33,7 +35,7 @@ from tilelens_lsp.engines.grid.forms import (
     top,
     uniform,
 )
-from tilelens_lsp.engines.values import Opaque, elem_bytes
+from tilelens_lsp.engines.values import Opaque, elem_bytes, histogram_lanes
 from tilelens_lsp.ttir.reader import Op
 
 if TYPE_CHECKING:
@@ -253,8 +255,11 @@ def _binary(g: GridGraph, op: Op, env, ctx: GCtx) -> list[Any]:
     if name in ("arith.addi", "arith.subi"):
         sign = 1 if name == "arith.addi" else -1
         out: Lin | Itv
+        ta, tb = getattr(a, "term", None), getattr(b, "term", None)
         if isinstance(a, Lin) and isinstance(b, Lin):
             out = _add(a, b, sign, shape, bits)
+        elif sign < 0 and ta is not None and ta[0] is b:  # (x + rest) - x: the rest, lane for lane
+            out = _from_object(ta[1], ta[2], shape, bits)
         else:
             alo, ahi = g.bounds(a)
             blo, bhi = g.bounds(b)
@@ -264,6 +269,9 @@ def _binary(g: GridGraph, op: Op, env, ctx: GCtx) -> list[Any]:
                 shape,
                 bits,
             )
+            term = ranges.carried_term(name, (alo, ahi), (blo, bhi), ta, tb)
+            if term is not None and out.lo.dtype != object:
+                out = dataclasses.replace(out, term=term)
         return [g.checked(op, ctx, out, bits)]
     if name == "arith.muli":
         return [g.checked(op, ctx, _mul(g, a, b, shape, bits), bits)]
@@ -917,6 +925,17 @@ def _call(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     return g.eval_body(func.body, inner, GCtx(ctx.atoms, ctx.stack + (op.loc,), ctx.anyof))
 
 
+@handles("tt.histogram")
+def _histogram(g: GridGraph, op: Op, env, ctx) -> list[Any]:
+    """`tl.histogram`: each bin counts lanes, so it lies in [0, lanes] whatever the values are."""
+    ty = op.result_types[0]
+    n = histogram_lanes(op.text + " " + op.tail)
+    if n is None or not ty.shape:
+        return [Opaque("out-of-vocabulary", "a histogram whose input size the IR does not give", op.loc)]
+    total = n if len(ty.shape) == 1 else None
+    return [Itv(arr(0, len(ty.shape)), arr(n, len(ty.shape)), tuple(ty.shape), ty.bits, total=total)]
+
+
 @handles("tt.reduce", "tt.scan")
 def _reduce(g: GridGraph, op: Op, env, ctx) -> list[Any]:
     vals = [g.get(env, o) for o in op.operands]
@@ -971,5 +990,10 @@ def _cumulative_sum(g: GridGraph, v: Any, axis: int, reverse: bool) -> Itv:
             return np.flip(np.cumsum(np.flip(full, axis), axis=axis), axis)
         return np.cumsum(full, axis=axis)
 
-    out = _from_object(run(lo), run(hi), v.shape, v.bits)
-    return out if out.lo.dtype != object and g.fits(out, v.bits) else top(v.shape, v.bits)
+    total = getattr(v, "total", None)
+    sums_hi = run(hi) if total is None else np.minimum(run(hi), total)
+    out = _from_object(run(lo), sums_hi, v.shape, v.bits)
+    if out.lo.dtype == object or not g.fits(out, v.bits):
+        return top(v.shape, v.bits)
+    before = ranges.exclusive_sums((lo, hi), v.shape, axis, reverse, total)  # each lane: its own term plus these
+    return dataclasses.replace(out, term=(v, before[0].astype(np.int64), before[1].astype(np.int64)))

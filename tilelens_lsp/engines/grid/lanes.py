@@ -51,8 +51,14 @@ class LaneRefiner(guards.Refiner):
         xr, nr = _as_range(x), _as_range(narrowed)
         if xr is None or not isinstance(nr, RangeV) or not isinstance(narrowed, Itv):
             return None
-        got = ranges.running_sum_narrowed(ranges.bounds(xr), ranges.bounds(nr), lanes, axis + 1, reverse, narrowed.bits)
-        return None if got is None else Itv(got[0][0], got[1][0], narrowed.shape, narrowed.bits)
+        total = x.total if isinstance(x, Itv) else None
+        own = ranges.bounds(nr)
+        got = ranges.running_sum_narrowed(ranges.bounds(xr), own, lanes, axis + 1, reverse, narrowed.bits, total)
+        if got is None:
+            return None
+        before = ranges.exclusive_sums(ranges.bounds(xr), got[0].shape, axis + 1, reverse, total, own[0])
+        term = (narrowed, before[0][0].astype(np.int64), before[1][0].astype(np.int64))
+        return Itv(got[0][0], got[1][0], narrowed.shape, narrowed.bits, term)
 
     def moved(self, name: str, start_name: str, narrowed: Any) -> Any:
         """The loop advances `name` by the uniform step its probe found: the narrowed start, advanced."""
