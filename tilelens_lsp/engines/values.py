@@ -427,3 +427,13 @@ def histogram_lanes(op_text: str) -> int | None:
     if m is None:
         return None
     return int(np.prod([int(d) for d in m.group(1).rstrip("x").split("x")], dtype=np.int64))
+
+
+def gather_source_extent(op_text: str, axis: int) -> int | None:
+    """The length along `axis` of the tensor `tt.gather` reads from, from the op's type
+    (`tt.gather %src[%idx] {axis = 0 : i32} : (tensor<16xi32>, tensor<64xi32>) -> ...`)."""
+    m = re.search(r":\s*\(tensor<((?:\d+x)+)i\d+>", op_text)
+    if m is None:
+        return None
+    dims = [int(d) for d in m.group(1).rstrip("x").split("x")]
+    return dims[axis] if 0 <= axis < len(dims) else None

@@ -1070,6 +1070,20 @@ MUTATIONS: list[Mutation] = [
         "        hi = np.maximum(np.minimum(hi, total - own - 1), lo)\n",
         "the terms before a lane of counts summing to a total leave one more than its own term's room",
     ),
+    M(
+        "gather-index-unchecked",
+        "engines/enumerate/control.py",
+        "    if (ilo < 0).any() or (ihi >= n).any() or getattr(index, \"undef\", None) is not None:\n",
+        "    if False:\n",
+        "a gather whose index may leave its source is bounded by the source's lanes",
+    ),
+    M(
+        "gather-hull-first-lane",
+        "engines/grid/handlers.py",
+        "    hi = np.broadcast_to(shi, full).max(axis=axis, keepdims=True)\n",
+        "    hi = np.broadcast_to(shi, full).min(axis=axis, keepdims=True)\n",
+        "a gathered lane is bounded by the source's lowest high end, not its highest",
+    ),
 ]
 
 

@@ -16,7 +16,16 @@ from tilelens_lsp.engines import accounting, ranges
 from tilelens_lsp.engines.enumerate import guards, inductions, loopstate
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, blend_may, either, handles, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
-from tilelens_lsp.engines.values import IntV, Opaque, PtrV, Value, histogram_lanes, same_values, wrap
+from tilelens_lsp.engines.values import (
+    IntV,
+    Opaque,
+    PtrV,
+    Value,
+    gather_source_extent,
+    histogram_lanes,
+    same_values,
+    wrap,
+)
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Block, Op
 
@@ -615,6 +624,36 @@ def _histogram(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
             return [IntV(np.bincount(flat, minlength=rows * bins).reshape(rows, bins).astype(np.int64), ty.bits)]
     zeros = np.zeros((1, bins), dtype=np.int64)
     return [RangeV(zeros, zeros + n, ty.bits, total=n if len(ty.shape) == 1 else None)]
+
+
+@handles("tt.gather")
+def _gather(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
+    """`tl.gather(src, index, axis)`: each lane takes a lane of `src` along `axis`. Exact where both
+    are values; a declared-range source gives the hull of its lanes along that axis. An index that
+    may leave the source reads what Triton leaves undefined: not modelled."""
+    src, index = (g.get(env, o) for o in op.operands[:2])
+    axis_m = re.search(r"axis = (\d+)", op.text)
+    ty = op.result_types[0]
+    n = gather_source_extent(op.text, int(axis_m.group(1))) if axis_m else None
+    if any(isinstance(v, Opaque) for v in (src, index)):
+        return [opaque_of(src, index)]
+    if n is None or not isinstance(index, (IntV, RangeV)) or not isinstance(src, (IntV, RangeV)) or ty.bits <= 1:
+        return [Opaque("out-of-vocabulary", "a gather the model does not follow", op.loc)]
+    axis = int(axis_m.group(1)) + 1  # type: ignore[union-attr]
+    ilo, ihi = ranges.bounds(index)
+    if (ilo < 0).any() or (ihi >= n).any() or getattr(index, "undef", None) is not None:
+        return [Opaque("data", "a gather whose index may leave its source", op.loc)]
+    if isinstance(src, IntV) and isinstance(index, IntV):
+        rows = max(src.a.shape[0], index.a.shape[0])
+        s = np.broadcast_to(src.a, (rows, *src.a.shape[1:]))
+        i = np.broadcast_to(index.a, (rows, *ty.shape))
+        s = np.broadcast_to(s, tuple(n if d == axis else i.shape[d] for d in range(i.ndim)))
+        return [IntV(np.take_along_axis(s, i, axis), src.bits)]
+    if src.undef is not None if isinstance(src, RangeV) else False:
+        return [Opaque("data", "a gather of lanes loaded without `other`", op.loc)]
+    slo, shi = ranges.bounds(src)
+    lo, hi = slo.min(axis=axis, keepdims=True), shi.max(axis=axis, keepdims=True)
+    return [RangeV(lo, hi, src.bits)]
 
 
 @handles("tt.scan")

@@ -35,7 +35,7 @@ from tilelens_lsp.engines.grid.forms import (
     top,
     uniform,
 )
-from tilelens_lsp.engines.values import Opaque, elem_bytes, histogram_lanes
+from tilelens_lsp.engines.values import Opaque, elem_bytes, gather_source_extent, histogram_lanes
 from tilelens_lsp.ttir.reader import Op
 
 if TYPE_CHECKING:
@@ -934,6 +934,29 @@ def _histogram(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         return [Opaque("out-of-vocabulary", "a histogram whose input size the IR does not give", op.loc)]
     total = n if len(ty.shape) == 1 else None
     return [Itv(arr(0, len(ty.shape)), arr(n, len(ty.shape)), tuple(ty.shape), ty.bits, total=total)]
+
+
+@handles("tt.gather")
+def _gather(g: GridGraph, op: Op, env, ctx) -> list[Any]:
+    """`tl.gather(src, index, axis)`: each lane takes a lane of `src` along `axis`, so it lies in the
+    hull of those lanes; an index that may leave the source is not modelled (Triton leaves it undefined)."""
+    src, index = (g.get(env, o) for o in op.operands[:2])
+    axis_m = re.search(r"axis = (\d+)", op.text)
+    ty = op.result_types[0]
+    n = gather_source_extent(op.text, int(axis_m.group(1))) if axis_m else None
+    if any(isinstance(v, Opaque) for v in (src, index)):
+        return [_opaque(src, index)]
+    if n is None or not isinstance(src, INT) or not isinstance(index, INT) or ty.bits <= 1:
+        return [Opaque("out-of-vocabulary", "a gather the model does not follow", op.loc)]
+    ilo, ihi = g.bounds(index)
+    if np.any(ilo < 0) or np.any(ihi >= n):
+        return [Opaque("data", "a gather whose index may leave its source", op.loc)]
+    slo, shi = g.bounds(src)
+    axis = int(axis_m.group(1))  # type: ignore[union-attr]
+    full = tuple(src.shape)
+    lo = np.broadcast_to(slo, full).min(axis=axis, keepdims=True)
+    hi = np.broadcast_to(shi, full).max(axis=axis, keepdims=True)
+    return [_from_object(lo, hi, tuple(ty.shape), ty.bits)]
 
 
 @handles("tt.reduce", "tt.scan")
