@@ -1073,7 +1073,7 @@ MUTATIONS: list[Mutation] = [
     M(
         "gather-index-unchecked",
         "engines/enumerate/control.py",
-        "    if (ilo < 0).any() or (ihi >= n).any() or getattr(index, \"undef\", None) is not None:\n",
+        '    if (ilo < 0).any() or (ihi >= n).any() or getattr(index, "undef", None) is not None:\n',
         "    if False:\n",
         "a gather whose index may leave its source is bounded by the source's lanes",
     ),
