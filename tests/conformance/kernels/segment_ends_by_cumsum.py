@@ -38,6 +38,18 @@ def segment_starts_by_exclusive_sum(src_ptr, lengths_ptr, out_ptr, W: tl.constex
     tl.store(out_ptr + row * E + e, first)
 
 
+@triton.jit
+def segment_ends_of_row_tiles(src_ptr, lengths_ptr, out_ptr, W: tl.constexpr, E: tl.constexpr, R: tl.constexpr):
+    """Four rows at once: the running sum along axis 1 of a [4, 8] tile of lengths."""
+    rows = tl.program_id(0) * R + tl.arange(0, R)
+    e = tl.arange(0, E)
+    lengths = tl.load(lengths_ptr + rows[:, None] * E + e[None, :])
+    ends = tl.cumsum(lengths, 1)
+    last = tl.load(src_ptr + rows[:, None] * W + ends - 1, mask=lengths > 0, other=0.0)
+    tl.store(out_ptr + rows[:, None] * E + e[None, :], last)
+
+
 # tilelens: segment_ends_by_cumsum[(3,)](fp32[3, 32], i32[3, 8].values(0, 5), fp32[3, 8], W=32, E=8)
 # tilelens: segment_starts_from_the_end[(3,)](fp32[3, 32], i32[3, 8].values(0, 5), fp32[3, 8], W=32, E=8)
 # tilelens: segment_starts_by_exclusive_sum[(3,)](fp32[3, 32], i32[3, 8].values(0, 5), fp32[3, 8], W=32, E=8)
+# tilelens: segment_ends_of_row_tiles[(2,)](fp32[8, 32], i32[8, 8].values(0, 5), fp32[8, 8], W=32, E=8, R=4)
