@@ -405,13 +405,19 @@ def exclusive_sums(
     own_lo: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per lane, bounds of the sum of the terms before it along `axis` (after it, `reverse`) of a
-    vector of `shape` whose lanes lie in `x`, as Python integers (a long sum never wraps). The
+    vector of `shape` whose lanes lie in `x`, never wrapped (Python integers where int64 could). The
     bounds are taken to the whole shape first: one bound may stand for every lane. With `total`
     (nonnegative lanes summing to at most it), the terms before a lane leave room for the lane's own,
     at least `own_lo` (x's low end unless a fact narrowed it)."""
 
+    # int64 where no sum of these terms (nor one added to such a sum) can pass 2**62; Python integers else
+    terms = [*x, *([] if own_lo is None else [own_lo])]
+    largest = max(max(int(np.max(a)), -int(np.min(a))) for a in terms)
+    largest = max(largest, 0 if total is None else abs(total))
+    dtype: type = np.int64 if (largest + 1) * (shape[axis] + 2) < 1 << 62 else object
+
     def before(a: np.ndarray) -> np.ndarray:
-        full = np.broadcast_to(a, shape).astype(object)
+        full: np.ndarray = np.broadcast_to(a, shape).astype(dtype)
         if reverse:
             full = np.flip(full, axis)
         sums = np.cumsum(full, axis=axis) - full
@@ -419,7 +425,7 @@ def exclusive_sums(
 
     lo, hi = before(x[0]), before(x[1])
     if total is not None:
-        own = np.broadcast_to(x[0] if own_lo is None else own_lo, shape).astype(object)
+        own: np.ndarray = np.broadcast_to(x[0] if own_lo is None else own_lo, shape).astype(dtype)
         hi = np.maximum(np.minimum(hi, total - own), lo)
     return lo, hi
 

@@ -187,3 +187,12 @@ def test_counts_that_sum_to_a_total_bound_the_sums_before_each_lane():
     narrowed = (np.ones((1, 4), np.int64), counts[1])
     got = ranges.running_sum_narrowed(counts, narrowed, (4,), 1, True, 32, total=64)
     assert got is not None and got[0].tolist() == [[1, 1, 1, 1]] and got[1].tolist() == [[64, 64, 64, 64]]
+
+
+def test_running_sums_past_int64_are_summed_without_wrapping():
+    """Terms of 2**61 over eight lanes sum past 2**63: as int64 they would wrap to small numbers that fit
+    a 64-bit width; summed without wrapping they do not fit, so no bound is given."""
+    big = np.full((1, 8), 1 << 61, dtype=np.int64)
+    assert ranges.running_sum_narrowed((big, big), (big, big), (8,), 1, False, 64) is None
+    lo, hi = ranges.exclusive_sums((big, big), (1, 8), 1, False)
+    assert int(hi[0, -1]) == 7 << 61

@@ -680,7 +680,8 @@ def _scan(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         if isinstance(out, RangeV):  # each lane is its own term plus the terms before it
             if v.total is not None:
                 out.hi = np.minimum(out.hi, v.total)
-            before = ranges.exclusive_sums(ranges.bounds(v), out.lo.shape, axis, reverse, v.total)
+            rows = max(v.lo.shape[0], v.hi.shape[0])  # the programs' bounds differ only where v's do
+            before = ranges.exclusive_sums(ranges.bounds(v), (rows, *out.lo.shape[1:]), axis, reverse, v.total)
             out.term = (v, before[0].astype(np.int64), before[1].astype(np.int64))
         return [out]
     return [
