@@ -1038,8 +1038,8 @@ MUTATIONS: list[Mutation] = [
     M(
         "running-sum-lane-shape",
         "engines/ranges.py",
-        "        full = np.broadcast_to(a, shape).astype(object)\n",
-        "        full = np.asarray(a).astype(object)\n",
+        "        full: np.ndarray = np.broadcast_to(a, shape).astype(dtype)\n",
+        "        full: np.ndarray = np.asarray(a).astype(dtype)\n",
         "a running sum of a bound that stands for every lane is taken over that one bound",
     ),
     M(
