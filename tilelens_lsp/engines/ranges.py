@@ -370,6 +370,66 @@ def fits(r: RangeV, bits: int) -> bool:
     return bool((r.lo >= lo).all() and (r.hi <= hi).all())
 
 
+@dataclass(frozen=True)
+class RunningSums:
+    """Per lane, bounds of a running sum (the lane's own term included) and of the terms before it."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    before_lo: np.ndarray
+    before_hi: np.ndarray
+
+    def within(self, bits: int) -> bool:
+        """Whether every sum, with its own term or without, fits a signed integer of `bits`."""
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        return all(bool((lo >= low).all()) and bool((hi <= high).all()) for lo, hi in self._pairs())
+
+    def _pairs(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        return ((self.lo, self.hi), (self.before_lo, self.before_hi))
+
+    def as_int64(self) -> RunningSums:
+        """The same bounds as int64 arrays (they fit: see `within`)."""
+        return RunningSums(*(a.astype(np.int64) for a in (self.lo, self.hi, self.before_lo, self.before_hi)))
+
+
+def running_sums(
+    x: tuple[np.ndarray, np.ndarray],
+    shape: tuple[int, ...],
+    axis: int,
+    reverse: bool,
+    total: int | None = None,
+    own: tuple[np.ndarray, np.ndarray] | None = None,
+) -> RunningSums:
+    """Bounds of a running sum (`tl.cumsum`; `reverse`: from the end) along `axis` of a vector of
+    `shape` whose lanes lie in `x`, and of the terms before each lane (after it, reversed): the
+    exclusive sums. `own` bounds each lane's own term where a fact narrowed it: a fact about one lane
+    says nothing about the others, so only the own term narrows. The bounds are taken to the whole
+    shape first: one bound may stand for every lane. With `total` (nonnegative lanes summing to at
+    most it), the terms before a lane leave room for its own, and no sum passes it. Never wrapped:
+    int64 where no sum can pass 2**62, Python integers else."""
+    own = x if own is None else own
+    largest = max(max(int(np.max(a)), -int(np.min(a))) for a in (*x, *own))
+    largest = max(largest, 0 if total is None else abs(total))
+    dtype: type = np.int64 if (largest + 1) * (shape[axis] + 2) < 1 << 62 else object
+
+    def full(a: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(a, shape).astype(dtype)
+
+    def before(a: np.ndarray) -> np.ndarray:
+        terms = np.flip(full(a), axis) if reverse else full(a)
+        sums = np.cumsum(terms, axis=axis) - terms
+        return np.flip(sums, axis) if reverse else sums
+
+    before_lo, before_hi = before(x[0]), before(x[1])
+    own_lo, own_hi = full(own[0]), full(own[1])
+    if total is not None:
+        before_hi = np.maximum(np.minimum(before_hi, total - own_lo), before_lo)
+    lo, hi = before_lo + own_lo, before_hi + own_hi
+    if total is not None:
+        hi = np.maximum(np.minimum(hi, total), lo)
+    return RunningSums(lo, hi, before_lo, before_hi)
+
+
 def running_sum_narrowed(
     x: tuple[np.ndarray, np.ndarray],
     own: tuple[np.ndarray, np.ndarray],
@@ -378,56 +438,12 @@ def running_sum_narrowed(
     reverse: bool,
     bits: int,
     total: int | None = None,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Bounds of a running sum (`tl.cumsum`, `reverse`: from the end) along `axis` of a vector of
-    `lanes` (after a leading program axis) whose lanes lie in `x`, where a fact narrowed each lane's
-    own term to `own`: the terms before a lane (after it, reversed) as `x` bounds them, plus its own
-    as narrowed. A fact about one lane says nothing about the others, so only the own term narrows.
-    The bounds are taken to the whole lane shape first: one bound may stand for every lane. With
-    `total` (`RangeV.total`) no sum passes it. None where the sum may leave `bits`."""
+) -> RunningSums | None:
+    """`running_sums` of a vector of `lanes` after a leading program axis, as int64, where a fact
+    narrowed each lane's own term to `own`; None where a sum may leave `bits`."""
     programs = max(np.shape(a)[0] if np.ndim(a) else 1 for a in (*x, *own))
-    before = exclusive_sums(x, (programs, *lanes), axis, reverse, total, own[0])
-    lo, hi = before[0] + own[0], before[1] + own[1]
-    if total is not None:
-        hi = np.maximum(np.minimum(hi, total), lo)
-    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    if not (bool((lo >= low).all()) and bool((hi <= high).all())):
-        return None
-    return lo.astype(np.int64), hi.astype(np.int64)
-
-
-def exclusive_sums(
-    x: tuple[np.ndarray, np.ndarray],
-    shape: tuple[int, ...],
-    axis: int,
-    reverse: bool,
-    total: int | None = None,
-    own_lo: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per lane, bounds of the sum of the terms before it along `axis` (after it, `reverse`) of a
-    vector of `shape` whose lanes lie in `x`, never wrapped (Python integers where int64 could). The
-    bounds are taken to the whole shape first: one bound may stand for every lane. With `total`
-    (nonnegative lanes summing to at most it), the terms before a lane leave room for the lane's own,
-    at least `own_lo` (x's low end unless a fact narrowed it)."""
-
-    # int64 where no sum of these terms (nor one added to such a sum) can pass 2**62; Python integers else
-    terms = [*x, *([] if own_lo is None else [own_lo])]
-    largest = max(max(int(np.max(a)), -int(np.min(a))) for a in terms)
-    largest = max(largest, 0 if total is None else abs(total))
-    dtype: type = np.int64 if (largest + 1) * (shape[axis] + 2) < 1 << 62 else object
-
-    def before(a: np.ndarray) -> np.ndarray:
-        full: np.ndarray = np.broadcast_to(a, shape).astype(dtype)
-        if reverse:
-            full = np.flip(full, axis)
-        sums = np.cumsum(full, axis=axis) - full
-        return np.flip(sums, axis) if reverse else sums
-
-    lo, hi = before(x[0]), before(x[1])
-    if total is not None:
-        own: np.ndarray = np.broadcast_to(x[0] if own_lo is None else own_lo, shape).astype(dtype)
-        hi = np.maximum(np.minimum(hi, total - own), lo)
-    return lo, hi
+    sums = running_sums(x, (programs, *lanes), axis, reverse, total, own)
+    return sums.as_int64() if sums.within(bits) else None
 
 
 def choose(cond: np.ndarray, a, b, bits: int) -> RangeV:

@@ -8,7 +8,6 @@ In: nothing above `ttir/` and `refusal`. Integer and pointer values (`IntV`, `Pt
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
@@ -17,6 +16,7 @@ import numpy as np
 from tilelens_lsp.dtypes import element_bytes
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Module
+from tilelens_lsp.ttir.types import operand_types
 
 # ---------------------------------------------------------------- values
 
@@ -423,17 +423,15 @@ COMPARISONS = {
 def histogram_lanes(op_text: str) -> int | None:
     """The number of lanes `tt.histogram` counts: its input tensor's size, from the op's type
     (`tt.histogram %x : tensor<64xi32> -> tensor<16xi32>`); None where the text gives none."""
-    m = re.search(r":\s*tensor<((?:\d+x)+)i\d+>", op_text)
-    if m is None:
+    types = operand_types(op_text)
+    if not types or not types[0].shape:
         return None
-    return int(np.prod([int(d) for d in m.group(1).rstrip("x").split("x")], dtype=np.int64))
+    return int(np.prod(types[0].shape, dtype=np.int64))
 
 
 def gather_source_extent(op_text: str, axis: int) -> int | None:
     """The length along `axis` of the tensor `tt.gather` reads from, from the op's type
     (`tt.gather %src[%idx] {axis = 0 : i32} : (tensor<16xi32>, tensor<64xi32>) -> ...`)."""
-    m = re.search(r":\s*\(tensor<((?:\d+x)+)i\d+>", op_text)
-    if m is None:
-        return None
-    dims = [int(d) for d in m.group(1).rstrip("x").split("x")]
-    return dims[axis] if 0 <= axis < len(dims) else None
+    types = operand_types(op_text)
+    shape = types[0].shape if types else ()
+    return shape[axis] if 0 <= axis < len(shape) else None

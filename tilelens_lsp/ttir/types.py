@@ -80,6 +80,20 @@ def parse_type(text: str) -> Type:
     return _parse_type(text.strip())
 
 
+def operand_types(text: str) -> list[Type]:
+    """The operand types an op prints after its last top-level ` : `, before ` -> `
+    (`: tensor<64xi32> -> tensor<16xi32>`, `: (tensor<16xi32>, tensor<64xi32>) -> tensor<64xi32>`);
+    [] where the text shows none (an op printed without its operands' types)."""
+    parts = split_top(text, " : ")
+    arrow = split_top(parts[-1], " -> ") if len(parts) > 1 else []
+    if len(arrow) < 2:
+        return []
+    left = arrow[0].strip()
+    if left.startswith("(") and left.endswith(")"):
+        left = left[1:-1]
+    return [parse_type(t) for t in split_top(left, ", ") if t.strip()]
+
+
 @functools.lru_cache(maxsize=4096)
 def _parse_type(t: str) -> Type:
     if t.startswith("tensor<") and t.endswith(">"):

@@ -1031,15 +1031,15 @@ MUTATIONS: list[Mutation] = [
     M(
         "running-sum-own-term-only",
         "engines/ranges.py",
-        "    before = exclusive_sums(x, (programs, *lanes), axis, reverse, total, own[0])\n",
-        "    before = exclusive_sums(own, (programs, *lanes), axis, reverse, total, own[0])\n",
+        "    before_lo, before_hi = before(x[0]), before(x[1])\n",
+        "    before_lo, before_hi = before(own[0]), before(own[1])\n",
         "a lane's fact narrows every term of a running sum, not its own alone",
     ),
     M(
         "running-sum-lane-shape",
         "engines/ranges.py",
-        "        full: np.ndarray = np.broadcast_to(a, shape).astype(dtype)\n",
-        "        full: np.ndarray = np.asarray(a).astype(dtype)\n",
+        "        return np.broadcast_to(a, shape).astype(dtype)\n",
+        "        return np.asarray(a).astype(dtype)\n",
         "a running sum of a bound that stands for every lane is taken over that one bound",
     ),
     M(
@@ -1066,8 +1066,8 @@ MUTATIONS: list[Mutation] = [
     M(
         "exclusive-sum-total-leaves-no-room",
         "engines/ranges.py",
-        "        hi = np.maximum(np.minimum(hi, total - own), lo)\n",
-        "        hi = np.maximum(np.minimum(hi, total - own - 1), lo)\n",
+        "        before_hi = np.maximum(np.minimum(before_hi, total - own_lo), before_lo)\n",
+        "        before_hi = np.maximum(np.minimum(before_hi, total - own_lo - 1), before_lo)\n",
         "the terms before a lane of counts summing to a total leave one more than its own term's room",
     ),
     M(

@@ -130,7 +130,7 @@ def test_a_running_sum_narrows_each_lane_by_its_own_term_only(lanes, reverse, un
         nh = np.maximum(nl, nh)
     got = ranges.running_sum_narrowed((xl[None], xh[None]), (nl[None], nh[None]), (n,), 1, reverse, 32)
     assert got is not None
-    lo, hi = got[0][0], got[1][0]
+    lo, hi = got.lo[0], got.hi[0]
     XL, XH, NL, NH = (np.broadcast_to(a, (n,)) for a in (xl, xh, nl, nh))
     order = list(range(n))[::-1] if reverse else list(range(n))
     for i in range(n):
@@ -178,15 +178,16 @@ def test_counts_that_sum_to_a_total_bound_the_sums_before_each_lane():
     """A histogram's bins each lie in [0, 64] and sum to at most 64: the terms before a lane leave room
     for the lane's own term, at least its low end (1 where a mask narrowed it), and no sum passes 64."""
     counts = (np.zeros((1, 4), np.int64), np.full((1, 4), 64, np.int64))
-    lo, hi = ranges.exclusive_sums(counts, (1, 4), 1, False)
-    assert hi.tolist() == [[0, 64, 128, 192]]
-    lo, hi = ranges.exclusive_sums(counts, (1, 4), 1, False, total=64)
-    assert lo.tolist() == [[0, 0, 0, 0]] and hi.tolist() == [[0, 64, 64, 64]]
-    lo, hi = ranges.exclusive_sums(counts, (1, 4), 1, False, total=64, own_lo=np.ones((1, 4), np.int64))
-    assert hi.tolist() == [[0, 63, 63, 63]]
+    sums = ranges.running_sums(counts, (1, 4), 1, False)
+    assert sums.before_hi.tolist() == [[0, 64, 128, 192]] and sums.hi.tolist() == [[64, 128, 192, 256]]
+    sums = ranges.running_sums(counts, (1, 4), 1, False, total=64)
+    assert sums.before_lo.tolist() == [[0, 0, 0, 0]] and sums.before_hi.tolist() == [[0, 64, 64, 64]]
+    assert sums.lo.tolist() == [[0, 0, 0, 0]] and sums.hi.tolist() == [[64, 64, 64, 64]]
     narrowed = (np.ones((1, 4), np.int64), counts[1])
+    sums = ranges.running_sums(counts, (1, 4), 1, False, total=64, own=narrowed)
+    assert sums.before_hi.tolist() == [[0, 63, 63, 63]]
     got = ranges.running_sum_narrowed(counts, narrowed, (4,), 1, True, 32, total=64)
-    assert got is not None and got[0].tolist() == [[1, 1, 1, 1]] and got[1].tolist() == [[64, 64, 64, 64]]
+    assert got is not None and got.lo.tolist() == [[1, 1, 1, 1]] and got.hi.tolist() == [[64, 64, 64, 64]]
 
 
 def test_running_sums_past_int64_are_summed_without_wrapping():
@@ -194,5 +195,6 @@ def test_running_sums_past_int64_are_summed_without_wrapping():
     a 64-bit width; summed without wrapping they do not fit, so no bound is given."""
     big = np.full((1, 8), 1 << 61, dtype=np.int64)
     assert ranges.running_sum_narrowed((big, big), (big, big), (8,), 1, False, 64) is None
-    lo, hi = ranges.exclusive_sums((big, big), (1, 8), 1, False)
-    assert int(hi[0, -1]) == 7 << 61
+    sums = ranges.running_sums((big, big), (1, 8), 1, False)
+    assert int(sums.before_hi[0, -1]) == 7 << 61 and int(sums.hi[0, -1]) == 8 << 61
+    assert not sums.within(64)

@@ -170,6 +170,17 @@ def test_split_top_agrees_with_a_character_by_character_split(text, sep):
     assert split_top(text, sep) == _split_by_hand(text, sep)
 
 
+def test_operand_types_are_read_after_the_last_top_level_colon():
+    """Attributes hold ` : ` too (`{axis = 0 : i32}`); the operand types are the function type's left side."""
+    from tilelens_lsp.ttir.types import Type, operand_types
+
+    gather = "%5 = tt.gather %src[%idx] {axis = 0 : i32} : (tensor<16xi32>, tensor<4x64xi32>) -> tensor<64xi32> loc(#loc)"
+    assert operand_types(gather) == [Type((16,), "i32"), Type((4, 64), "i32")]
+    assert operand_types("%3 = tt.histogram %2 : tensor<64xi32> -> tensor<16xi32> loc(#loc3)") == [Type((64,), "i32")]
+    assert operand_types('%2 = "tt.histogram"(%1) : (tensor<8x!tt.ptr<f16>>) -> tensor<4xi32>') == [Type((8,), "ptr<f16>")]
+    assert operand_types("%3 = tt.histogram %2") == [] and operand_types("%1 = arith.addi %a, %b : i32") == []
+
+
 def test_parse_type_answers_alike_when_asked_again():
     # printed types are memoized: a second answer is the first, padding and all
     first = [ttir.parse_type(t) for t in (" tensor<8x!tt.ptr<f16>> ", "i64", "tensor<4x4xi1>")]

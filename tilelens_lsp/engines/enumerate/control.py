@@ -649,7 +649,7 @@ def _gather(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
         i = np.broadcast_to(index.a, (rows, *ty.shape))
         s = np.broadcast_to(s, tuple(n if d == axis else i.shape[d] for d in range(i.ndim)))
         return [IntV(np.take_along_axis(s, i, axis), src.bits)]
-    if src.undef is not None if isinstance(src, RangeV) else False:
+    if isinstance(src, RangeV) and src.undef is not None:
         return [Opaque("data", "a gather of lanes loaded without `other`", op.loc)]
     slo, shi = ranges.bounds(src)
     lo, hi = slo.min(axis=axis, keepdims=True), shi.max(axis=axis, keepdims=True)
@@ -666,24 +666,20 @@ def _scan(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     if len(vals) == 1 and isinstance(vals[0], (IntV, RangeV)) and combine == ["arith.addi"] and axis_m and vals[0].bits > 1:
         axis = int(axis_m.group(1)) + 1
         reverse = "reverse = true" in op.text + " " + op.tail
-
-        def run(a: np.ndarray) -> np.ndarray:
-            full = np.broadcast_to(a, (g.P,) + a.shape[1:]).astype(np.int64)
-            if reverse:
-                return np.flip(np.cumsum(np.flip(full, axis), axis=axis), axis)
-            return np.cumsum(full, axis=axis)
-
         v = vals[0]
+        lanes = tuple(op.result_types[0].shape) if op.result_types else np.shape(ranges.bounds(v)[0])[1:]
         if isinstance(v, IntV):
-            return [IntV(wrap(run(v.a), v.bits), v.bits)]
-        out = _reduced(v, run, op, "a cumulative sum")
-        if isinstance(out, RangeV):  # each lane is its own term plus the terms before it
-            if v.total is not None:
-                out.hi = np.minimum(out.hi, v.total)
-            rows = max(v.lo.shape[0], v.hi.shape[0])  # the programs' bounds differ only where v's do
-            before = ranges.exclusive_sums(ranges.bounds(v), (rows, *out.lo.shape[1:]), axis, reverse, v.total)
-            out.term = (v, before[0].astype(np.int64), before[1].astype(np.int64))
-        return [out]
+            full = np.broadcast_to(v.a, (g.P, *lanes)).astype(np.int64)  # wraps as the machine's sum does
+            sums = np.flip(np.cumsum(np.flip(full, axis), axis=axis), axis) if reverse else np.cumsum(full, axis=axis)
+            return [IntV(wrap(sums, v.bits), v.bits)]
+        if v.undef is not None and v.undef.any():
+            return [Opaque("data", "a cumulative sum over lanes loaded without `other`", op.loc)]
+        rows = max(v.lo.shape[0], v.hi.shape[0])  # the programs' bounds differ only where v's do
+        bounded = ranges.running_sums(ranges.bounds(v), (rows, *lanes), axis, reverse, v.total)
+        if not bounded.within(v.bits):
+            return [Opaque("data", "a cumulative sum of a loaded index may wrap", op.loc)]
+        got = bounded.as_int64()  # each lane is its own term plus the terms before it
+        return [RangeV(got.lo, got.hi, v.bits, term=(v, got.before_lo, got.before_hi))]
     return [
         opaque_of(*vals)
         if any(isinstance(v, Opaque) for v in vals)

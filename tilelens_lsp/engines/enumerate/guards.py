@@ -277,9 +277,7 @@ class Refiner:
         got = ranges.running_sum_narrowed(ranges.bounds(x), own, lanes, axis + 1, reverse, x.bits, total)
         if got is None:
             return None
-        before = ranges.exclusive_sums(ranges.bounds(x), got[0].shape, axis + 1, reverse, total, own[0])
-        term = (narrowed, before[0].astype(np.int64), before[1].astype(np.int64))
-        return RangeV(got[0], got[1], x.bits, term=term)
+        return RangeV(got.lo, got.hi, x.bits, term=(narrowed, got.before_lo, got.before_hi))
 
     def _advanced(self, name: str, depth: int) -> tuple[Value, dict[int, np.ndarray]] | None:
         """A loop-carried pointer or offset that its loop advances by a loop-invariant step (`a_ptrs +=

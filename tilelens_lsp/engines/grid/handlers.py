@@ -1001,22 +1001,13 @@ def _reduce(g: GridGraph, op: Op, env, ctx) -> list[Any]:
 
 
 def _cumulative_sum(g: GridGraph, v: Any, axis: int, reverse: bool) -> Itv:
-    """`tl.cumsum` of integers: the running sums of each end (a sum is monotone in every term), or
-    every value of the width where a running sum may leave it."""
+    """`tl.cumsum` of integers: the running sums of each end (a sum is monotone in every term), each
+    lane its own term plus the terms before it (`Itv.term`), or every value of the width where a
+    running sum may leave it."""
     if v.bits <= 1:
         return top(v.shape, v.bits)
-    lo, hi = g.bounds(v)
-
-    def run(a: np.ndarray) -> np.ndarray:
-        full = np.broadcast_to(a, v.shape).astype(object)  # Python integers: a long sum never wraps
-        if reverse:
-            return np.flip(np.cumsum(np.flip(full, axis), axis=axis), axis)
-        return np.cumsum(full, axis=axis)
-
-    total = getattr(v, "total", None)
-    sums_hi = run(hi) if total is None else np.minimum(run(hi), total)
-    out = _from_object(run(lo), sums_hi, v.shape, v.bits)
-    if out.lo.dtype == object or not g.fits(out, v.bits):
+    bounded = ranges.running_sums(g.bounds(v), v.shape, axis, reverse, getattr(v, "total", None))
+    if not bounded.within(v.bits):
         return top(v.shape, v.bits)
-    before = ranges.exclusive_sums((lo, hi), v.shape, axis, reverse, total)  # each lane: its own term plus these
-    return dataclasses.replace(out, term=(v, before[0].astype(np.int64), before[1].astype(np.int64)))
+    got = bounded.as_int64()
+    return Itv(got.lo, got.hi, v.shape, v.bits, (v, got.before_lo, got.before_hi))

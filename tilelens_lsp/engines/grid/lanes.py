@@ -56,9 +56,7 @@ class LaneRefiner(guards.Refiner):
         got = ranges.running_sum_narrowed(ranges.bounds(xr), own, lanes, axis + 1, reverse, narrowed.bits, total)
         if got is None:
             return None
-        before = ranges.exclusive_sums(ranges.bounds(xr), got[0].shape, axis + 1, reverse, total, own[0])
-        term = (narrowed, before[0][0].astype(np.int64), before[1][0].astype(np.int64))
-        return Itv(got[0][0], got[1][0], narrowed.shape, narrowed.bits, term)
+        return Itv(got.lo[0], got.hi[0], narrowed.shape, narrowed.bits, (narrowed, got.before_lo[0], got.before_hi[0]))
 
     def moved(self, name: str, start_name: str, narrowed: Any) -> Any:
         """The loop advances `name` by the uniform step its probe found: the narrowed start, advanced."""
