@@ -174,3 +174,29 @@ def test_bucket_starts_from_a_histogram_stay_inside_their_rows(engine, monkeypat
     assert (launch.status, launch.diagnostics) == ("analyzed", ())
     (src,) = [a for a in launch.accesses if a.pointer == "src_ptr"]
     assert src.elements == ((0, rows * 64),)
+
+
+@pytest.mark.parametrize("engine", ["auto", "grid"])
+def test_a_bucket_counted_from_float_comparisons_is_at_most_the_number_of_edges(engine, monkeypatch):
+    # before: refused (indirect-address through `arith.cmpf`); a comparison widened to an integer is
+    # 0 or 1 whatever it compares, so a sum of 16 of them is a bucket in [0, 16]
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    launch = _launch(KERNELS / "bucket_counts_serving.py")
+    assert (launch.status, launch.diagnostics) == ("analyzed", ())
+    (hist,) = [a for a in launch.accesses if a.pointer == "hist_ptr"]
+    assert hist.elements == ((0, 17),)
+    path = KERNELS / "bucket_counts_serving_one_short.py"
+    (found,) = _launch(path).diagnostics
+    assert (found.code, found.line) == ("TL002", line_of(path, "tl.atomic_add(")), found.message
+    assert found.witness.element == 16
+
+
+@pytest.mark.parametrize("engine", ["auto", "grid"])
+def test_a_compaction_at_the_exclusive_sum_of_kept_lanes_stays_in_its_row(engine, monkeypatch):
+    # before: refused; now each row's kept values land in its own row, and races are said unchecked
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    launch = _launch(KERNELS / "compaction_serving.py")
+    assert (launch.status, launch.diagnostics) == ("analyzed", ())
+    (out,) = [a for a in launch.accesses if a.pointer == "out_ptr"]
+    assert out.elements[0][0] == 0 and out.elements[-1][1] == (1 << 20) * 64
+    assert any("races" in note and "not checked" in note for note in launch.notes)

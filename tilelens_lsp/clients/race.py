@@ -86,7 +86,16 @@ class RaceClient(IRClient):
             if unknown:
                 if all(s.bounds for s in unknown if s.tagged is None) and all(s.tagged is None or s.exact for s in mine):
                     found = _possible(mine, analysis.args[arg].lo, analysis.args[arg].hi)
-                    if found is not None:
+                    if found is not None and _between_lanes(found) and not _range_names(analysis, None):
+                        # no declared range to blame: the lanes' bounds come from counts of conditions
+                        # (a compaction's running sums, a histogram's starts), distinct on the lanes
+                        # that store in the idioms that build them, which bounds cannot show
+                        out.notes.append(
+                            f"races between lanes of one store to {arg} not checked: its lanes are addressed "
+                            "by values computed from loaded data (counts or running sums of conditions), "
+                            "bounded lane by lane but not ordered"
+                        )
+                    elif found is not None:
                         out.diagnostics.append(self._possible_diagnostic(analysis, mine, found))
                     continue
                 segment = any(s.tagged is None and s.bounds is None for s in unknown)
@@ -205,14 +214,14 @@ class RaceClient(IRClient):
 
         verb = "store" if second.op == "store" else "load"
         names = sorted({n for s in (first, second) for n in _range_names(analysis, s)})
-        ranged = (" of " + ", ".join(names)) if names else ""
+        values = f"for some values of {', '.join(names)} in the declared ranges" if names else "for some loaded data"
         return Diagnostic(
             code="TL006",
             message=(
                 f"possible race: {who(a_key)} may store element {element} of {first.arg} (line {where['line']}) "
-                f"and {who(b_key)} may {verb} it (line {other['line']}) without an atomic, for some values"
-                f"{ranged} in the declared ranges; use an atomic (tl.atomic_add) if they can meet, or "
-                "suppress with `# tilelens: ignore[TL006]` if those values never repeat"
+                f"and {who(b_key)} may {verb} it (line {other['line']}) without an atomic, {values}; use an "
+                "atomic (tl.atomic_add) if they can meet, or suppress with `# tilelens: ignore[TL006]` if "
+                "those values never repeat"
             ),
             line=where["line"],
             column=where["column"],
@@ -273,6 +282,12 @@ def _possible(sites: list, lo: int, hi: int) -> tuple | None:
                 index = sites.index(site)
                 return element, (index, ka), (index, kb)
     return None
+
+
+def _between_lanes(found: tuple) -> bool:
+    """Whether a meeting `_possible` found is two lanes of one store of one program."""
+    _, (a_site, a_key), (b_site, b_key) = found
+    return a_site == b_site and a_key >> 24 == b_key >> 24
 
 
 def _first_overlap(runs: _Runs) -> tuple | None:

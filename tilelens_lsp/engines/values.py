@@ -8,6 +8,7 @@ In: nothing above `ttir/` and `refusal`. Integer and pointer values (`IntV`, `Pt
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
@@ -15,8 +16,8 @@ import numpy as np
 
 from tilelens_lsp.dtypes import element_bytes
 from tilelens_lsp.refusal import Refusal
-from tilelens_lsp.ttir.reader import Module
-from tilelens_lsp.ttir.types import operand_types
+from tilelens_lsp.ttir.reader import Module, Op
+from tilelens_lsp.ttir.types import Type, operand_types
 
 # ---------------------------------------------------------------- values
 
@@ -118,6 +119,13 @@ def unmodelled_value(op_name: str, loc: str, operands: list[Any]) -> Opaque:
     if any(isinstance(v, Opaque) and v.why == "data" for v in operands):
         return Opaque("data", f"{op_name} of loaded data", loc)
     return Opaque(unmodelled_kind(op_name), f"{op_name} is not modelled", loc)
+
+
+def widens_i1(op: Op, ty: Type) -> bool:
+    """Whether cast `op` widens an i1 to an integer of two bits or more (`cond.to(tl.int32)`): its
+    value is 0 or 1 (-1 or 0 sign-extended) whatever the i1 was computed from."""
+    source = op.text.split(" to ")[0]  # `%c : tensor<32xi1> to tensor<32xi32>`
+    return ty.is_int and ty.bits >= 2 and op.name != "arith.trunci" and re.search(r"(?:\bi1\b|xi1>)", source) is not None
 
 
 def unmodelled_kind(op_name: str) -> str:

@@ -1084,6 +1084,27 @@ MUTATIONS: list[Mutation] = [
         "    hi = np.broadcast_to(shi, full).min(axis=axis, keepdims=True)\n",
         "a gathered lane is bounded by the source's lowest high end, not its highest",
     ),
+    M(
+        "widened-i1-any-width",
+        "engines/values.py",
+        '    return ty.is_int and ty.bits >= 2 and op.name != "arith.trunci" and re.search(r"(?:\\bi1\\b|xi1>)", source) is not None\n',
+        '    return ty.is_int and ty.bits >= 2 and op.name != "arith.trunci"\n',
+        "any integer cast of unknown data is taken as 0 or 1, not only an i1 widened",
+    ),
+    M(
+        "truth-fact-any-polarity",
+        "engines/enumerate/guards.py",
+        '    itself = [Fact(name, "eq", TRUE, group, chain, shape)] if truths is not None and polarity and truths(name) else []\n',
+        '    itself = [Fact(name, "eq", TRUE, group, chain, shape)] if truths is not None and truths(name) else []\n',
+        "an i1 conjunct is taken as true where its condition does not hold too",
+    ),
+    M(
+        "lane-meeting-note-across-programs",
+        "clients/race.py",
+        "    return a_site == b_site and a_key >> 24 == b_key >> 24\n",
+        "    return a_site == b_site\n",
+        "two programs meeting at counts of conditions are a note, not a possible race",
+    ),
 ]
 
 

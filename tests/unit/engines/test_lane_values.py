@@ -212,3 +212,83 @@ def test_lanes_whose_loaded_operands_swap_places_may_race(tmp_path, monkeypatch)
     assert d.code == "TL006"
     one = body.replace("x + offs", "x + offs * 0").replace("y + 1 - offs", "y + offs * 0")
     assert _diagnostics(tmp_path, monkeypatch, one, "k[(1,)](fp32[2], fp32[2], fp32[1])") == []  # one value
+
+
+COUNTED = """def k(x_ptr, out, N: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + row * N + offs)
+    keep = (x > 0).to(tl.int32)
+    tl.store(out + {where}, x, mask=keep > 0)
+"""
+
+
+def test_lanes_at_running_sums_of_conditions_are_said_unchecked_not_a_race(tmp_path, monkeypatch):
+    """A compaction's exclusive sums are distinct on the lanes that store, which per-lane bounds cannot
+    show, and no declared range is there to blame: a note, never a TL006 between its lanes."""
+    body = COUNTED.format(where="row * N + tl.cumsum(keep, 0) - keep")
+    assert _diagnostics(tmp_path, monkeypatch, body, "k[(2,)](fp32[2, 16], fp32[2, 16], N=16)") == []
+    (result,) = analyze_path(tmp_path / "k.py", workspace_root=tmp_path).launches
+    assert any(n.startswith("races between lanes of one store to out not checked") for n in result.notes)
+
+
+def test_programs_meeting_at_counts_of_conditions_race_for_some_loaded_data(tmp_path, monkeypatch):
+    """Every program packs to the front of one shared row: two programs may store one element. No
+    declared range made those addresses, so the warning says it is loaded data, not declared values."""
+    body = COUNTED.format(where="tl.cumsum(keep, 0) - keep")
+    (d,) = _diagnostics(tmp_path, monkeypatch, body, "k[(2,)](fp32[2, 16], fp32[16], N=16)")
+    assert d.code == "TL006" and "program (0, 0, 0)" in d.message and "program (1, 0, 0)" in d.message
+    assert "for some loaded data" in d.message and "declared ranges" not in d.message
+
+
+def test_a_kept_lane_counts_itself_in_its_running_sum(tmp_path, monkeypatch):
+    """FlagGems' single-pass `masked_select` stores at `tl.cumsum(mask.to(tl.int32)) - 1` under the
+    mask: where the mask holds, the lane's own term is 1, so nothing is stored below element 0. Before,
+    the model did not know that `mask` true makes `mask.to(tl.int32)` 1, and said element -1."""
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
+    body = """def k(inp_ptr, mask_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inp = tl.load(inp_ptr + offsets, mask=offsets < N)
+    mask = tl.load(mask_ptr + offsets, mask=offsets < N).to(tl.int1)
+    out_offsets = tl.cumsum(mask.to(tl.int32), axis=0){minus}
+    tl.store(out_ptr + out_offsets, inp, mask=(offsets < N) & {keep})
+"""
+    found = {}
+    for minus, keep in ((" - 1", "mask"), ("", "mask"), (" - 1", "~mask")):
+        path = tmp_path / "k.py"
+        path.write_text(
+            HEADER
+            + "@triton.jit\n"
+            + body.format(minus=minus, keep=keep)
+            + "\n\n# tilelens: k[(1,)](fp32[100], i1[100], fp32[100], 100, BLOCK=128)\n"
+        )
+        (result,) = analyze_path(path, workspace_root=tmp_path).launches
+        found[minus, keep] = [(d.code, d.witness.element if d.witness else None) for d in result.diagnostics]
+    assert found[" - 1", "mask"] == []
+    assert found["", "mask"] == [("TL002", 100)]  # the last of 100 kept values, one past the output
+    # the lanes left out store: the first of them counts nothing before it, and stores at -1
+    assert found[" - 1", "~mask"] == [("TL002", -1)]
+
+
+@pytest.mark.parametrize("engine", ["enumerate", "grid"])
+def test_only_an_i1_widened_is_zero_or_one(tmp_path, monkeypatch, engine):
+    """An index loaded without a declared range and widened to 64 bits is any value: refused, where a
+    condition widened the same way would be 0 or 1."""
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    path = tmp_path / "k.py"
+    path.write_text(
+        HEADER
+        + """@triton.jit
+def k(ids_ptr, table_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    row = tl.load(ids_ptr + offs).to(tl.int64)
+    tl.store(out_ptr + offs, tl.load(table_ptr + row))
+
+
+# tilelens: k[(1,)](i32[16], fp32[4], fp32[16], BLOCK=16)
+"""
+    )
+    (result,) = analyze_path(path, workspace_root=tmp_path).launches
+    assert result.status == "refused" and [d.code for d in result.diagnostics] == ["TL030"]

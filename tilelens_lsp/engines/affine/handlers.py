@@ -31,7 +31,7 @@ from tilelens_lsp.engines.affine.forms import (
     relabel,
     uniform_value,
 )
-from tilelens_lsp.engines.values import BINARY_OPS, COMPARISONS, Opaque, elem_bytes, unsigned, wrap
+from tilelens_lsp.engines.values import BINARY_OPS, COMPARISONS, Opaque, elem_bytes, unsigned, widens_i1, wrap
 from tilelens_lsp.ttir.reader import Op, Type
 
 if TYPE_CHECKING:
@@ -299,6 +299,8 @@ def _cast(kind: str):
         v = g.get(env, op.operands[0])
         ty = op.result_types[0]
         if isinstance(v, Opaque):
+            if widens_i1(op, ty):  # 0 or 1 whatever it was computed from: the enumeration bounds it
+                return [Opaque("data", f"{op.name} of a condition on loaded data", op.loc)]
             return [v]
         if not ty.is_int:
             return [Opaque("float", f"{op.name} to {ty.elem}", op.loc)]

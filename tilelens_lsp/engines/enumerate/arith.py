@@ -7,7 +7,6 @@ through interval arithmetic; anything built from loaded data stays opaque.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -26,6 +25,7 @@ from tilelens_lsp.engines.values import (
     Value,
     elem_bytes,
     unsigned,
+    widens_i1,
     wrap,
 )
 from tilelens_lsp.ttir.reader import Op, Type
@@ -181,7 +181,7 @@ def _cast(kind: str):
             if not ty.is_int or ty.bits < 2 or (kind == "zext" and (v.lo < 0).any()) or not ranges.fits(v, ty.bits):
                 return [Opaque("data", f"{op.name} of a loaded index", op.loc)]
             return [RangeV(v.lo, v.hi, ty.bits, v.undef, v.src, v.decl, v.segment)]
-        widened = _widened_condition(v, op, ty, kind) if ctx.exact else None
+        widened = _widened_condition(v, op, ty, kind, ctx.exact)
         if widened is not None:
             return [widened]
         if not isinstance(v, IntV):
@@ -200,18 +200,18 @@ def _cast(kind: str):
     return handler
 
 
-def _widened_condition(v: Value, op: Op, ty: Type, kind: str) -> RangeV | None:
-    """A condition on loaded data widened to an integer (`(ends <= pid).to(tl.int32)`, counted with
-    `tl.sum` to find a segment): 0 on lanes where it cannot hold, else 0 or 1 (-1 or 0 sign-extended).
-    Only a condition (an i1 whose lanes that may hold are known): a boolean whatever the data. Not
-    inside a loop run as the hull of its iterations (`ctx.exact` false): a count there would be
-    bounded by every iteration's lanes at once, looser than any one iteration's."""
-    if not (isinstance(v, Opaque) and v.why == "data" and isinstance(v.bound, IntV) and v.bound.bits == 1):
+def _widened_condition(v: Value, op: Op, ty: Type, kind: str, exact: bool) -> RangeV | None:
+    """An unknown i1 widened to an integer (`(ends <= pid).to(tl.int32)`, counted with `tl.sum` to
+    find a segment; `(x > 0).to(tl.int32)`, summed with `tl.cumsum` to compact): 0 or 1 (-1 or 0
+    sign-extended) whatever it was computed from, and 0 on lanes where a condition on loaded data is
+    known not to hold (its `bound`). That bound only where the lanes are exact (`exact`): inside a
+    loop run as the hull of its iterations, a count would be bounded by every iteration's lanes at
+    once, looser than any one iteration's."""
+    if not isinstance(v, Opaque) or not widens_i1(op, ty):
         return None
-    source = op.text.split(" to ")[0]  # `%c : tensor<32xi1> to tensor<32xi32>`: widened from i1
-    if not re.search(r"(?:\bi1\b|xi1>)", source) or not ty.is_int or ty.bits < 2 or op.name == "arith.trunci":
-        return None
-    may = v.bound.a.astype(np.int64)
+    bounded = exact and v.why == "data" and isinstance(v.bound, IntV) and v.bound.bits == 1
+    # every lane's own bound (never one standing for all: a reduction sums the lanes it is given)
+    may = v.bound.a.astype(np.int64) if bounded else np.ones((1, *ty.shape), dtype=np.int64)  # type: ignore[union-attr]
     zero = np.zeros_like(may)
     return RangeV(zero, may, ty.bits) if kind == "zext" else RangeV(-may, zero, ty.bits)
 

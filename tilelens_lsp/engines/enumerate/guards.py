@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections import ChainMap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -64,6 +64,7 @@ ELEMENTWISE = frozenset(BINARY_OPS) | {
 }
 REPLAY = ELEMENTWISE | SHAPE_OPS
 MAX_DEPTH = 64  # ops between a fact and its use that are replayed
+TRUE = "#true"  # a `Fact.other` naming no value: the fact `name eq TRUE` says the i1 `name` is true
 MAX_FORWARD = 4096  # values narrowed eagerly at a branch
 
 
@@ -117,28 +118,40 @@ class FuncIndex:
         return self._advances[key]
 
 
-def collect(defs: dict[str, Op], env, name: str, polarity: bool, chain: tuple[Op, ...] = (), depth: int = 0) -> list[Fact]:
-    """The facts that hold wherever the i1 value `name` is `polarity`."""
+def collect(
+    defs: dict[str, Op],
+    env,
+    name: str,
+    polarity: bool,
+    chain: tuple[Op, ...] = (),
+    depth: int = 0,
+    truths: Callable[[str], bool] | None = None,
+) -> list[Fact]:
+    """The facts that hold wherever the i1 value `name` is `polarity`. An i1 conjunct of a condition
+    that holds, for which `truths` says so, is also a fact about itself (`c eq TRUE`): where the
+    condition holds, `c.to(tl.int32)` is 1 (a compaction's `tl.cumsum(keep)` under `mask=keep` is at
+    least 1)."""
     op = defs.get(name)
     if op is None or depth > 16:
         return []
     if op.name == "arith.andi" and polarity or op.name == "arith.ori" and not polarity:
-        return [f for o in op.operands[:2] for f in collect(defs, env, o, polarity, chain, depth + 1)]
+        return [f for o in op.operands[:2] for f in collect(defs, env, o, polarity, chain, depth + 1, truths)]
     if op.name == "arith.xori":
         for mine, other in ((0, 1), (1, 0)):
             v = env.get(op.operands[other])
             if isinstance(v, IntV) and v.bits == 1 and v.a.all():
-                return collect(defs, env, op.operands[mine], not polarity, chain, depth + 1)
+                return collect(defs, env, op.operands[mine], not polarity, chain, depth + 1, truths)
         return []
     if op.name in SHAPE_OPS:
-        return collect(defs, env, op.operands[0], polarity, (op,) + chain, depth + 1)
+        return collect(defs, env, op.operands[0], polarity, (op,) + chain, depth + 1, truths)
+    shape = tuple(op.result_types[0].shape) if op.result_types else ()
+    group = id(op) if shape else None
+    itself = [Fact(name, "eq", TRUE, group, chain, shape)] if truths is not None and polarity and truths(name) else []
     if op.name == "arith.cmpi":
         pred = op.predicate if polarity else ranges.NEGATE[op.predicate]
         x, y = op.operands[:2]
-        shape = tuple(op.result_types[0].shape) if op.result_types else ()
-        group = id(op) if shape else None
-        return [Fact(x, pred, y, group, chain, shape), Fact(y, ranges.FLIP[pred], x, group, chain, shape)]
-    return []
+        return [Fact(x, pred, y, group, chain, shape), Fact(y, ranges.FLIP[pred], x, group, chain, shape), *itself]
+    return itself
 
 
 def _apply_chain(chain: tuple[Op, ...], a: np.ndarray) -> np.ndarray:
@@ -199,6 +212,8 @@ class Refiner:
     def refine(self, f: Fact, x: Value | None, y: Value | None) -> tuple[Value, np.ndarray | None] | None:
         """`x` narrowed by the fact `x f.pred y`, with the lanes where no value of it can hold the
         fact (None: not known); None where this model does not narrow such values."""
+        if f.other == TRUE:  # the i1 is true wherever the condition holds
+            return IntV(np.ones((1, *f.shape), dtype=bool), 1), None
         if not isinstance(x, RangeV) or not isinstance(y, (IntV, RangeV)):
             return None
         with np.errstate(all="ignore"):
@@ -268,6 +283,8 @@ class Refiner:
     def running_sum(self, x: Value, narrowed: Value, lanes: tuple[int, ...], axis: int, reverse: bool) -> Value | None:
         """The running sum along lane axis `axis` of `x`, a vector of `lanes`, whose own terms are
         `narrowed`; None where this model does not bound it."""
+        if isinstance(narrowed, IntV) and narrowed.bits > 1:  # one value a lane (a condition known true, widened)
+            narrowed = RangeV(narrowed.a, narrowed.a, narrowed.bits)
         if not isinstance(x, (IntV, RangeV)) or not isinstance(narrowed, RangeV) or x.bits <= 1:
             return None
         if narrowed.undef is not None and narrowed.undef.any():
@@ -422,7 +439,12 @@ def access(
     func = g.index.func_of.get(id(op))
     if func is None:
         return ptr, mask
-    facts = collect(g.index.defs[func], env, mask_name, True)
+    uses = g.index.uses[func]
+
+    def widened(name: str) -> bool:  # an i1 made an integer: a fact about itself narrows that integer
+        return any(u.name in ("arith.extui", "arith.extsi") for u in uses.get(name, ()))
+
+    facts = collect(g.index.defs[func], env, mask_name, True, truths=widened)
     if not facts:
         return ptr, mask
     r = Refiner(g, func, env, ctx)

@@ -35,7 +35,7 @@ from tilelens_lsp.engines.grid.forms import (
     top,
     uniform,
 )
-from tilelens_lsp.engines.values import Opaque, elem_bytes, gather_source_extent, histogram_lanes
+from tilelens_lsp.engines.values import Opaque, elem_bytes, gather_source_extent, histogram_lanes, widens_i1
 from tilelens_lsp.ttir.reader import Op
 
 if TYPE_CHECKING:
@@ -504,6 +504,9 @@ def _cast(kind: str):
             lo = np.where(v.must, one, np.where(v.may, min(0, one), 0))
             hi = np.where(v.must, one, np.where(v.may, max(0, one), 0))
             return [Itv(lo.astype(np.int64), hi.astype(np.int64), ty.shape, ty.bits)]
+        if isinstance(v, Opaque) and widens_i1(op, ty):  # 0 or 1 whatever it was computed from
+            ends = np.array([0, 1] if kind == "zext" else [-1, 0], np.int64).reshape(2, *(1,) * len(ty.shape))
+            return [Itv(ends[0], ends[1], ty.shape, ty.bits)]
         if not isinstance(v, INT):
             return [v if isinstance(v, Opaque) else Opaque("out-of-vocabulary", f"{op.name} of a pointer", op.loc)]
         if not ty.is_int:
