@@ -241,12 +241,13 @@ def test_programs_meeting_at_counts_of_conditions_race_for_some_loaded_data(tmp_
     assert "for some loaded data" in d.message and "declared ranges" not in d.message
 
 
-def test_a_kept_lane_counts_itself_in_its_running_sum(tmp_path, monkeypatch):
+@pytest.mark.parametrize("engine", ["enumerate", "grid"])
+def test_a_kept_lane_counts_itself_in_its_running_sum(tmp_path, monkeypatch, engine):
     """FlagGems' single-pass `masked_select` stores at `tl.cumsum(mask.to(tl.int32)) - 1` under the
     mask: where the mask holds, the lane's own term is 1, so nothing is stored below element 0. Before,
     the model did not know that `mask` true makes `mask.to(tl.int32)` 1, and said element -1."""
     monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
-    monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
     body = """def k(inp_ptr, mask_ptr, out_ptr, N, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inp = tl.load(inp_ptr + offsets, mask=offsets < N)

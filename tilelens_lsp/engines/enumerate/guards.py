@@ -154,6 +154,12 @@ def collect(
     return itself
 
 
+def widened_in(uses: dict[str, list[Op]]) -> Callable[[str], bool]:
+    """`collect`'s `truths` for a masked access: an i1 that is made an integer somewhere (a fact
+    about itself narrows that integer; about any other i1 it would narrow nothing)."""
+    return lambda name: any(u.name in ("arith.extui", "arith.extsi") for u in uses.get(name, ()))
+
+
 def _apply_chain(chain: tuple[Op, ...], a: np.ndarray) -> np.ndarray:
     from tilelens_lsp.engines.enumerate.arith import SHAPE_FNS
 
@@ -439,12 +445,7 @@ def access(
     func = g.index.func_of.get(id(op))
     if func is None:
         return ptr, mask
-    uses = g.index.uses[func]
-
-    def widened(name: str) -> bool:  # an i1 made an integer: a fact about itself narrows that integer
-        return any(u.name in ("arith.extui", "arith.extsi") for u in uses.get(name, ()))
-
-    facts = collect(g.index.defs[func], env, mask_name, True, truths=widened)
+    facts = collect(g.index.defs[func], env, mask_name, True, truths=widened_in(g.index.uses[func]))
     if not facts:
         return ptr, mask
     r = Refiner(g, func, env, ctx)

@@ -20,7 +20,7 @@ import numpy as np
 from tilelens_lsp.engines import ranges
 from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.grid import handlers
-from tilelens_lsp.engines.grid.forms import GPtr, Itv, Lin
+from tilelens_lsp.engines.grid.forms import GPtr, Itv, Lin, Msk
 from tilelens_lsp.engines.ranges import RangeV
 from tilelens_lsp.engines.values import IntV
 from tilelens_lsp.ttir.reader import Op
@@ -36,7 +36,11 @@ class LaneRefiner(guards.Refiner):
 
     def refine(self, f: guards.Fact, x: Any, y: Any) -> tuple[Any, np.ndarray | None] | None:
         """A lane fact about a loaded vector (an `Itv`) narrows it, lane by lane; a per-program scalar
-        is a variable, narrowed by the mask's atoms and by branches instead."""
+        is a variable, narrowed by the mask's atoms and by branches instead. An i1 known true (`guards.TRUE`)
+        is a mask true on every lane."""
+        if f.other == guards.TRUE:
+            every = np.ones((1,) * len(f.shape), dtype=bool)
+            return Msk(every, every, (), f.shape), None
         xr, yr = _as_range(x), _as_range(y)
         if f.group is None or not isinstance(x, Itv) or not isinstance(xr, RangeV) or yr is None:
             return None
@@ -79,15 +83,25 @@ def _as_range(v: Any) -> RangeV | IntV | None:
 
 
 def _narrowed(
-    g: GridGraph, op: Op, cond: str, polarity: bool, name: str, shape: tuple[int, ...], env: dict[str, Any], ctx: GCtx
+    g: GridGraph,
+    op: Op,
+    cond: str,
+    polarity: bool,
+    name: str,
+    shape: tuple[int, ...],
+    env: dict[str, Any],
+    ctx: GCtx,
+    truths: bool = False,
 ) -> Any:
     """`name` narrowed by the lane facts of the i1 `cond` being `polarity`, where every lane of it reads
-    the very lane its condition stands for; None where nothing narrows it."""
+    the very lane its condition stands for (with `truths`, as `guards.access` reads a mask: a widened
+    i1 conjunct is a fact about itself); None where nothing narrows it."""
     index = g.index()
     func = index.func_of.get(id(op))
     if g.probing or func is None:
         return None
-    facts = [f for f in guards.collect(index.defs[func], env, cond, polarity) if f.group is not None]
+    said = guards.widened_in(index.uses[func]) if truths else None
+    facts = [f for f in guards.collect(index.defs[func], env, cond, polarity, truths=said) if f.group is not None]
     # the refiner is typed for the enumeration's graph and context; here they are the grid engine's,
     # which its handlers take (`LaneRefiner.handlers`)
     r = LaneRefiner(cast(Any, g), func, env, cast(Any, ctx), index)
@@ -105,7 +119,7 @@ def access(g: GridGraph, op: Op, ptr: Any, env: dict[str, Any], ctx: GCtx) -> An
     mask_at = 1 if op.name == "tt.load" else 2
     if len(op.operands) <= mask_at or not isinstance(ptr, GPtr) or not isinstance(ptr.off, Itv):
         return ptr
-    got = _narrowed(g, op, op.operands[mask_at], True, op.operands[0], tuple(ptr.off.shape), env, ctx)
+    got = _narrowed(g, op, op.operands[mask_at], True, op.operands[0], tuple(ptr.off.shape), env, ctx, truths=True)
     if not isinstance(got, GPtr) or got.arg != ptr.arg or not isinstance(got.off, Itv):
         return ptr
     return got
