@@ -293,3 +293,31 @@ def k(ids_ptr, table_ptr, out_ptr, BLOCK: tl.constexpr):
     )
     (result,) = analyze_path(path, workspace_root=tmp_path).launches
     assert result.status == "refused" and [d.code for d in result.diagnostics] == ["TL030"]
+
+
+def test_a_count_in_a_loop_that_data_ends_is_at_most_its_lanes(tmp_path, monkeypatch):
+    """A segment found by counting ends in chunks of 32, in a `while` whose exit loaded data decides:
+    run as the hull of its iterations, each counted lane is 0 or 1, so 64 ends count at most 64."""
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    body = """def k(cu_ptr, vals_ptr, out_ptr, nseg, BLOCK: tl.constexpr):
+    tok = tl.program_id(0)
+    seg = 0
+    start = 0
+    go = True
+    while go:
+        offs = start + tl.arange(0, BLOCK)
+        ends = tl.load(cu_ptr + 1 + offs, mask=offs < nseg, other=1 << 30)
+        seg += tl.sum((ends <= tok).to(tl.int32))
+        start += BLOCK
+        go = (start < nseg) & (tl.max(ends) <= tok)
+    tl.store(out_ptr + tok, tl.load(vals_ptr + seg))
+"""
+    found = {}
+    for n in (65, 64):
+        path = tmp_path / "k.py"
+        launch = f"k[(100,)](i32[65].values(0, 100), fp32[{n}], fp32[100], 64, BLOCK=32)"
+        path.write_text(HEADER + "@triton.jit\n" + body + "\n\n# tilelens: " + launch + "\n")
+        (result,) = analyze_path(path, workspace_root=tmp_path).launches
+        found[n] = (result.status, [(d.code, d.witness.element if d.witness else None) for d in result.diagnostics])
+    assert found[65] == ("analyzed", [])
+    assert found[64] == ("analyzed", [("TL002", 64)])
