@@ -382,10 +382,8 @@ class RunningSums:
     def within(self, bits: int) -> bool:
         """Whether every sum, with its own term or without, fits a signed integer of `bits`."""
         low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        return all(bool((lo >= low).all()) and bool((hi <= high).all()) for lo, hi in self._pairs())
-
-    def _pairs(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-        return ((self.lo, self.hi), (self.before_lo, self.before_hi))
+        pairs = ((self.lo, self.hi), (self.before_lo, self.before_hi))
+        return all(bool((lo >= low).all()) and bool((hi <= high).all()) for lo, hi in pairs)
 
     def as_int64(self) -> RunningSums:
         """The same bounds as int64 arrays (they fit: see `within`)."""

@@ -8,7 +8,6 @@ In: nothing above `ttir/` and `refusal`. Integer and pointer values (`IntV`, `Pt
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
@@ -17,7 +16,7 @@ import numpy as np
 from tilelens_lsp.dtypes import element_bytes
 from tilelens_lsp.refusal import Refusal
 from tilelens_lsp.ttir.reader import Module, Op
-from tilelens_lsp.ttir.types import Type, operand_types
+from tilelens_lsp.ttir.types import Type, operand_types, parse_type, split_top
 
 # ---------------------------------------------------------------- values
 
@@ -123,9 +122,13 @@ def unmodelled_value(op_name: str, loc: str, operands: list[Any]) -> Opaque:
 
 def widens_i1(op: Op, ty: Type) -> bool:
     """Whether cast `op` widens an i1 to an integer of two bits or more (`cond.to(tl.int32)`): its
-    value is 0 or 1 (-1 or 0 sign-extended) whatever the i1 was computed from."""
-    source = op.text.split(" to ")[0]  # `%c : tensor<32xi1> to tensor<32xi32>`
-    return ty.is_int and ty.bits >= 2 and op.name != "arith.trunci" and re.search(r"(?:\bi1\b|xi1>)", source) is not None
+    value is 0 or 1 (-1 or 0 sign-extended) whatever the i1 was computed from. The source type is
+    read as a type (`%c : tensor<32xi1> to tensor<32xi32>`), never matched in the text, where an
+    operand named after a variable `i1` (`arith.extsi %i1 : i32 to i64`) would read as one."""
+    if not ty.is_int or ty.bits < 2 or op.name == "arith.trunci":
+        return False
+    parts = split_top(op.text, " : ")
+    return len(parts) > 1 and parse_type(split_top(parts[-1], " to ")[0]).elem == "i1"
 
 
 def unmodelled_kind(op_name: str) -> str:

@@ -1087,8 +1087,8 @@ MUTATIONS: list[Mutation] = [
     M(
         "widened-i1-any-width",
         "engines/values.py",
-        '    return ty.is_int and ty.bits >= 2 and op.name != "arith.trunci" and re.search(r"(?:\\bi1\\b|xi1>)", source) is not None\n',
-        '    return ty.is_int and ty.bits >= 2 and op.name != "arith.trunci"\n',
+        '    return len(parts) > 1 and parse_type(split_top(parts[-1], " to ")[0]).elem == "i1"\n',
+        "    return True\n",
         "any integer cast of unknown data is taken as 0 or 1, not only an i1 widened",
     ),
     M(

@@ -273,6 +273,28 @@ def test_a_kept_lane_counts_itself_in_its_running_sum(tmp_path, monkeypatch, eng
 
 
 @pytest.mark.parametrize("engine", ["enumerate", "grid"])
+def test_a_value_named_i1_is_not_an_i1(tmp_path, monkeypatch, engine):
+    """`arith.extsi %i1 : i32 to i64`: the operand is named after the variable `i1`, its type is i32.
+    Read from the text it looked like an i1 widened, and the load got a TL002 at element -1."""
+    monkeypatch.setenv("TILELENS_CACHE_DIR", "off")
+    monkeypatch.setenv(select.ENGINE_ENV, engine)
+    path = tmp_path / "k.py"
+    path.write_text(
+        HEADER
+        + """@triton.jit
+def k(ids_ptr, table_ptr, out_ptr):
+    i1 = tl.load(ids_ptr)
+    tl.store(out_ptr, tl.load(table_ptr + i1.to(tl.int64)))
+
+
+# tilelens: k[(1,)](i32[1], fp32[4], fp32[1])
+"""
+    )
+    (result,) = analyze_path(path, workspace_root=tmp_path).launches
+    assert result.status == "refused" and [d.code for d in result.diagnostics] == ["TL030"]
+
+
+@pytest.mark.parametrize("engine", ["enumerate", "grid"])
 def test_only_an_i1_widened_is_zero_or_one(tmp_path, monkeypatch, engine):
     """An index loaded without a declared range and widened to 64 bits is any value: refused, where a
     condition widened the same way would be 0 or 1."""
