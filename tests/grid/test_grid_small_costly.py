@@ -7,7 +7,10 @@ laptop) and refused as `launch-too-large`. Pinned here: the correct decode is cl
 footprints, each buggy twin gets its TL002 at the line and with the index value that takes it out of
 its storage, and a launch whose grid bound no program reaches (`pid % 4 + (pid + 1) % 4`, which the
 grid engine bounds by two intervals) is still left to the enumeration, never reported from the grid's
-bound alone.
+bound alone. A launch whose size estimate fits the budget but whose loop runs as often as its loaded
+data allows (`kernels/token_slots_serving*.py`: 64 trips a program) is refused by the enumeration as
+soon as the trips left cannot fit, and answered by the grid engine; one whose trip count grows with
+the program (`kernels/rows_growing_with_program.py`) is not judged by its last programs' cost.
 """
 
 from __future__ import annotations
@@ -63,3 +66,40 @@ def test_a_grid_bound_no_program_reaches_leaves_the_launch_to_the_enumeration(mo
     assert (launch.engine, launch.status, launch.diagnostics) == ("enumerate", "analyzed", ())
     monkeypatch.setenv(select.ENGINE_ENV, "grid")
     assert [d.code for d in _launch(path).diagnostics] == ["TL002"], "the grid engine's bound alone is loose"
+
+
+def test_a_loop_whose_trips_come_from_data_is_answered_by_the_grid_engine_past_the_budget():
+    # `token_slots_serving.py`: counted with its loop once, the launch fits the enumeration's budget;
+    # its loop runs up to 64 times a program, which does not. The enumeration stops at its budget
+    # and the grid engine answers, clean, where the launch used to be refused
+    launch = _launch(KERNELS / "token_slots_serving.py")
+    assert (launch.engine, launch.status, launch.diagnostics) == ("grid", "analyzed", ())
+    (store,) = [a for a in launch.accesses if a.op == "store"]
+    assert max(e for _, e in store.elements) <= 4096 * 32768
+
+
+def test_its_bug_gets_its_possible_out_of_bounds_there():
+    launch = _launch(KERNELS / "token_slots_serving_one_past.py")
+    assert (launch.engine, launch.status) == ("grid", "analyzed")
+    (found,) = launch.diagnostics
+    assert (found.code, found.line) == ("TL002", 22), found.message
+    assert f"writes element {4096 * 32768} of out," in found.message
+    assert found.witness.value == 4096 * 32768 - 32768 + 1, "the offset that leaves a full row one slot short"
+
+
+def test_the_enumeration_refuses_as_soon_as_the_trips_left_cannot_fit(monkeypatch):
+    # the refusal comes after two trips of the first programs, from what they cost, not after
+    # running the budget out (20 s here); the message says what was left
+    monkeypatch.setenv(select.ENGINE_ENV, "enumerate")
+    launch = _launch(KERNELS / "token_slots_serving.py")
+    assert launch.status == "refused"
+    (refusal,) = [d for d in launch.diagnostics if d.code == "TL030"]
+    assert "launch-too-large" in refusal.message and "62 trips to go, then 2,048 more programs" in refusal.message
+
+
+def test_a_loop_growing_with_the_program_is_not_extrapolated_from_the_last_programs():
+    # the last programs (visited first) loop longest: charging every program what they cost would
+    # refuse, under this budget, a launch whose enumeration fits it (about 50 million evaluations)
+    launch = _launch(KERNELS / "rows_growing_with_program.py", Settings(enumeration_budget=55_000_000))
+    assert (launch.engine, launch.status, launch.diagnostics) == ("enumerate", "analyzed", ())
+    assert all(a.exact for a in launch.accesses if a.pointer in ("idx", "y"))  # the enumeration's, exact

@@ -152,6 +152,7 @@ def choose(model: LaunchModel) -> Engine:
                 answer = _summary(model, mode) or answer
         if answer is not None:
             return answer
+    grid: GridGraph | None = None
     if mode != "enumerate":
         answer = _summary(model, mode)
         if answer is not None:
@@ -169,7 +170,28 @@ def choose(model: LaunchModel) -> Engine:
     graph = AccessGraph(model)
     graph.run()
     ENGINES["enumeration"] += 1
+    if mode == "auto" and _over_budget(graph):
+        # `launch_size` counts each loop once: a loop whose trip count comes from loaded data (the
+        # blocks of each request's context) can take the enumeration past its budget at a size the
+        # estimate let through. The grid engine answers such a launch where every out-of-bounds it
+        # finds is one a program evaluated concretely shows, as before the enumeration
+        grid = grid if grid is not None else _grid(model, forced=False)
+        if grid is not None and grid.truncated is None and not loose(grid):
+            ENGINES["grid-after-budget"] += 1
+            return grid
+        if graph.projected:
+            # the enumeration stopped at what its first trips and programs cost, which may overstate
+            # the rest (a causal loop's last programs run longest): followed to its budget, as before
+            graph = AccessGraph(model)
+            graph.projecting = False
+            graph.run()
+            ENGINES["enumeration"] += 1
     return graph
+
+
+def _over_budget(graph: AccessGraph) -> bool:
+    """The enumeration stopped at its budget (not at a construct it does not follow)."""
+    return graph.truncated is not None and graph.truncated.kind == "launch-too-large"
 
 
 def _grid(model: LaunchModel, forced: bool) -> GridGraph | None:

@@ -57,15 +57,27 @@ def _for(g: AccessGraph, op: Op, env, ctx) -> list[Value]:
     if count > 1:  # what no iteration changes, worked out once under the first iteration's context
         outer, body = hoist_invariants(g, op, env, Ctx(trips > 0, ctx.iters + (0,), ctx.exact, ctx.stack))
     uniform = lb.a.shape[0] == 1 and step.a.shape[0] == 1  # the same iv in every program
+    cheapest = None
     for t in range(count):
         active = trips > t
         inner = dict(outer)
         inner[iv] = IntV(wrap((lb.a + t * step.a) if uniform else (lbv + t * stv), lb.bits), lb.bits)
         for name, v in zip(carried, values):
             inner[name] = v
+        before = g.work
         yielded = g.eval_block(body, inner, Ctx(active, ctx.iters + (t,), ctx.exact, ctx.stack))
         values = [blend(active, new, old, op) for new, old in zip(yielded, values)]
+        cheapest = _expect_rest(g, op, g.work - before, cheapest, t, count)
     return values
+
+
+def _expect_rest(g: AccessGraph, op: Op, spent: int, cheapest: int | None, t: int, count: int, alike: bool = False) -> int:
+    """After trip `t` of `count` (it cost `spent`): the cheapest trip so far, once two have run
+    checked against what the budget has left for the rest (`AccessGraph.expect`)."""
+    cheapest = spent if cheapest is None else min(cheapest, spent)
+    if t >= 1:
+        g.expect(cheapest, count - t - 1, op, alike)
+    return cheapest
 
 
 def hoist_invariants(g: AccessGraph, op: Op, env, first: Ctx) -> tuple[dict, Block]:
@@ -129,7 +141,10 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
     if not most.size or int(most.max()) == 0:
         g.mark_unreachable(body, ctx)
     trips = _Trips(lblo, lbhi, ubhi, stv, most, least)
-    for t in range(int(most.max()) if most.size else 0):
+    count = int(most.max()) if most.size else 0
+    alike = bool(most.size) and bool((most[ctx.pred] == count).all())  # every running program: `count` trips
+    cheapest = None
+    for t in range(count):
         if t == FOLLOW_PREFIX and int(most.max()) > FOLLOW_LIMIT:
             summed = _for_summed(g, op, env, ctx, trips, inits, values)
             if summed is not None:
@@ -140,8 +155,11 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
         inner[iv] = IntV(lo.copy(), bits) if (lo == hi).all() else RangeV(lo, np.maximum(lo, hi), bits, segment=True)
         inner.update(zip(carried, values))
         exact = ctx.exact and bool((may == must).all())
+        before = g.work
         yielded = g.eval_block(body, inner, Ctx(may, ctx.iters + (t,), exact, ctx.stack))
         values = [blend_may(must, may, new, old, op) for new, old in zip(yielded, values)]
+        # past FOLLOW_PREFIX a long loop would have been summed up: the trips left are followed
+        cheapest = _expect_rest(g, op, g.work - before, cheapest, t, count, alike)
     return values
 
 

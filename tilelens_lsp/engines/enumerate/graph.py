@@ -116,6 +116,12 @@ class AccessGraph(SiteRecorder):
         self.sites: dict[tuple, SiteResult] = {}
         self.obligations: dict[tuple, Obligation] = {}
         self.work = 0
+        self.chunk_work = 0  # `work` when the current chunk of programs began
+        # programs of the launch left for the chunks after the current one; None outside `run` (a
+        # witness search over chosen programs stops at its witnesses, not at a projected cost)
+        self.programs_after: int | None = None
+        self.projecting = True  # `expect` may stop the run before its budget is spent ...
+        self.projected = False  # ... and did
         self.slice = address_slice(model.module)
         self.pid_base = 0
         self.P = 1
@@ -178,11 +184,14 @@ class AccessGraph(SiteRecorder):
                         f"enumerating this launch exceeds the budget of {self.m.budget:,} lane "
                         f"evaluations ({total:,} programs); declare a smaller launch to check it",
                     )
+                self.chunk_work, self.programs_after = self.work, total - programs
                 self._run_chunk(entry, start, count)
         except Refusal as refusal:
             if not refusal.keeps_findings:
                 raise
             self.truncated = refusal
+        finally:
+            self.programs_after = None
 
     def run_programs(self, start: int, count: int, until: frozenset[tuple] | None = None) -> None:
         """Evaluate programs start, ..., start + count - 1 only (linear program indices, x fastest), with
@@ -395,6 +404,28 @@ class AccessGraph(SiteRecorder):
 
     def pid_tuple(self, p: int) -> tuple[int, int, int]:
         return (int(self._pids[0][p]), int(self._pids[1][p]), int(self._pids[2][p]))
+
+    def expect(self, per_trip: int, trips_left: int, op: Op, alike: bool) -> None:
+        """Refuse now when the trips a loop has left, each costing what its cheapest trip so far did,
+        would take the enumeration past its budget: the refusal `_spend` would give once they ran,
+        without running them (minutes, where a trip count from loaded data let through a launch that
+        `select.launch_size`, counting each loop once, took for small). With `alike` (every program
+        of this chunk has the loop's trip count: one from declared ranges) the programs after this
+        chunk count too, each costing what one of this chunk's will; a trip count that grows with the
+        program (a causal loop, longest in the last programs, visited first) is not extrapolated."""
+        if self.programs_after is None or not self.projecting:
+            return
+        this_chunk = self.work - self.chunk_work + per_trip * trips_left
+        later = this_chunk * self.programs_after // max(self.P, 1) if alike else 0
+        if self.work + per_trip * trips_left + later > self.m.budget:
+            self.projected = True
+            raise Refusal(
+                "launch-too-large",
+                f"enumerating this launch would exceed the budget of {self.m.budget:,} evaluations "
+                f"(a loop with {trips_left:,} trips to go, then {self.programs_after:,} more programs); "
+                "declare a smaller launch to check it",
+                op.loc,
+            )
 
     def _spend(self, work: int, op: Op | None) -> None:
         """Count evaluation work against the budget (deterministic: counts, never seconds)."""
