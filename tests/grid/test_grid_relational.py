@@ -106,3 +106,21 @@ def test_the_forced_grid_engine_keeps_every_varlen_bug_of_the_conformance_corpus
             # the grid engine may weaken a definite verdict to a bound, never drop it
             allowed = {code, "TL002"} if code == "TL001" else {code}
             assert any((c, line) in found for c in allowed), (path.name, code, line, sorted(found))
+
+
+def test_a_chunk_ending_at_the_minimum_of_its_split_and_the_sequence_is_clean_at_serving_size():
+    # `offs < tl.minimum(start + CHUNK, eos - bos)` is read as both comparisons: the second relates
+    # the chunk to its sequence, as `o_t < eos - bos` does above
+    launch = _launch(KERNELS / "varlen_chunks_serving.py")
+    assert launch.grid == (4096, 64, 1)
+    assert (launch.engine, launch.status) == ("grid", "analyzed")
+    assert [d.message for d in launch.diagnostics if d.code in FINDINGS] == []
+    assert _footprint(launch, "x") == (0, 1 << 20)
+
+
+def test_its_twin_one_past_the_sequence_gets_the_element_past_the_end():
+    launch = _launch(KERNELS / "varlen_chunks_serving_one_past.py")
+    assert (launch.engine, launch.status) == ("grid", "analyzed")
+    found = [d for d in launch.diagnostics if d.code == "TL002"]
+    assert {d.line for d in found} == {21, 22}
+    assert {d.witness.element for d in found} == {1 << 20}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from tilelens_lsp.engines import ranges
+from tilelens_lsp.engines.enumerate import guards
 from tilelens_lsp.engines.grid.forms import (
     MAX_DISJUNCTS,
     GChoice,
@@ -421,7 +422,58 @@ def _cmpi(g: GridGraph, op: Op, env, ctx) -> list[Any]:
         found = _cmp_atoms(pred, _add(g.norm(a), g.norm(b), -1, shape, 64))
         if found is not None:
             atoms, exact = found, True
+    if pred in ("slt", "sle", "ult", "ule"):
+        extra = _through_extremes(g, op, env, ctx, pred, shape)
+        atoms, exact = atoms + extra, exact and not extra
     return [Msk(np.asarray(must), np.asarray(may), atoms, shape, exact)]
+
+
+def _through_extremes(g: GridGraph, op: Op, env, ctx, pred: str, shape) -> tuple[Lin, ...]:
+    """Atoms of `x < min(p, q)` (and of `max(p, q) < y`) that the minimum itself has none of: `x < p`
+    and `x < q`, for each side with a form (a split's end, `tl.minimum(start + per_split, seq_len)`,
+    keeps its relation to the sequence's length). Implied by the comparison, so its mask stays
+    inexact (its negation gives no atoms)."""
+    index = g.index()
+    func = index.func_of.get(id(op))
+    if func is None:
+        return ()
+    defs = index.defs[func]
+    lefts = _extreme_sides(g, defs, op.operands[0], env, ctx, "arith.maxsi")
+    rights = _extreme_sides(g, defs, op.operands[1], env, ctx, "arith.minsi")
+    if len(lefts) == 1 and len(rights) == 1:
+        return ()
+    out: list[Lin] = []
+    for x in lefts:
+        for y in rights:
+            if (x is lefts[0] and y is rights[0]) or not (isinstance(x, Lin) and isinstance(y, Lin)):
+                continue
+            out.extend(_cmp_atoms(pred, _add(g.norm(x), g.norm(y), -1, shape, 64)) or ())
+    return tuple(out)
+
+
+MAX_EXTREME_SIDES = 8  # values a nest of minimums (maximums) gives a comparison's side
+
+
+def _extreme_sides(g: GridGraph, defs, name: str, env, ctx, op_name: str) -> list[Any]:
+    """The value of `name`, then where it is `op_name` (arith.minsi or maxsi) of two values, splat or
+    broadcast to its lanes, the values of those (nested ones too), taken to its lanes."""
+    out = [g.get(env, name)]
+    todo: list[tuple[str, tuple[Op, ...]]] = [(name, ())]
+    while todo and len(out) < MAX_EXTREME_SIDES:
+        at, shaping = todo.pop()
+        op = defs.get(at)
+        while op is not None and op.name in guards.SHAPE_OPS and len(shaping) < MAX_EXTREME_SIDES:
+            shaping = (op, *shaping)
+            op = defs.get(op.operands[0])
+        if op is None or op.name != op_name:
+            continue
+        for o in op.operands[:2]:
+            value = g.get(env, o)
+            for shape_op in shaping:  # as the kernel's own shape ops would take it to the lanes
+                value = HANDLERS[shape_op.name](g, shape_op, {shape_op.operands[0]: value}, ctx)[0]
+            out.append(value)
+            todo.append((o, shaping))
+    return out
 
 
 @handles("arith.select")
