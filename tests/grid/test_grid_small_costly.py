@@ -10,7 +10,8 @@ grid engine bounds by two intervals) is still left to the enumeration, never rep
 bound alone. A launch whose size estimate fits the budget but whose loop runs as often as its loaded
 data allows (`kernels/token_slots_serving*.py`: 64 trips a program) is refused by the enumeration as
 soon as the trips left cannot fit, and answered by the grid engine; one whose trip count grows with
-the program (`kernels/rows_growing_with_program.py`) is not judged by its last programs' cost.
+the program (`kernels/rows_growing_with_program.py`) is not judged by its last programs' cost, and
+a race the enumeration showed before it stopped (`kernels/token_slots_pairs_race.py`) stands.
 """
 
 from __future__ import annotations
@@ -103,3 +104,15 @@ def test_a_loop_growing_with_the_program_is_not_extrapolated_from_the_last_progr
     launch = _launch(KERNELS / "rows_growing_with_program.py", Settings(enumeration_budget=55_000_000))
     assert (launch.engine, launch.status, launch.diagnostics) == ("enumerate", "analyzed", ())
     assert all(a.exact for a in launch.accesses if a.pointer in ("idx", "y"))  # the enumeration's, exact
+
+
+def test_what_the_enumeration_showed_before_its_budget_stopped_it_stands(monkeypatch):
+    # pairs of requests store one length each without an atomic: the enumeration's first programs
+    # show that race (TL005) before its budget stops it; the grid engine's bounds only leave the race
+    # undecided, so its answer would drop a definite finding and is not taken
+    path = KERNELS / "token_slots_pairs_race.py"
+    launch = _launch(path)
+    assert (launch.engine, launch.status) == ("enumerate", "refused")
+    assert {(d.code, d.line) for d in launch.diagnostics} == {("TL005", 20), ("TL030", 21)}
+    monkeypatch.setenv(select.ENGINE_ENV, "grid")
+    assert [d.code for d in _launch(path).diagnostics] == [], "the grid engine alone has no race to show"

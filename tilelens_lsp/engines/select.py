@@ -51,6 +51,9 @@ class Answer:
     graph: Engine
     engine: str
     notes: tuple[str, ...] = ()
+    # where the grid engine answers an enumeration that stopped at its budget: that enumeration, whose
+    # definite findings (if it made any) the caller keeps instead, as without the grid engine
+    replaced: Engine | None = None
 
 
 def engine_mode() -> str:
@@ -65,7 +68,9 @@ def engine_name(graph: Engine) -> str:
 
 
 def _answer(graph: Engine) -> Answer:
-    return Answer(graph, engine_name(graph), tuple(graph.notes) if isinstance(graph, GridGraph) else ())
+    if isinstance(graph, GridGraph):
+        return Answer(graph, engine_name(graph), tuple(graph.notes), graph.replaced)
+    return Answer(graph, engine_name(graph))
 
 
 def launch_size(model: LaunchModel) -> int:
@@ -178,6 +183,7 @@ def choose(model: LaunchModel) -> Engine:
         grid = grid if grid is not None else _grid(model, forced=False)
         if grid is not None and grid.truncated is None and not loose(grid):
             ENGINES["grid-after-budget"] += 1
+            grid.replaced = graph
             return grid
         if graph.projected:
             # the enumeration stopped at what its first trips and programs cost, which may overstate

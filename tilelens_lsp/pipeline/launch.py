@@ -251,7 +251,35 @@ def compile_and_analyze(
             "TL050", f"the analysis failed on this launch: {type(exc).__name__}: {exc}", launch.line, 1, kind="graph"
         )
         return LaunchResult(status="refused", diagnostics=(diag,), **base)
-    graph = answer.graph
+    result = _verdicts(answer.graph, answer.notes, module, model, tensors, stack_of, grid, launch, settings, base)
+    if answer.replaced is not None:
+        # the grid engine stands in for an enumeration that stopped at its budget; where that enumeration
+        # showed something concretely before it stopped (an out-of-bounds, an overflow, a race) that the
+        # grid engine's answer does not have, its verdict stands, refusal and all, as it did before
+        stopped = _verdicts(answer.replaced, (), module, model, tensors, stack_of, grid, launch, settings, base)
+        shown = {(d.code, d.line) for d in stopped.diagnostics if d.code in _DEFINITE}
+        if shown - {(d.code, d.line) for d in result.diagnostics}:
+            return replace(stopped, engine="enumerate")
+    return result
+
+
+_DEFINITE = frozenset({"TL001", "TL003", "TL004", "TL005"})
+
+
+def _verdicts(
+    graph: select.Engine,
+    engine_notes: tuple[str, ...],
+    module: ttir_reader.Module,
+    model: LaunchModel,
+    tensors: dict[str, TensorSpec],
+    stack_of: Callable[[str, tuple[str, ...]], tuple[Frame, ...]],
+    grid: tuple[int, int, int],
+    launch: LaunchSpec,
+    settings: Settings,
+    base: _ResultBase,
+) -> LaunchResult:
+    """The launch's result from one engine's answer: its refusals, its unvisited ops and the clients'
+    verdicts."""
     locked = any(op.name == "tt.atomic_cas" for f in module.funcs.values() for op in accounting.region_ops(f.body))
     analysis = LaunchAnalysis(
         list(graph.sites.values()), graph.width_obligations(), model.args, tensors, stack_of, grid, locked
@@ -288,7 +316,7 @@ def compile_and_analyze(
         accesses=tuple(accesses),
         diagnostics=tuple(_dedupe(diagnostics)),
         value_ranges=ranges,
-        notes=answer.notes + tuple(notes),
+        notes=engine_notes + tuple(notes),
         **base,
     )
 

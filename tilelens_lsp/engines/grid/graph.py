@@ -72,6 +72,9 @@ class GridGraph:
         self.truncated: Refusal | None = None
         self.unreachable: set[accounting.Context] = set()
         self.notes: list[str] = []
+        # the enumeration this answer stands in for, stopped at its budget (`select.choose`): what it
+        # showed concretely before stopping is the verdict where it showed anything
+        self.replaced: Any = None
         self.slice = address_slice(model.module)
         self.work = 0
         self.probing = 0
