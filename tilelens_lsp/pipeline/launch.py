@@ -255,11 +255,14 @@ def compile_and_analyze(
     if answer.replaced is not None:
         # the grid engine stands in for an enumeration that stopped at its budget; where that enumeration
         # showed something concretely before it stopped (an out-of-bounds, an overflow, a race) that the
-        # grid engine's answer does not have, its verdict stands, refusal and all, as it did before
+        # grid engine's answer does not have, its verdict stands, refusal and all, as it did before,
+        # with the definite findings of the grid engine's programs beside it (the enumeration stopped
+        # before it reached them)
         stopped = _verdicts(answer.replaced, (), module, model, tensors, stack_of, grid, launch, settings, base)
         shown = {(d.code, d.line) for d in stopped.diagnostics if d.code in _DEFINITE}
         if shown - {(d.code, d.line) for d in result.diagnostics}:
-            return replace(stopped, engine="enumerate")
+            more = [d for d in result.diagnostics if d.code in _DEFINITE and (d.code, d.line) not in shown]
+            return replace(stopped, engine="enumerate", diagnostics=tuple(_dedupe([*stopped.diagnostics, *more])))
     return result
 
 

@@ -1105,6 +1105,48 @@ MUTATIONS: list[Mutation] = [
         "    return a_site == b_site\n",
         "two programs meeting at counts of conditions are a note, not a possible race",
     ),
+    M(
+        "min-operands-not-compared",
+        "engines/enumerate/relational.py",
+        '            for right, right_shape in _operands_of(forms, f.other, "arith.minsi"):\n',
+        "            for right, right_shape in [(f.other, ())]:\n",
+        "a comparison with a minimum relates nothing (the enumeration)",
+    ),
+    M(
+        "grid-min-operands-not-compared",
+        "engines/grid/handlers.py",
+        '    rights = _extreme_sides(g, defs, op.operands[1], env, ctx, "arith.minsi")\n',
+        "    rights = [g.get(env, op.operands[1])]\n",
+        "a comparison with a minimum gives no atoms (the grid engine)",
+    ),
+    M(
+        "min-on-the-smaller-side",
+        "engines/enumerate/relational.py",
+        '        for left, left_shape in _operands_of(forms, f.name, "arith.maxsi"):\n',
+        '        for left, left_shape in _operands_of(forms, f.name, "arith.minsi"):\n',
+        "min(a, b) < y is taken for a < y and b < y (the enumeration)",
+    ),
+    M(
+        "grid-min-on-the-smaller-side",
+        "engines/grid/handlers.py",
+        '    lefts = _extreme_sides(g, defs, op.operands[0], env, ctx, "arith.maxsi")\n',
+        '    lefts = _extreme_sides(g, defs, op.operands[0], env, ctx, "arith.minsi")\n',
+        "min(a, b) < y gives the atoms of a < y and b < y (the grid engine)",
+    ),
+    M(
+        "stopped-enumeration-findings-dropped",
+        "pipeline/launch.py",
+        "        if shown - {(d.code, d.line) for d in result.diagnostics}:\n",
+        "        if False:\n",
+        "a race the enumeration showed before its budget stopped it gives way to the grid engine's bounds",
+    ),
+    M(
+        "projection-extrapolates-growing-loops",
+        "engines/enumerate/graph.py",
+        "        later = this_chunk * self.programs_after // max(self.P, 1) if alike else 0\n",
+        "        later = this_chunk * self.programs_after // max(self.P, 1)\n",
+        "a loop that grows with the program is charged to every program at its last programs' cost",
+    ),
 ]
 
 
