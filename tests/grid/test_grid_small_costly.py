@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tilelens_lsp.engines import select
+from tilelens_lsp.engines.enumerate import AccessGraph
 from tilelens_lsp.pipeline import analyze_path
 from tilelens_lsp.settings import Settings
 
@@ -98,11 +99,23 @@ def test_the_enumeration_refuses_as_soon_as_the_trips_left_cannot_fit(monkeypatc
     assert "launch-too-large" in refusal.message and "62 trips to go, then 2,048 more programs" in refusal.message
 
 
-def test_a_loop_growing_with_the_program_is_not_extrapolated_from_the_last_programs():
-    # the last programs (visited first) loop longest: charging every program what they cost would
-    # refuse, under this budget, a launch whose enumeration fits it (about 50 million evaluations)
-    launch = _launch(KERNELS / "rows_growing_with_program.py", Settings(enumeration_budget=55_000_000))
+def test_a_loop_growing_with_the_program_is_not_extrapolated_from_the_last_programs(monkeypatch):
+    # the last programs (visited first) loop longest (about half again the average): charging every
+    # program what they cost would refuse a launch whose enumeration fits a budget a tenth above it
+    path = KERNELS / "rows_growing_with_program.py"
+    spent: list[int] = []
+    run = AccessGraph.run
+
+    def counted(graph: AccessGraph) -> None:
+        run(graph)
+        spent.append(graph.work)
+
+    monkeypatch.setattr(AccessGraph, "run", counted)
+    assert _launch(path).engine == "enumerate"
+    (work,) = spent
+    launch = _launch(path, Settings(enumeration_budget=work + work // 10))
     assert (launch.engine, launch.status, launch.diagnostics) == ("enumerate", "analyzed", ())
+    assert len(spent) == 2, "enumerated once, never stopped early and run again"
     assert all(a.exact for a in launch.accesses if a.pointer in ("idx", "y"))  # the enumeration's, exact
 
 
