@@ -1108,8 +1108,8 @@ MUTATIONS: list[Mutation] = [
     M(
         "min-operands-not-compared",
         "engines/enumerate/relational.py",
-        '            for right, right_shape in _operands_of(forms, f.other, "arith.minsi"):\n',
-        "            for right, right_shape in [(f.other, ())]:\n",
+        '        rights = [(f.other, ()), *guards.extreme_operands(forms.defs, f.other, "arith.minsi")]\n',
+        "        rights = [(f.other, ())]\n",
         "a comparison with a minimum relates nothing (the enumeration)",
     ),
     M(
@@ -1122,8 +1122,8 @@ MUTATIONS: list[Mutation] = [
     M(
         "min-on-the-smaller-side",
         "engines/enumerate/relational.py",
-        '        for left, left_shape in _operands_of(forms, f.name, "arith.maxsi"):\n',
-        '        for left, left_shape in _operands_of(forms, f.name, "arith.minsi"):\n',
+        '        lefts = [(f.name, ()), *guards.extreme_operands(forms.defs, f.name, "arith.maxsi")]\n',
+        '        lefts = [(f.name, ()), *guards.extreme_operands(forms.defs, f.name, "arith.minsi")]\n',
         "min(a, b) < y is taken for a < y and b < y (the enumeration)",
     ),
     M(

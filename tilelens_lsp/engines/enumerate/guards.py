@@ -154,6 +154,30 @@ def collect(
     return itself
 
 
+MAX_EXTREME_SIDES = 8  # values a nest of minimums (maximums) gives one side of a comparison
+
+
+def extreme_operands(defs: dict[str, Op], name: str, op_name: str) -> list[tuple[str, tuple[Op, ...]]]:
+    """The values a comparison's side `name` stands below (`op_name` "arith.minsi") or above
+    ("arith.maxsi") when it is a minimum (maximum) of them, splat or broadcast to its lanes or not,
+    nested ones included: each with the shape ops that take it to the side's lanes, innermost first.
+    `x < min(a, b)` is `x < a` and `x < b`; both engines' relational bounds read each one."""
+    out: list[tuple[str, tuple[Op, ...]]] = []
+    todo: list[tuple[str, tuple[Op, ...]]] = [(name, ())]
+    while todo and len(out) < MAX_EXTREME_SIDES:
+        at, shape = todo.pop()
+        op = defs.get(at)
+        while op is not None and op.name in SHAPE_OPS and len(shape) < MAX_DEPTH:
+            shape = (op, *shape)
+            op = defs.get(op.operands[0])
+        if op is None or op.name != op_name:
+            continue
+        for o in op.operands[:2]:
+            out.append((o, shape))
+            todo.append((o, shape))
+    return out
+
+
 def widened_in(uses: dict[str, list[Op]]) -> Callable[[str], bool]:
     """`collect`'s `truths` for a masked access: an i1 that is made an integer somewhere (a fact
     about itself narrows that integer; about any other i1 it would narrow nothing)."""

@@ -122,8 +122,10 @@ def _facts(forms: Forms, mask_name: str, env) -> list[tuple[Form, int]]:
             continue
         # x < min(a, b) is x < a and x < b (max(a, b) < y likewise): `tl.minimum(start + per_split,
         # seq_len)` as a loop's end keeps the relation to the sequence's length
-        for left, left_shape in _operands_of(forms, f.name, "arith.maxsi"):
-            for right, right_shape in _operands_of(forms, f.other, "arith.minsi"):
+        lefts = [(f.name, ()), *guards.extreme_operands(forms.defs, f.name, "arith.maxsi")]
+        rights = [(f.other, ()), *guards.extreme_operands(forms.defs, f.other, "arith.minsi")]
+        for left, left_shape in lefts:
+            for right, right_shape in rights:
                 x, y = _form_through(forms, left, left_shape), _form_through(forms, right, right_shape)
                 if x is None or y is None:
                     continue
@@ -133,26 +135,6 @@ def _facts(forms: Forms, mask_name: str, env) -> list[tuple[Form, int]]:
                 for op in f.chain:  # to the lanes of the mask: lane j of it holds the comparison's lane it reads
                     d = _shaped(d, op)
                 out.append((d, slack))
-    return out
-
-
-def _operands_of(forms: Forms, name: str, op_name: str) -> list[tuple[str, tuple[Op, ...]]]:
-    """`name`, and where it is `op_name` (a minimum or a maximum) of other values, splat or broadcast
-    to its lanes or not, theirs too (nested ones included): each a side the comparison holds for,
-    with the shape ops that take it to the comparison's lanes (innermost first)."""
-    out: list[tuple[str, tuple[Op, ...]]] = [(name, ())]
-    todo: list[tuple[str, tuple[Op, ...]]] = [(name, ())]
-    while todo and len(out) < MAX_DEPTH:
-        at, shape = todo.pop()
-        op = forms.defs.get(at)
-        while op is not None and op.name in guards.SHAPE_OPS and len(shape) < MAX_DEPTH:
-            shape = (op, *shape)
-            op = forms.defs.get(op.operands[0])
-        if op is None or op.name != op_name:
-            continue
-        for o in op.operands[:2]:
-            out.append((o, shape))
-            todo.append((o, shape))
     return out
 
 

@@ -451,28 +451,15 @@ def _through_extremes(g: GridGraph, op: Op, env, ctx, pred: str, shape) -> tuple
     return tuple(out)
 
 
-MAX_EXTREME_SIDES = 8  # values a nest of minimums (maximums) gives a comparison's side
-
-
 def _extreme_sides(g: GridGraph, defs, name: str, env, ctx, op_name: str) -> list[Any]:
-    """The value of `name`, then where it is `op_name` (arith.minsi or maxsi) of two values, splat or
-    broadcast to its lanes, the values of those (nested ones too), taken to its lanes."""
+    """The value of `name`, then the values it is a minimum (maximum) of (`guards.extreme_operands`),
+    each taken to its lanes by the kernel's own shape ops."""
     out = [g.get(env, name)]
-    todo: list[tuple[str, tuple[Op, ...]]] = [(name, ())]
-    while todo and len(out) < MAX_EXTREME_SIDES:
-        at, shaping = todo.pop()
-        op = defs.get(at)
-        while op is not None and op.name in guards.SHAPE_OPS and len(shaping) < MAX_EXTREME_SIDES:
-            shaping = (op, *shaping)
-            op = defs.get(op.operands[0])
-        if op is None or op.name != op_name:
-            continue
-        for o in op.operands[:2]:
-            value = g.get(env, o)
-            for shape_op in shaping:  # as the kernel's own shape ops would take it to the lanes
-                value = HANDLERS[shape_op.name](g, shape_op, {shape_op.operands[0]: value}, ctx)[0]
-            out.append(value)
-            todo.append((o, shaping))
+    for o, shaping in guards.extreme_operands(defs, name, op_name):
+        value = g.get(env, o)
+        for shape_op in shaping:
+            value = HANDLERS[shape_op.name](g, shape_op, {shape_op.operands[0]: value}, ctx)[0]
+        out.append(value)
     return out
 
 
