@@ -2,7 +2,8 @@
 
 In memory for the worker's life, and on disk in the user cache folder so a fresh worker starts warm.
 Entries are written atomically (temp file + rename); an unreadable or corrupt entry is ignored.
-Nothing is ever written into the workspace.
+Nothing is ever written into the workspace. A new entry reaches the disk when its owner `flush`es,
+after the answer it belongs to went out: the write (a millisecond) is no part of a save's wait.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def cache_dir() -> Path | None:
 class ResultCache:
     def __init__(self) -> None:
         self.memory: dict[str, LaunchResult] = {}
+        self.unwritten: list[str] = []  # keys put since the last `flush`, in order
 
     def _path(self, key: str) -> Path | None:
         root = cache_dir()
@@ -63,7 +65,17 @@ class ResultCache:
         return result
 
     def put(self, key: str, result: LaunchResult) -> None:
+        """Keep `result` in memory now; on disk at the next `flush`."""
         self.memory[key] = result
+        self.unwritten.append(key)
+
+    def flush(self) -> None:
+        """Write every entry put since the last flush to disk (where the cache folder is on)."""
+        keys, self.unwritten = self.unwritten, []
+        for key in keys:
+            self._write(key, self.memory[key])
+
+    def _write(self, key: str, result: LaunchResult) -> None:
         path = self._path(key)
         if path is None:
             return

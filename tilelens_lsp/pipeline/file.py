@@ -117,6 +117,7 @@ def analyze_path(
         done = _located(FileResult(portable, tuple(results), tuple(file_diags), sources=sources), root, mapper)
         if on_done is not None:
             on_done(done)
+    state.cache.flush()  # the new verdicts to disk, once the answer went out
     return done
 
 

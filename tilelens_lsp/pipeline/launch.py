@@ -37,7 +37,9 @@ def analyze_launch(
 ) -> list[LaunchResult]:
     """Every config of one declared launch, deduplicated by the specialization it compiles to; a
     verdict `state` holds is reused, a new one kept there."""
-    return [r for _, r in analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state)]
+    results = [r for _, r in analyze_configs(launch, kernel_obj, settings, mapper, source_hash, state)]
+    state.cache.flush()
+    return results
 
 
 def analyze_configs(

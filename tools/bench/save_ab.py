@@ -9,7 +9,8 @@ machine the load drifts from minute to minute; saves taken in turns see the same
 medians compare where two runs a minute apart (`bench.py --profile save` in each checkout) do not.
 Printed: per kernel, the bare compile and each server's save → publishDiagnostics (medians), their
 ratios to the compile, and whether the two published the same diagnostics on every save.
-A script, not a test; every process runs with TILELENS_CACHE_DIR=off.
+A script, not a test; every process runs with TILELENS_CACHE_DIR=off, unless `--disk-cache` gives each
+server a fresh cache folder of its own (as an editor's server has one: each save then writes an entry).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ BUGS = sorted((HERE_REPO / "tests" / "conformance" / "bugs").glob("*.py"))
 class Server(bench.LspClient):
     """`bench.LspClient` for the server of a given checkout, run by that checkout's interpreter."""
 
-    def __init__(self, checkout: Path, cwd: Path) -> None:
+    def __init__(self, checkout: Path, cwd: Path, cache: str = "off") -> None:
         python = checkout / ".venv" / "bin" / "python"
-        env = dict(os.environ, PYTHONPATH=str(checkout), PYTHONDONTWRITEBYTECODE="1", TILELENS_CACHE_DIR="off")
+        env = dict(os.environ, PYTHONPATH=str(checkout), PYTHONDONTWRITEBYTECODE="1", TILELENS_CACHE_DIR=cache)
         self.t_start = time.perf_counter()
         self.proc = subprocess.Popen(
             [str(python if python.exists() else sys.executable), "-m", "tilelens_lsp"],
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         default=sorted((HERE_REPO / "samples").glob("*.py")) + BUGS[:8],
         help="files whose published diagnostics are compared (default: the samples and eight bug kernels)",
     )
+    ap.add_argument(
+        "--disk-cache", action="store_true", help="each server writes its results to a fresh cache folder of its own"
+    )
     args = ap.parse_args(argv)
     kernels = [k for k in args.only.split(",") if k]
     sides = {"other": args.other.resolve(), "this": HERE_REPO}
@@ -83,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     for s in sides:
         for k in kernels:
             (roots[s] / f"{k}.py").write_text(texts[k])
-    servers = {s: Server(checkout, roots[s]) for s, checkout in sides.items()}
+    caches = {s: tempfile.mkdtemp(prefix=f"tilelens-ab-cache-{s}-") if args.disk_cache else "off" for s in sides}
+    servers = {s: Server(checkout, roots[s], caches[s]) for s, checkout in sides.items()}
     print(f"this: {HERE_REPO}; other: {sides['other']}; {args.saves} saves per kernel and server, in turns")
     print("| kernel | bare compile | other: save | this: save | other / compile | this / compile | same diagnostics |")
     print("|---|---|---|---|---|---|---|")
