@@ -358,7 +358,7 @@ class Checker:
 
     def close(self) -> None:
         if self._worker is not None:
-            self._worker.stop()
+            self._worker.finish()
             self._worker = None
         if self._recorder is not None:
             self._recorder.close()

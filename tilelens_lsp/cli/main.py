@@ -414,7 +414,7 @@ def _portable(result: FileResult, path: Path, root: Path) -> FileResult:
 
 def _stop(workers: list[Worker], server=None) -> None:
     for w in workers:
-        w.stop()
+        w.finish()
     if server is not None:
         server.stop()
 

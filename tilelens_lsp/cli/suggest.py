@@ -65,7 +65,7 @@ def run_suggest(args) -> int:
         print(f"tilelens-lsp: {exc}", file=sys.stderr)
         return 2
     finally:
-        worker.stop()
+        worker.finish()
     return _report(args, path, text, found)
 
 

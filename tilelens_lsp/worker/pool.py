@@ -265,7 +265,7 @@ def _fork_from(branch, workers: list[Worker]) -> bool:
     if server is None:
         return False
     for w in workers:
-        w.stop()
+        w.finish()
         w.fork_server = server
     return True
 

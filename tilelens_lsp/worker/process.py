@@ -237,6 +237,21 @@ class Worker:
         self.hello = Hello(first["triton"], first["python"])
         return self.hello
 
+    def finish(self, timeout: float = 5.0) -> None:
+        """Stop the worker once it is done with what it does after its last reply (an analysis' new
+        verdicts go to the disk cache then): it serves one request at a time, so a ping answered means
+        that is done. A worker that does not answer in `timeout` seconds, or is still answering a
+        request (an interrupted check), is stopped all the same."""
+        idle = self._lock.acquire(blocking=False)
+        if idle:
+            self._lock.release()
+        if idle and self.alive():
+            try:
+                self.request("ping", {}, timeout)
+            except Exception:  # noqa: BLE001 - a worker that cannot answer is stopped, as it would be anyway
+                pass
+        self.stop()
+
     def stop(self) -> None:
         """Kill the worker's process group (children the module started included) and reap it.
 
