@@ -244,6 +244,9 @@ class SiteResult:
     # fills `tagged` when the race check needs it: left by an engine that proved `programs_apart`, since
     # a lone store whose programs stay apart needs no per-program runs (millions at production sizes)
     deferred: Callable[[], None] | None = None
+    # where programs are too many to list (the affine summary's symbolic programs): the address form
+    # that `programs_apart` was proven of; sites of one argument sharing it cannot race between programs
+    apart_form: tuple | None = None
 
     def fill_tagged(self) -> None:
         """Compute the per-program runs an engine left for later, once."""

@@ -1147,6 +1147,21 @@ MUTATIONS: list[Mutation] = [
         "        later = this_chunk * self.programs_after // max(self.P, 1)\n",
         "a loop that grows with the program is charged to every program at its last programs' cost",
     ),
+    # ------------------------------------------------------------ races past per-program arrays (affine summary)
+    M(
+        "symbolic-apart-any-axis",
+        "engines/affine/footprints.py",
+        "        if any(not off.k.get(v) for v in moving):\n",
+        "        if False:\n",
+        "an address that a program axis does not move is taken to keep programs apart",
+    ),
+    M(
+        "symbolic-apart-first-site-only",
+        "clients/race.py",
+        "            if mine[0].apart_form is not None and all(s.apart_form == mine[0].apart_form for s in mine):\n",
+        "            if mine[0].apart_form is not None:\n",
+        "one access keeping programs apart is taken for all the accesses to its argument",
+    ),
 ]
 
 

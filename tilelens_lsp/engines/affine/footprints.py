@@ -247,7 +247,7 @@ class SummaryFootprints:
         if site.tagged is None or kind_is_atomic(site.op):
             return
         if self.symbolic_programs:
-            site.tagged = None
+            self._tag_symbolic(site, off, cons, pred, info)
             return
         if not pred.any():
             return
@@ -265,6 +265,36 @@ class SummaryFootprints:
         site.programs_apart = False
         site.fill_tagged()
         self._fill_tags(site, rows, programs, coef, ext, C)
+
+    def _tag_symbolic(self, site: SiteResult, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> None:
+        """Program ids are box variables here, so no program's own runs can be listed. What can still
+        be shown: the site's one address keeps programs apart (`programs_apart` over every variable,
+        each program axis among them with a stride of its own, so two programs always differ in a
+        variable the address follows). Anything else leaves the site's races unchecked, saying why."""
+        site.tagged = None
+        first = not site.programs_apart and site.races_unchecked is None
+        if first and pred.any() and self._symbolic_apart(off, cons, pred, info):
+            site.programs_apart = True
+            # the form and the lane shape its lane variables range over (loop and quotient variables
+            # are named per loop and per division: one name, one extent)
+            site.apart_form = (off.shape, tuple(np.asarray(off.c).reshape(-1).tolist()), tuple(sorted(off.k.items())))
+            return
+        site.programs_apart = False
+        site.apart_form = None
+        site.races_unchecked = (
+            f"at {self.m.grid[0] * self.m.grid[1] * self.m.grid[2]:,} programs each program's footprint is not "
+            "listed, and this access's address was not shown to keep programs apart"
+        )
+
+    def _symbolic_apart(self, off: Form, cons: list[Form], pred: np.ndarray, info: ArgInfo) -> bool:
+        moving = [f"P{axis}" for axis, n in enumerate(self.m.grid) if n > 1]
+        if any(not off.k.get(v) for v in moving):
+            return False  # two programs apart along that axis address alike
+        try:
+            rows, _, coef, ext, _ = self._problem(off, cons, pred, info)
+        except NotAffine:
+            return False
+        return programs_apart(rows[:, 0], coef, ext)
 
     def _fill_tags(
         self, site: SiteResult, rows: np.ndarray, programs: np.ndarray, coef: np.ndarray, ext: np.ndarray, C: np.ndarray
