@@ -833,8 +833,8 @@ MUTATIONS: list[Mutation] = [
     M(
         "for-ranged-iv-below-end",
         "engines/enumerate/control.py",
-        "lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1)",
-        "lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1 - stv)",
+        "lo, hi = trips.lblo + t * trips.stv, np.minimum(trips.lbhi + t * trips.stv, trips.ubhi - 1)",
+        "lo, hi = trips.lblo + t * trips.stv, np.minimum(trips.lbhi + t * trips.stv, trips.ubhi - 1 - trips.stv)",
         "a ranged loop's induction variable is kept a step below its highest end",
     ),
     M(
@@ -1161,6 +1161,25 @@ MUTATIONS: list[Mutation] = [
         "            if mine[0].apart_form is not None and all(s.apart_form == mine[0].apart_form for s in mine):\n",
         "            if mine[0].apart_form is not None:\n",
         "one access keeping programs apart is taken for all the accesses to its argument",
+    ),
+    # ------------------------------------------------------------ loop trips with loaded bounds (enumerate/relational.py)
+    M(
+        "trip-iv-without-its-steps",
+        "engines/enumerate/relational.py",
+        "                return linear.combine(start, self.steps(name, trip))\n",
+        "                return start\n",
+        "a ranged loop's induction variable is taken as its start on every trip, not its start plus t steps",
+        gap=(
+            "a kernel whose out-of-bounds trip can only be a later one: with independent declared ranges trip 0 "
+            "reaches the same element (a start just below the end), so the corpus's twins show it at trip 0"
+        ),
+    ),
+    M(
+        "trip-end-not-split",
+        "engines/enumerate/relational.py",
+        '        for end, shaping in [(trip.ub, ()), *guards.extreme_operands(forms.defs, trip.ub, "arith.minsi")]:\n',
+        "        for end, shaping in [(trip.ub, ())]:\n",
+        "a trip below a minimum of ends is not taken to be below each of them",
     ),
 ]
 

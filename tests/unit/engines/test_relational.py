@@ -20,13 +20,19 @@ from tilelens_lsp.pipeline import analyze_path
 
 KERNELS = REPO / "tests" / "conformance" / "kernels"
 BUGS = REPO / "tests" / "conformance" / "bugs"
-CLEAN = ["varlen_rows_masked.py", "varlen_chunk_indices.py", "varlen_rows_reversed.py"]
+# segments_split_chunks.py: a loop from `start + c·chunk` to `tl.minimum(lo + chunk, end)` starts at or
+# past `start` wherever it runs (its trips' running, not a mask, bounds the scalar kernel's reads)
+CLEAN = ["varlen_rows_masked.py", "varlen_chunk_indices.py", "varlen_rows_reversed.py", "segments_split_chunks.py"]
 TWINS = {  # element the witness names (the first one past the storage), and the offset that reaches it
     "varlen_rows_mask_off_by_one.py": (1600, 100),
     "varlen_rows_one_short.py": (1584, 100),
     "varlen_rows_shifted_by_one.py": (1600, 100),
     "varlen_rows_offsets_past_rows.py": (1600, 101),
     "varlen_rows_reversed_past_start.py": (-8, 0),  # below the storage: row -1 when bos is 0
+    # a chunk's end, or start, one element off: no one offset names the element (two atoms reach it)
+    "segments_split_chunks_past_end.py": (700, None),
+    "segments_split_chunks_scalar_past_end.py": (700, None),
+    "segments_split_chunks_before_start.py": (-1, None),
 }
 
 

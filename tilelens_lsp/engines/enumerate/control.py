@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from tilelens_lsp.engines import accounting, ranges
-from tilelens_lsp.engines.enumerate import guards, inductions, loopstate
+from tilelens_lsp.engines.enumerate import guards, inductions, loopstate, relational
 from tilelens_lsp.engines.enumerate.table import HANDLERS, Ctx, blend, blend_may, either, handles, opaque_of
 from tilelens_lsp.engines.ranges import PtrSpan, RangeV
 from tilelens_lsp.engines.values import (
@@ -133,34 +133,50 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
         raise Refusal("control-flow", "a loop with a non-positive step", op.loc)
     most = np.where(ctx.pred, np.maximum(0, -((lblo - ubhi) // stv)), 0)
     least = np.where(ctx.pred, np.maximum(0, -((lbhi - ublo) // stv)), 0)
-    iv, carried = op.for_header.iv, op.for_header.iter_args
+    iv = op.for_header.iv
     inits = [g.get(env, o) for o in op.operands[3:]]
     values = list(inits)
-    body = op.regions[0].blocks[0]
-    bits = lb.bits
     if not most.size or int(most.max()) == 0:
-        g.mark_unreachable(body, ctx)
+        g.mark_unreachable(op.regions[0].blocks[0], ctx)
     trips = _Trips(lblo, lbhi, ubhi, stv, most, least)
     count = int(most.max()) if most.size else 0
     alike = bool(most.size) and bool((most[ctx.pred] == count).all())  # every running program: `count` trips
     cheapest = None
-    for t in range(count):
-        if t == FOLLOW_PREFIX and int(most.max()) > FOLLOW_LIMIT:
-            summed = _for_summed(g, op, env, ctx, trips, inits, values)
-            if summed is not None:
-                return summed
-        may, must = most > t, least > t
-        inner = dict(env)
-        lo, hi = lblo + t * stv, np.minimum(lbhi + t * stv, ubhi - 1)
-        inner[iv] = IntV(lo.copy(), bits) if (lo == hi).all() else RangeV(lo, np.maximum(lo, hi), bits, segment=True)
-        inner.update(zip(carried, values))
-        exact = ctx.exact and bool((may == must).all())
-        before = g.work
-        yielded = g.eval_block(body, inner, Ctx(may, ctx.iters + (t,), exact, ctx.stack))
-        values = [blend_may(must, may, new, old, op) for new, old in zip(yielded, values)]
-        # past FOLLOW_PREFIX a long loop would have been summed up: the trips left are followed
-        cheapest = _expect_rest(g, op, g.work - before, cheapest, t, count, alike)
+    func = g.index.func_of.get(id(op))
+    signed = "unsigned" not in op.text  # scf.for compares its bounds as signed unless it says `unsigned`
+    named = iv or ""  # an induction variable the body never reads has no name: nothing to relate
+    try:
+        for t in range(count):
+            if t == FOLLOW_PREFIX and int(most.max()) > FOLLOW_LIMIT:
+                g.ranged_trips.pop(named, None)  # the summed trips are no one trip
+                summed = _for_summed(g, op, env, ctx, trips, inits, values)
+                if summed is not None:
+                    return summed
+            if func is not None and signed and named:
+                g.ranged_trips[named] = relational.Trip(func, op.operands[0], op.operands[1], t * stv)
+            values, cheapest = _ranged_trip(g, op, env, ctx, trips, values, t, cheapest, count, alike)
+    finally:
+        g.ranged_trips.pop(named, None)
     return values
+
+
+def _ranged_trip(
+    g: AccessGraph, op: Op, env, ctx, trips: _Trips, values: list[Value], t: int, cheapest, count: int, alike: bool
+) -> tuple[list[Value], int]:
+    """Trip `t` of a ranged loop (`_for_ranged`): the values it carries out, and the cheapest trip so far."""
+    iv, carried = op.for_header.iv, op.for_header.iter_args
+    may, must = trips.most > t, trips.least > t
+    inner = dict(env)
+    lo, hi = trips.lblo + t * trips.stv, np.minimum(trips.lbhi + t * trips.stv, trips.ubhi - 1)
+    bits = g.get(env, op.operands[0]).bits
+    inner[iv] = IntV(lo.copy(), bits) if (lo == hi).all() else RangeV(lo, np.maximum(lo, hi), bits, segment=True)
+    inner.update(zip(carried, values))
+    exact = ctx.exact and bool((may == must).all())
+    before = g.work
+    yielded = g.eval_block(op.regions[0].blocks[0], inner, Ctx(may, ctx.iters + (t,), exact, ctx.stack))
+    values = [blend_may(must, may, new, old, op) for new, old in zip(yielded, values)]
+    # past FOLLOW_PREFIX a long loop would have been summed up: the trips left are followed
+    return values, _expect_rest(g, op, g.work - before, cheapest, t, count, alike)
 
 
 FOLLOW_LIMIT = 256  # trip counts of a ranged loop followed one by one; past it the rest is summed up
@@ -231,7 +247,15 @@ def _for_summed(
     inner[op.for_header.iv] = RangeV(lo, np.maximum(lo, hi), bits, segment=True)
     inner.update(zip(carried, guess))
     # no iteration index: the one evaluation stands for every iteration from k0 on
-    g.eval_block(body, inner, Ctx(active, ctx.iters, False, ctx.stack))
+    func = g.index.func_of.get(id(op))
+    iv = op.for_header.iv
+    if func is not None and iv and "unsigned" not in op.text:
+        g.ranged_trips[iv] = relational.Trip(func, op.operands[0], op.operands[1], k0 * trips.stv, last * trips.stv)
+    try:
+        g.eval_block(body, inner, Ctx(active, ctx.iters, False, ctx.stack))
+    finally:
+        if iv:
+            g.ranged_trips.pop(iv, None)
     must = trips.least > k0
     return [blend_may(must, active, a, v, op) for a, v in zip(after, values)]
 

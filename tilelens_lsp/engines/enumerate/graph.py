@@ -136,6 +136,9 @@ class AccessGraph(SiteRecorder):
         self.wraps: dict[int, dict] = {}  # the first wrap of each watched op: where, and its exact value
         self._plans: dict[int, tuple[list[tuple[Op, Any]], Op | None, Block]] = {}  # eval_ops' reading of each block
         self.loop_plans: dict[int, tuple[Block, Block]] = {}  # per scf.for: its hoisted ops, the rest (control.py)
+        # the trips of loops with loaded bounds being evaluated, by induction variable (control.py's
+        # `_for_ranged`): what the trip's running says of its bounds (relational.py)
+        self.ranged_trips: dict[str, Any] = {}
 
     def width_obligations(self) -> list[Obligation]:
         return list(self.obligations.values())

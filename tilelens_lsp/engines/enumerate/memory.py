@@ -66,8 +66,9 @@ def _guarded(g: AccessGraph, op: Op, env, ctx, mask_at: int) -> tuple[Value, Val
         and (isinstance(ptr, PtrSpan) or isinstance(ptr, Opaque) and ptr.why == "data")
     ):
         ptr, mask = guards.access(g, op, op.operands[0], op.operands[mask_at], ptr, mask, env, ctx)
-    if isinstance(ptr, PtrSpan) and mask is not None:
-        ptr, mask = relational.tighten(g, op, op.operands[0], op.operands[mask_at], ptr, mask, env, ctx)
+    if isinstance(ptr, PtrSpan) and (mask is not None or g.ranged_trips):
+        mask_name = op.operands[mask_at] if mask is not None else None
+        ptr, mask = relational.tighten(g, op, op.operands[0], mask_name, ptr, mask, env, ctx)
     return ptr, mask
 
 

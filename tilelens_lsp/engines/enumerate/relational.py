@@ -19,6 +19,7 @@ Not done here: vector-loaded atoms, loop trip counts, branches and selects.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,12 +44,30 @@ MAX_DEPTH = 64
 SLACK = {"slt": -1, "sle": 0, "eq": 0, "ult": -1, "ule": 0}
 
 
+@dataclass(frozen=True)
+class Trip:
+    """Trip t of a loop whose bounds are loaded (`control._for_ranged`), as its body sees it: the
+    induction variable is `lb + offset` (offset = t·step, per program), and the trip runs only where
+    that is below `ub`, a signed comparison: `lb + offset < ub`, and below each value `ub` is a
+    minimum of. An evaluation that stands for many trips at once (`control._for_summed`) has an
+    offset known only by its range: an unknown of its own. A split's loop `range(lo, tl.minimum(lo +
+    chunk, end))` thus runs only where `chunk` is positive, which puts `start + split·chunk` at or
+    past `start`."""
+
+    func: str
+    lb: str
+    ub: str
+    offset: np.ndarray  # t·step per program, or the lowest of the trips a summed-up evaluation stands for
+    offset_hi: np.ndarray | None = None  # ... and then the highest (the offset is an unknown between)
+
+
 class Forms:
     """Linear forms of one function's values over its loaded scalars, read off their definitions."""
 
     def __init__(self, g: AccessGraph, func: str, env) -> None:
         self.defs = g.index.defs[func]
         self.env = env
+        self.trips = {iv: trip for iv, trip in g.ranged_trips.items() if trip.func == func}
         self.box: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.tensor: dict[str, str | None] = {}  # the tensor each atom was loaded from, where known
         self._memo: dict[str, Form | None] = {}
@@ -67,6 +86,11 @@ class Forms:
             return linear.constant(v.boff)  # byte offsets from the argument's address
         if not isinstance(v, (RangeV, PtrSpan)) or v.undef is not None or depth > MAX_DEPTH:
             return None
+        trip = self.trips.get(name)
+        if trip is not None:  # a loop's induction variable on one trip: its start plus t steps
+            start = self.of(trip.lb, depth + 1)
+            if start is not None:
+                return linear.combine(start, self.steps(name, trip))
         op = self.defs.get(name)
         if op is not None and not op.regions:
             form = self._through(op, depth)
@@ -77,6 +101,15 @@ class Forms:
             self.tensor[name] = v.src[2] if v.src is not None else None
             return linear.atom(name)
         return None
+
+    def steps(self, iv: str, trip: Trip) -> Form:
+        """The steps a trip's induction variable is past its start: t·step, or an unknown in a range."""
+        if trip.offset_hi is None:
+            return linear.constant(trip.offset)
+        name = f"{iv}#steps"
+        self.box[name] = (np.asarray(trip.offset, dtype=np.int64), np.asarray(trip.offset_hi, dtype=np.int64))
+        self.tensor[name] = None
+        return linear.atom(name)
 
     def _through(self, op: Op, depth: int) -> Form | None:
         """The form of `op`'s result from its operands' (None where the op is not linear)."""
@@ -113,9 +146,27 @@ class Forms:
         return None
 
 
-def _facts(forms: Forms, mask_name: str, env) -> list[tuple[Form, int]]:
-    """(x - y, slack) for each comparison `x pred y` the mask implies, in the mask's lanes."""
+def _trip_facts(forms: Forms) -> list[tuple[Form, int]]:
+    """(x - y, -1) for each `x < y` the running of the loop trips around the access implies (`Trip`)."""
     out = []
+    for iv, trip in forms.trips.items():
+        start = forms.of(trip.lb)
+        if start is None:
+            continue
+        x = linear.combine(start, forms.steps(iv, trip))
+        for end, shaping in [(trip.ub, ()), *guards.extreme_operands(forms.defs, trip.ub, "arith.minsi")]:
+            y = _form_through(forms, end, shaping)
+            if y is not None:
+                out.append((linear.combine(x, y, -1), -1))
+    return out
+
+
+def _facts(forms: Forms, mask_name: str | None, env) -> list[tuple[Form, int]]:
+    """(x - y, slack) for each comparison `x pred y` the mask implies, in the mask's lanes, and each
+    the loop trips around the access imply."""
+    out = _trip_facts(forms)
+    if mask_name is None:
+        return out
     for f in guards.collect(forms.defs, env, mask_name, True):
         slack = SLACK.get(f.pred)
         if slack is None:
@@ -136,6 +187,16 @@ def _facts(forms: Forms, mask_name: str, env) -> list[tuple[Form, int]]:
                     d = _shaped(d, op)
                 out.append((d, slack))
     return out
+
+
+def _lifted(form: Form, ndim: int) -> Form:
+    """A program-uniform form (a loop trip's fact: arrays of the program axis only) with the lane axes
+    an index of `ndim` axes has, each of length 1, so that it broadcasts over the index's lanes."""
+
+    def lift(a: np.ndarray) -> np.ndarray:
+        return a if a.ndim >= ndim else a.reshape((a.shape[:1] or (1,)) + (1,) * (ndim - max(a.ndim, 1)))
+
+    return linear.map_lanes(form, lift)
 
 
 def _form_through(forms: Forms, name: str, shape: tuple[Op, ...]) -> Form | None:
@@ -161,8 +222,8 @@ def _non_negative(v: Value) -> bool:
 
 
 def tighten(
-    g: AccessGraph, op: Op, ptr_name: str, mask_name: str, ptr: Value, mask: Value, env, ctx: Ctx
-) -> tuple[Value, Value]:
+    g: AccessGraph, op: Op, ptr_name: str, mask_name: str | None, ptr: Value, mask: Value | None, env, ctx: Ctx
+) -> tuple[Value, Value | None]:
     """The access's declared-range address with its ends moved inward by what the mask's comparisons
     say relationally, and the mask without the lanes where those ends cross (the comparisons cannot
     hold there); unchanged where nothing tightens."""
@@ -185,6 +246,8 @@ def tighten(
         index = forms.of(ptr_name)
         if index is None or not index.k:
             return ptr, mask
+        ndim = max([index.c.ndim] + [k.ndim for _, k in index.k])
+        facts = [(_lifted(fact, ndim), slack) for fact, slack in facts]
         top = _best(index, facts, forms, ptr) if need_top else None
         # a lower bound is an upper bound of -index (the mirror `eos - 1 - o_t` stays above bos)
         bottom = _best(linear.scale(index, np.asarray(-1)), facts, forms, ptr) if need_bottom else None
