@@ -148,3 +148,18 @@ def upper(index: Form, fact: Form, slack: int, box: dict[str, tuple[np.ndarray, 
             pick = [np.where(better, new, old) for new, old in ((bound, best.hi), (atom, best.atom), (value, best.value))]
             best = Bound(pick[0], pick[1], pick[2], best.atoms)
     return best
+
+
+def maximum(form: Form, box: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+    """Per program the largest value of a program-uniform `form` (arrays of the program axis only) over
+    `box`; None where an atom has no interval or the sum could leave int64."""
+    if any(a not in box for a, _ in form.k):
+        return None
+    size = _amax(form.c) + sum(_amax(k) * max(_amax(box[a][0]), _amax(box[a][1])) for a, k in form.k)
+    if not size < LIMIT:
+        return None
+    out = np.asarray(form.c, dtype=np.int64)
+    for a, k in form.k:
+        lo, hi = box[a]
+        out = out + k * np.where(k >= 0, hi, lo)
+    return out

@@ -302,17 +302,26 @@ def _binary(name: str, a, b, bits: int) -> RangeV | None:
             src = None
         return RangeV(lo, hi, bits, undef, src)
     if name in ("arith.divsi", "arith.divui", "arith.floordivsi", "arith.ceildivsi", "arith.shrsi", "arith.shrui"):
-        if ranged_b or (b.a <= 0).any() or (name in ("arith.divui", "arith.shrui") and (alo < 0).any()):
-            return None
-        if name.startswith("arith.shr"):
-            d = np.left_shift(np.ones_like(b.a), np.clip(b.a, 0, 62))
-            return RangeV(alo // d, ahi // d, bits, undef, src)
         divisions: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
             "arith.divsi": _tdiv,
             "arith.divui": np.floor_divide,
             "arith.floordivsi": np.floor_divide,
             "arith.ceildivsi": lambda x, y: -((-x) // y),
         }
+        if ranged_b:
+            # a divisor loaded from a declared range (a split count per sequence): for a positive divisor
+            # each of these divisions is monotone in the dividend and, the dividend fixed, in the divisor,
+            # so its extremes are at the corners of the two intervals
+            if name not in ("arith.divsi", "arith.floordivsi", "arith.ceildivsi") or (blo <= 0).any():
+                return None
+            fn = divisions[name]
+            corners = np.stack(np.broadcast_arrays(fn(alo, blo), fn(alo, bhi), fn(ahi, blo), fn(ahi, bhi)))
+            return RangeV(corners.min(axis=0), corners.max(axis=0), bits, undef)
+        if (b.a <= 0).any() or (name in ("arith.divui", "arith.shrui") and (alo < 0).any()):
+            return None
+        if name.startswith("arith.shr"):
+            d = np.left_shift(np.ones_like(b.a), np.clip(b.a, 0, 62))
+            return RangeV(alo // d, ahi // d, bits, undef, src)
         fn = divisions[name]
         return RangeV(fn(alo, b.a), fn(ahi, b.a), bits, undef, src)  # monotone for a positive divisor
     if name in ("arith.remsi", "arith.remui"):

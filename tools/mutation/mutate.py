@@ -1181,6 +1181,20 @@ MUTATIONS: list[Mutation] = [
         "        for end, shaping in [(trip.ub, ())]:\n",
         "a trip below a minimum of ends is not taken to be below each of them",
     ),
+    M(
+        "ranged-division-two-corners",
+        "engines/ranges.py",
+        "            corners = np.stack(np.broadcast_arrays(fn(alo, blo), fn(alo, bhi), fn(ahi, blo), fn(ahi, bhi)))\n",
+        "            corners = np.stack(np.broadcast_arrays(fn(alo, bhi), fn(ahi, blo)))\n",
+        "a division by a declared range is bounded by the smallest over the largest and back, as for dividends >= 0",
+    ),
+    M(
+        "most-trips-end-not-split",
+        "engines/enumerate/relational.py",
+        '        for end, shaping in [(ub, ()), *guards.extreme_operands(forms.defs, ub, "arith.minsi")]:\n',
+        "        for end, shaping in [(ub, ())]:\n",
+        "a loop's trips are not bounded through the operands of the minimum that ends it",
+    ),
 ]
 
 

@@ -77,6 +77,32 @@ def test_interval_arithmetic_covers_every_value(name, lo, width, c, ranged_left)
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(
+    st.sampled_from(["arith.divsi", "arith.floordivsi", "arith.ceildivsi", "arith.divui"]),
+    st.integers(-60, 60),
+    st.integers(0, 40),
+    st.integers(-3, 6),
+    st.integers(0, 6),
+)
+def test_a_division_by_a_declared_range_covers_every_quotient(name, lo, width, dlo, dwidth):
+    # a split count loaded per sequence divides its length: bounded only where every divisor is positive
+    a = ranges.RangeV(np.array([lo]), np.array([lo + width]), 32)
+    d = ranges.RangeV(np.array([dlo]), np.array([dlo + dwidth]), 32)
+    out = ranges.binary(name, a, d, 32)
+    if out is None:
+        assert dlo <= 0 or name == "arith.divui"
+        return
+    assert dlo > 0 and name != "arith.divui"
+    fn = {
+        "arith.divsi": lambda x, y: int(tdiv(np.array(x), np.array(y), 64)),
+        "arith.floordivsi": lambda x, y: x // y,
+        "arith.ceildivsi": lambda x, y: -((-x) // y),
+    }[name]
+    quotients = {fn(x, y) for x in range(lo, lo + width + 1) for y in range(dlo, dlo + dwidth + 1)}
+    assert (out.lo[0], out.hi[0]) == (min(quotients), max(quotients))  # covers every one, and tightly
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
     st.sampled_from(["slt", "sle", "sgt", "sge", "eq", "ne"]), st.integers(-20, 20), st.integers(0, 10), st.integers(-25, 25)
 )
 def test_a_comparison_is_decided_only_where_every_value_agrees(pred, lo, width, c):

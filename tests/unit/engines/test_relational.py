@@ -22,7 +22,15 @@ KERNELS = REPO / "tests" / "conformance" / "kernels"
 BUGS = REPO / "tests" / "conformance" / "bugs"
 # segments_split_chunks.py: a loop from `start + c·chunk` to `tl.minimum(lo + chunk, end)` starts at or
 # past `start` wherever it runs (its trips' running, not a mask, bounds the scalar kernel's reads)
-CLEAN = ["varlen_rows_masked.py", "varlen_chunk_indices.py", "varlen_rows_reversed.py", "segments_split_chunks.py"]
+# split_kv_loaded_splits.py: the same with the split's length divided by a loaded split count (its
+# loop runs at most that length over its step: the trips follow the relation, not the intervals)
+CLEAN = [
+    "varlen_rows_masked.py",
+    "varlen_chunk_indices.py",
+    "varlen_rows_reversed.py",
+    "segments_split_chunks.py",
+    "split_kv_loaded_splits.py",
+]
 TWINS = {  # element the witness names (the first one past the storage), and the offset that reaches it
     "varlen_rows_mask_off_by_one.py": (1600, 100),
     "varlen_rows_one_short.py": (1584, 100),
@@ -33,6 +41,7 @@ TWINS = {  # element the witness names (the first one past the storage), and the
     "segments_split_chunks_past_end.py": (700, None),
     "segments_split_chunks_scalar_past_end.py": (700, None),
     "segments_split_chunks_before_start.py": (-1, None),
+    "split_kv_loaded_splits_mask_past_end.py": (300, None),
 }
 
 
@@ -126,3 +135,28 @@ def test_upper_reads_the_varlen_bound_off_the_sequence_end():
     assert strict.hi.tolist() == [[99, 99, 99, 99]]
     assert strict.atoms[int(strict.atom.reshape(-1)[0])] == "eos" and int(strict.value.reshape(-1)[0]) == 100
     assert linear.upper(index, fact, 0, box).hi.tolist() == [[100, 100, 100, 100]]  # `<=`: one further
+
+
+def test_a_split_loop_runs_at_most_its_length_over_its_step_not_what_the_intervals_allow(monkeypatch):
+    # the split's start `per_split * split` reaches far below zero by its interval (a declared range lets
+    # a sequence end before it starts), which alone would follow some hundred trips a program; the end
+    # `tl.minimum(start + per_split, seq_len)` keeps every trip count at most per_split / BLOCK
+    from tilelens_lsp.engines.enumerate import AccessGraph, relational
+
+    spent: list[int] = []
+    run = AccessGraph.run
+
+    def counted(graph: AccessGraph) -> None:
+        run(graph)
+        spent.append(graph.work)
+
+    monkeypatch.setattr(AccessGraph, "run", counted)
+    monkeypatch.setenv("TILELENS_ENGINE", "enumerate")
+    path = KERNELS / "split_kv_loaded_splits.py"
+    related = [(r.status, r.diagnostics) for r in _launches(path)]
+    with_relation = sum(spent)
+    spent.clear()
+    monkeypatch.setattr(relational, "most_trips", lambda *args: None)
+    unrelated = [(r.status, r.diagnostics) for r in _launches(path)]
+    assert related == unrelated == [("analyzed", ())] * 2  # the same verdicts ...
+    assert with_relation * 2 < sum(spent), (with_relation, sum(spent))  # ... for under half the work

@@ -132,7 +132,11 @@ def _for_ranged(g: AccessGraph, op: Op, env, ctx, bounds: list) -> list[Value]:
     if (stv[ctx.pred] <= 0).any():
         raise Refusal("control-flow", "a loop with a non-positive step", op.loc)
     most = np.where(ctx.pred, np.maximum(0, -((lblo - ubhi) // stv)), 0)
+    related = relational.most_trips(g, op, env, stv) if "unsigned" not in op.text else None
+    if related is not None:  # `range(lo, tl.minimum(lo + chunk, end))`: at most chunk / step trips
+        most = np.minimum(most, related)
     least = np.where(ctx.pred, np.maximum(0, -((lbhi - ublo) // stv)), 0)
+    least = np.minimum(least, most)
     iv = op.for_header.iv
     inits = [g.get(env, o) for o in op.operands[3:]]
     values = list(inits)

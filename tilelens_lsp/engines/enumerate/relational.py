@@ -303,3 +303,33 @@ def _named_value(u: linear.Bound, forms: Forms, ptr: PtrSpan) -> np.ndarray:
         return np.full((1,), NO_VALUE, dtype=np.int64)
     same = np.array([forms.tensor.get(a) == ptr.src[2] for a in u.atoms] + [False])
     return np.where(same[u.atom], u.value, NO_VALUE)
+
+
+def most_trips(g: AccessGraph, op: Op, env, step: np.ndarray) -> np.ndarray | None:
+    """Per program at most how many trips a loop with loaded bounds runs, from its bounds' relation:
+    it runs while `lb + t·step < ub`, and `ub` is at most each value it is a minimum of, so its trips
+    are at most ceil(max(y - lb) / step) for each such y (`range(lo, tl.minimum(lo + chunk, end))`:
+    at most ceil(max(chunk) / step), whatever the intervals of `lo` and `end`). None: no relation."""
+    func = g.index.func_of.get(id(op))
+    if func is None:
+        return None
+    forms = Forms(g, func, env)
+    with np.errstate(all="ignore"):
+        start = forms.of(op.operands[0])
+        if start is None:
+            return None
+        ub = op.operands[1]
+        best = None
+        for end, shaping in [(ub, ()), *guards.extreme_operands(forms.defs, ub, "arith.minsi")]:
+            if shaping:
+                continue  # a lane-shaped operand of a scalar bound: not a scalar's relation
+            y = forms.of(end)
+            if y is None:
+                continue
+            top = linear.maximum(linear.combine(y, start, -1), forms.box)
+            if top is None:
+                continue
+            top = np.broadcast_to(top.reshape(top.shape[:1] or (1,)), step.shape)
+            trips = np.maximum(0, -((-top) // step))
+            best = trips if best is None else np.minimum(best, trips)
+    return best
